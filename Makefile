@@ -1,0 +1,41 @@
+# kgrag-neo4j: everything a fresh clone needs, from a Python 3.10+ with venv, Java 17/21 and Maven.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.kgrag-installed
+
+.PHONY: install jars demo test test-fast bench-quick bench docs-bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[dev,bench]"
+	touch $(STAMP)
+
+## install: virtual environment with the package and its test extras
+install: $(STAMP)
+
+## jars: the pinned Neo4j Community jars, resolved by Maven into ~/.cache/kgrag-neo4j
+jars: install
+	$(BIN)/kgrag server install
+
+## demo: start the local server, create the schema, ingest docs/, print a search
+demo: jars
+	$(BIN)/python examples/demo.py
+
+## test: the whole suite against a real Neo4j that the run starts and stops itself
+test: jars
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+## bench-quick: small benchmark sizes (a few minutes)
+bench-quick: jars
+	$(BIN)/python -m bench quick
+
+## bench: the full benchmark runs, then docs/benchmarks.md
+bench: jars
+	$(BIN)/python -m bench all
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

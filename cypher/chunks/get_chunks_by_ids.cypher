@@ -1,0 +1,13 @@
+// Chunks by id within a namespace, in the order asked; missing ids are skipped.
+// mode: read
+// params:
+//   $namespace  STRING        tenant
+//   $ids        LIST<STRING>  chunk ids
+// returns: chunk MAP
+// browser: :params {namespace: 'default', ids: ['c1', 'c2']}
+UNWIND range(0, size($ids) - 1) AS i
+MATCH (c:Chunk {id: $ids[i]})
+WHERE c.namespace = $namespace
+RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata,
+          .namespace, .source, .created_at} AS chunk
+ORDER BY i

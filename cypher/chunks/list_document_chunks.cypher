@@ -1,0 +1,13 @@
+// Every chunk (parents and children) of one document, by chunk index.
+// mode: read
+// params:
+//   $namespace    STRING   tenant
+//   $document_id  STRING   document id
+//   $with_embedding BOOLEAN  include the embedding (costly for big documents)
+// returns: chunk MAP, embedding LIST<FLOAT>
+// browser: :params {namespace: 'default', document_id: 'doc_...', with_embedding: false}
+MATCH (:Document {id: $document_id, namespace: $namespace})-[:HAS_CHUNK]->(c:Chunk)
+RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata,
+          .namespace, .source, .created_at} AS chunk,
+       CASE WHEN $with_embedding THEN c.embedding ELSE null END AS embedding
+ORDER BY c.parent_id IS NOT NULL, c.chunk_index, c.id

@@ -1,0 +1,45 @@
+// Vector search over chunks of one namespace with filters, without losing recall to them:
+// the index is asked for $fetch_k candidates; when fewer than $top_k survive the namespace and
+// filters, an exact cosine scan over the filtered chunks answers instead, in the same round trip.
+// Scores are Neo4j's normalised cosine, (1 + cos) / 2, in [0, 1].
+// mode: read
+// params:
+//   $namespace  STRING       tenant
+//   $embedding  LIST<FLOAT>  query vector (length = index dimensions)
+//   $top_k      INTEGER      results wanted
+//   $fetch_k    INTEGER      candidates asked of the vector index (>= top_k)
+//   $filter     MAP          {document_ids, source_prefix, meta_pairs, created_after, created_before}
+// returns: chunk MAP, title STRING, score FLOAT, exact BOOLEAN
+// browser: :params {namespace: 'default', embedding: [0.1, 0.2], top_k: 5, fetch_k: 50, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}}
+CALL db.index.vector.queryNodes('chunk_embedding', $fetch_k, $embedding) YIELD node, score
+WITH node AS c, score
+WHERE c.namespace = $namespace
+  AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
+  AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
+  AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
+  AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
+  AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
+WITH c, score ORDER BY score DESC LIMIT $top_k
+WITH collect({c: c, score: score}) AS hits
+CALL (hits) {
+  WITH hits WHERE size(hits) >= $top_k
+  UNWIND hits AS h
+  RETURN h.c AS c, h.score AS score, false AS exact
+  UNION
+  WITH hits WHERE size(hits) < $top_k
+  MATCH (c:Chunk {namespace: $namespace})
+  WHERE c.embedding IS NOT NULL
+    AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
+    AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
+    AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
+    AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
+    AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
+  WITH c, vector.similarity.cosine(c.embedding, $embedding) AS score
+  ORDER BY score DESC LIMIT $top_k
+  RETURN c, score, true AS exact
+}
+OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)
+RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata,
+          .source, .created_at} AS chunk,
+       d.title AS title, score, exact
+ORDER BY score DESC, chunk.id

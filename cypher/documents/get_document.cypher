@@ -1,0 +1,9 @@
+// One document of a namespace with its chunk count.
+// mode: read
+// params:
+//   $namespace    STRING  tenant
+//   $document_id  STRING  document id
+// returns: document MAP, chunk_count INTEGER
+// browser: :params {namespace: 'default', document_id: 'doc_...'}
+MATCH (d:Document {id: $document_id, namespace: $namespace})
+RETURN d {.*} AS document, COUNT { (d)-[:HAS_CHUNK]->() } AS chunk_count

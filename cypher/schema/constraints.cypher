@@ -1,0 +1,18 @@
+// Uniqueness constraints on every id, plus the range indexes every namespaced lookup uses.
+// Ids already embed the namespace (see kgrag_neo4j/ids.py), so one constraint per label is enough.
+// mode: schema
+// params: none
+// returns: nothing
+// browser: (no parameters)
+CREATE CONSTRAINT document_id IF NOT EXISTS FOR (d:Document) REQUIRE d.id IS UNIQUE;
+CREATE CONSTRAINT chunk_id IF NOT EXISTS FOR (c:Chunk) REQUIRE c.id IS UNIQUE;
+CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (e:Entity) REQUIRE e.id IS UNIQUE;
+CREATE CONSTRAINT community_id IF NOT EXISTS FOR (m:Community) REQUIRE m.id IS UNIQUE;
+CREATE CONSTRAINT kgrag_meta_key IF NOT EXISTS FOR (k:KgragMeta) REQUIRE k.key IS UNIQUE;
+CREATE INDEX document_namespace IF NOT EXISTS FOR (d:Document) ON (d.namespace, d.source);
+CREATE INDEX chunk_namespace IF NOT EXISTS FOR (c:Chunk) ON (c.namespace);
+CREATE INDEX chunk_document IF NOT EXISTS FOR (c:Chunk) ON (c.document_id);
+CREATE INDEX entity_namespace_name IF NOT EXISTS FOR (e:Entity) ON (e.namespace, e.name_key);
+CREATE INDEX community_namespace IF NOT EXISTS FOR (m:Community) ON (m.namespace, m.level);
+CREATE INDEX relates_to_relation IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.relation);
+CREATE INDEX related_to_type IF NOT EXISTS FOR ()-[r:RELATED_TO]-() ON (r.type)

@@ -1,0 +1,84 @@
+"""``kgrag server install|start|stop|status``: the local Neo4j from the official jars."""
+
+from __future__ import annotations
+
+import click
+
+from .context import AppContext, emit_json, handle_errors, pass_app
+
+
+def _server(app: AppContext, data_dir: str | None, port: int | None = None, heap=None, pagecache=None):
+    from ..server import LocalServer
+
+    return LocalServer(data_dir or app.data_dir, port=port, heap=heap, pagecache=pagecache)
+
+
+def register(cli: click.Group) -> None:
+    @cli.group()
+    def server() -> None:
+        """Run a local Neo4j 5.26 on 127.0.0.1 from the official jars (no Docker)."""
+
+    @server.command("install")
+    @handle_errors
+    def install_cmd() -> None:
+        """Resolve the pinned Neo4j jars with Maven into the cache (idempotent).
+
+        Example: kgrag server install
+        """
+        from ..server import NEO4J_VERSION, install
+
+        lib = install(echo=lambda m: click.echo(m, err=True))
+        click.echo(f"Neo4j {NEO4J_VERSION} jars in {lib}")
+
+    @server.command("start")
+    @click.option("--port", type=int, envvar="KGRAG_PORT", help="Bolt port on 127.0.0.1 (default 7687, or the last one used).")
+    @click.option("--data-dir", "data_dir", help="Where data, logs and server.json live.")
+    @click.option("--heap", help="JVM max heap, e.g. 1g (env KGRAG_NEO4J_HEAP).")
+    @click.option("--pagecache", help="Page cache size, e.g. 256m (env KGRAG_NEO4J_PAGECACHE).")
+    @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds to wait for Bolt.")
+    @pass_app
+    @handle_errors
+    def start(app: AppContext, port, data_dir, heap, pagecache, timeout) -> None:
+        """Start the local server (installing the jars if needed) and print its URI.
+
+        Starting when one is already running prints the running one.
+
+        Example: kgrag server start --port 7687
+        """
+        srv = _server(app, data_dir, port, heap, pagecache)
+        before = srv.status()
+        info = srv.start(timeout=timeout, echo=lambda m: click.echo(m, err=True))
+        if before.running:
+            click.echo(f"already running: {info.uri} (pid {info.pid})", err=True)
+        click.echo(info.uri)
+
+    @server.command("stop")
+    @click.option("--data-dir", "data_dir", help="Data dir of the server to stop.")
+    @pass_app
+    @handle_errors
+    def stop(app: AppContext, data_dir) -> None:
+        """Stop the local server cleanly (SIGTERM, wait, then SIGKILL).
+
+        Example: kgrag server stop
+        """
+        if _server(app, data_dir).stop():
+            click.echo("stopped")
+        else:
+            click.echo("not running")
+
+    @server.command("status")
+    @click.option("--data-dir", "data_dir", help="Data dir of the server.")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    @handle_errors
+    def status(app: AppContext, data_dir, as_json) -> None:
+        """Print whether the local server runs, its URI, version, pid and data dir.
+
+        Example: kgrag server status --json
+        """
+        info = _server(app, data_dir).status().public_dict()
+        if as_json:
+            emit_json(info)
+            return
+        for key, value in info.items():
+            click.echo(f"{key:10} {value}")

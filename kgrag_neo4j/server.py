@@ -1,0 +1,470 @@
+"""A real Neo4j 5.26 Community server on loopback, from the official jars, no Docker.
+
+``install()`` resolves ``org.neo4j:neo4j`` (pinned) with Maven into a cache folder once.
+``LocalServer(data_dir).start()`` writes a ``neo4j.conf`` (loopback only, HTTP off, small
+memory, usage report off), starts ``org.neo4j.server.CommunityEntryPoint`` in its own process
+group, waits until Bolt answers, sets a generated password on first start and records
+``server.json`` (pid, port, password; mode 0600) in the data dir. ``stop()`` sends SIGTERM,
+waits for the clean shutdown, then kills. ``disposable_server()`` gives tests a fresh one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from .errors import ServerError
+from .settings import Neo4jSettings
+
+__all__ = [
+    "NEO4J_VERSION",
+    "LocalServer",
+    "ServerInfo",
+    "default_data_dir",
+    "disposable_server",
+    "find_java",
+    "install",
+    "jars_dir",
+]
+
+NEO4J_VERSION = "5.26.29"
+MAIN_CLASS = "org.neo4j.server.CommunityEntryPoint"
+SUPPORTED_JAVA = (17, 21)
+DEFAULT_PORT = 7687
+_STATE_FILE = "server.json"
+
+_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>kgrag-neo4j</groupId>
+  <artifactId>neo4j-jars</artifactId>
+  <version>1</version>
+  <dependencies>
+    <dependency>
+      <groupId>org.neo4j</groupId>
+      <artifactId>neo4j</artifactId>
+      <version>{version}</version>
+    </dependency>
+  </dependencies>
+</project>
+"""
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("KGRAG_CACHE_DIR") or Path.home() / ".cache" / "kgrag-neo4j")
+
+
+def jars_dir(version: str = NEO4J_VERSION) -> Path:
+    return cache_root() / f"neo4j-{version}" / "lib"
+
+
+def default_data_dir() -> Path:
+    env = os.environ.get("KGRAG_DATA_DIR")
+    return Path(env) if env else Path.home() / ".local" / "share" / "kgrag-neo4j" / "server"
+
+
+def install(version: str = NEO4J_VERSION, *, echo=None) -> Path:
+    """Resolve the Neo4j jars into the cache once; later calls return at once."""
+    lib = jars_dir(version)
+    marker = lib.parent / ".complete"
+    if marker.exists() and any(lib.glob("neo4j-*.jar")):
+        return lib
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise ServerError(
+            "Maven (mvn) is not on PATH; it resolves the Neo4j jars. Install it "
+            "(apt-get install maven) or point NEO4J_URI at a running server."
+        )
+    home = lib.parent
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "pom.xml").write_text(_POM.format(version=version))
+    staging = Path(tempfile.mkdtemp(prefix="lib-", dir=home))
+    if echo:
+        echo(f"Resolving org.neo4j:neo4j:{version} with Maven into {lib} ...")
+    proc = subprocess.run(
+        [mvn, "-q", "-B", "-f", str(home / "pom.xml"), "dependency:copy-dependencies",
+         "-DincludeScope=runtime", f"-DoutputDirectory={staging}"],
+        capture_output=True, text=True,
+    )
+    if proc.returncode != 0 or not any(staging.glob("neo4j-*.jar")):
+        shutil.rmtree(staging, ignore_errors=True)
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise ServerError(f"Maven could not resolve org.neo4j:neo4j:{version}:\n{tail}")
+    if lib.exists():
+        shutil.rmtree(lib)
+    staging.rename(lib)  # atomic: a half-downloaded set is never taken for a complete one
+    marker.write_text(version)
+    return lib
+
+
+def _java_major(java: str) -> int | None:
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if not m:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2)) if major == 1 and m.group(2) else major
+
+
+def find_java() -> tuple[str, int]:
+    """A ``java`` Neo4j 5.26 can run on (17 or 21): ``KGRAG_JAVA_HOME``, ``JAVA_HOME``, PATH,
+    then ``/usr/lib/jvm/*``."""
+    candidates: list[str] = []
+    for var in ("KGRAG_JAVA_HOME", "JAVA_HOME"):
+        if os.environ.get(var):
+            candidates.append(str(Path(os.environ[var]) / "bin" / "java"))
+    if shutil.which("java"):
+        candidates.append(shutil.which("java"))  # type: ignore[arg-type]
+    for root in ("/usr/lib/jvm", "/opt/java", "/opt"):
+        candidates.extend(str(p) for p in sorted(Path(root).glob("*/bin/java")) if p.exists())
+    seen: list[str] = []
+    for java in candidates:
+        if java in [s.split(" ")[0] for s in seen] or not Path(java).exists():
+            continue
+        major = _java_major(java)
+        if major in SUPPORTED_JAVA:
+            return java, major
+        seen.append(f"{java} (Java {major})")
+    if not seen:
+        raise ServerError(
+            "Java is not installed. Neo4j 5.26 needs Java 17 or 21: install OpenJDK 17 "
+            "(apt-get install openjdk-17-jre-headless) or set KGRAG_JAVA_HOME."
+        )
+    raise ServerError(
+        "no Java that Neo4j 5.26 can run on (it needs 17 or 21); found: "
+        + ", ".join(seen)
+        + ". Install OpenJDK 17 or set KGRAG_JAVA_HOME to a JDK 17/21."
+    )
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class ServerInfo:
+    running: bool
+    uri: str | None
+    version: str
+    pid: int | None
+    data_dir: str
+    listen: str = "127.0.0.1 (loopback only)"
+    user: str = "neo4j"
+    password: str | None = None
+
+    def public_dict(self) -> dict:
+        """The ``status --json`` form: never the password."""
+        return {
+            "running": self.running,
+            "uri": self.uri,
+            "version": self.version,
+            "pid": self.pid,
+            "data_dir": self.data_dir,
+            "listen": self.listen,
+        }
+
+    def settings(self, database: str | None = None) -> Neo4jSettings:
+        if not self.uri:
+            raise ServerError("the local server is not running (`kgrag server start`)")
+        return Neo4jSettings(uri=self.uri, user=self.user, password=self.password, database=database)
+
+
+class LocalServer:
+    """One local Neo4j bound to one data dir."""
+
+    def __init__(
+        self,
+        data_dir: str | os.PathLike | None = None,
+        *,
+        port: int | None = None,
+        heap: str | None = None,
+        pagecache: str | None = None,
+        version: str = NEO4J_VERSION,
+    ):
+        self.data_dir = Path(data_dir) if data_dir else default_data_dir()
+        self.port = port
+        self.heap = heap or os.environ.get("KGRAG_NEO4J_HEAP", "1g")
+        self.pagecache = pagecache or os.environ.get("KGRAG_NEO4J_PAGECACHE", "256m")
+        self.version = version
+
+    # -- state --------------------------------------------------------------------------
+    @property
+    def state_path(self) -> Path:
+        return self.data_dir / _STATE_FILE
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / "logs" / "console.log"
+
+    def _read_state(self) -> dict:
+        try:
+            return json.loads(self.state_path.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def _write_state(self, state: dict) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(state, f, indent=2)
+        os.replace(tmp, self.state_path)
+
+    def _pid_alive(self, pid: int | None) -> bool:
+        if not pid:
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        try:  # guard against a recycled pid
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            return True
+        if "<defunct>" in cmdline or not cmdline:
+            return False
+        return MAIN_CLASS in cmdline and str(self.data_dir.resolve()) in cmdline
+
+    def status(self) -> ServerInfo:
+        state = self._read_state()
+        pid = state.get("pid")
+        running = self._pid_alive(pid) and _bolt_answers(state.get("port", 0))
+        return ServerInfo(
+            running=running,
+            uri=state.get("uri") if running else None,
+            version=state.get("version", self.version),
+            pid=pid if running else None,
+            data_dir=str(self.data_dir),
+            password=state.get("password"),
+        )
+
+    # -- start / stop -------------------------------------------------------------------
+    def _write_conf(self, port: int) -> Path:
+        d = self.data_dir.resolve()
+        conf_dir = d / "conf"
+        conf_dir.mkdir(parents=True, exist_ok=True)
+        for sub in ("data", "logs", "run", "plugins", "import"):
+            (d / sub).mkdir(parents=True, exist_ok=True)
+        conf = f"""# written by kgrag-neo4j; rewritten on every start
+server.default_listen_address=127.0.0.1
+server.bolt.enabled=true
+server.bolt.listen_address=127.0.0.1:{port}
+server.bolt.advertised_address=127.0.0.1:{port}
+server.bolt.tls_level=DISABLED
+server.http.enabled=false
+server.https.enabled=false
+dbms.security.auth_enabled=true
+server.memory.pagecache.size={self.pagecache}
+dbms.usage_report.enabled=false
+db.tx_log.rotation.retention_policy=keep_none
+server.directories.data={d / 'data'}
+server.directories.logs={d / 'logs'}
+server.directories.run={d / 'run'}
+server.directories.plugins={d / 'plugins'}
+server.directories.import={d / 'import'}
+"""
+        (conf_dir / "neo4j.conf").write_text(conf)
+        return conf_dir
+
+    def start(self, *, timeout: float = 120.0, echo=None) -> ServerInfo:
+        """Start the server (installing the jars if needed); reuse it if already running."""
+        current = self.status()
+        if current.running:
+            return current
+        state = self._read_state()
+        if state.get("pid") and self._pid_alive(state["pid"]):
+            # a process is there but Bolt does not answer: it may still be starting
+            if self._wait_bolt(state["port"], state["pid"], timeout):
+                return self.status()
+        java, _major = find_java()
+        lib = install(self.version, echo=echo)
+        port = self.port or state.get("port") or DEFAULT_PORT
+        if not port_is_free(port):
+            raise ServerError(
+                f"port {port} on 127.0.0.1 is taken by another process; choose another with "
+                "`kgrag server start --port N`"
+            )
+        conf_dir = self._write_conf(port)
+        d = self.data_dir.resolve()
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [
+            java, "-Xms128m", f"-Xmx{self.heap}", "-XX:+UseG1GC",
+            "--add-opens=java.base/java.nio=ALL-UNNAMED",
+            "--add-opens=java.base/java.io=ALL-UNNAMED",
+            "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+            "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+            "--enable-native-access=ALL-UNNAMED",
+            "-Dlog4j2.disable.jmx=true", "-Dfile.encoding=UTF-8",
+            "-Djdk.nio.maxCachedBufferSize=1024", "-Dio.netty.tryReflectionSetAccessible=true",
+            "-cp", f"{lib}/*:{d / 'plugins'}/*",
+            MAIN_CLASS, f"--home-dir={d}", f"--config-dir={conf_dir}", "--console-mode",
+        ]
+        with open(self.log_path, "ab") as log:
+            proc = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True, cwd=d,
+            )
+        password = state.get("password") or secrets.token_urlsafe(18)
+        new_state = {
+            "pid": proc.pid,
+            "port": port,
+            "uri": f"bolt://127.0.0.1:{port}",
+            "version": self.version,
+            "data_dir": str(self.data_dir),
+            "password": password,
+            "password_set": bool(state.get("password_set")),
+            "started_at": time.time(),
+        }
+        self._write_state(new_state)
+        if not self._wait_bolt(port, proc.pid, timeout, proc=proc):
+            self._kill(proc.pid)
+            raise ServerError(
+                f"Neo4j did not answer on 127.0.0.1:{port} within {timeout:.0f}s; "
+                f"last lines of {self.log_path}:\n{self.log_tail()}"
+            )
+        if not new_state["password_set"]:
+            _set_initial_password(port, password)
+            new_state["password_set"] = True
+            self._write_state(new_state)
+        return self.status()
+
+    def _wait_bolt(self, port: int, pid: int, timeout: float, proc=None) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if proc is not None and proc.poll() is not None:
+                raise ServerError(
+                    f"Neo4j exited during start (code {proc.returncode}); last lines of "
+                    f"{self.log_path}:\n{self.log_tail()}"
+                )
+            if proc is None and not self._pid_alive(pid):
+                return False
+            if _bolt_answers(port):
+                return True
+            time.sleep(0.25)
+        return False
+
+    def log_tail(self, lines: int = 25) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self, *, timeout: float = 60.0) -> bool:
+        """Stop cleanly (SIGTERM, wait, then SIGKILL). Returns False if nothing was running."""
+        state = self._read_state()
+        pid = state.get("pid")
+        if not self._pid_alive(pid):
+            return False
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self._pid_alive(pid):
+                break
+            _reap(pid)
+            time.sleep(0.2)
+        else:
+            self._kill(pid)
+        _reap(pid)
+        return True
+
+    def kill(self) -> None:
+        """SIGKILL, no clean shutdown: for fault-injection tests."""
+        pid = self._read_state().get("pid")
+        if self._pid_alive(pid):
+            self._kill(pid)
+
+    def _kill(self, pid: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while self._pid_alive(pid) and time.monotonic() < deadline:
+            _reap(pid)
+            time.sleep(0.1)
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _bolt_answers(port: int) -> bool:
+    """True when something completes the Bolt handshake on the port."""
+    if not port:
+        return False
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1.0) as s:
+            s.sendall(b"\x60\x60\xb0\x17" + b"\x00\x00\x04\x05" + b"\x00" * 12)
+            s.settimeout(2.0)
+            return len(s.recv(4)) == 4
+    except OSError:
+        return False
+
+
+def _set_initial_password(port: int, password: str) -> None:
+    """Replace the initial neo4j/neo4j password (which must be changed before any query)."""
+    from neo4j import GraphDatabase
+    from neo4j import exceptions as neo4j_exc
+
+    from .cypher_registry import load_registry
+
+    uri = f"bolt://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            with GraphDatabase.driver(uri, auth=("neo4j", "neo4j")) as driver:
+                driver.execute_query(
+                    load_registry()["server/set_initial_password"].text,
+                    old="neo4j", new=password, database_="system",
+                )
+            return
+        except neo4j_exc.AuthError:
+            # already changed (a state file lost its flag): check the recorded one works
+            with GraphDatabase.driver(uri, auth=("neo4j", password)) as driver:
+                driver.verify_connectivity()
+            return
+        except (neo4j_exc.ServiceUnavailable, neo4j_exc.TransientError, OSError) as exc:
+            last = exc
+            time.sleep(0.5)
+    raise ServerError(f"could not set the initial password on {uri}: {last}")
+
+
+@contextlib.contextmanager
+def disposable_server(*, heap: str = "1g", pagecache: str = "256m") -> Iterator[LocalServer]:
+    """A fresh server on a free port in a temporary data dir, removed afterwards."""
+    tmp = Path(tempfile.mkdtemp(prefix="kgrag-neo4j-test-"))
+    server = LocalServer(tmp, port=free_port(), heap=heap, pagecache=pagecache)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop(timeout=30)
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,82 @@
+"""Connection settings. The library takes them explicitly; only the CLI reads the environment."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Mapping
+from urllib.parse import urlsplit
+
+from .errors import ConfigurationError
+
+__all__ = ["Neo4jSettings", "DEFAULT_NAMESPACE", "validate_namespace"]
+
+DEFAULT_NAMESPACE = "default"
+_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+
+@dataclass(frozen=True)
+class Neo4jSettings:
+    """Where the database is and who we are. ``password`` never appears in ``repr``."""
+
+    uri: str = "bolt://127.0.0.1:7687"
+    user: str = "neo4j"
+    password: str | None = field(default=None, repr=False)
+    database: str | None = None
+
+    def __post_init__(self) -> None:
+        scheme = urlsplit(self.uri).scheme
+        if scheme not in _SCHEMES:
+            raise ConfigurationError(
+                f"unsupported Neo4j URI scheme {scheme!r} in {self.redacted_uri}; "
+                f"use one of: {', '.join(_SCHEMES)}"
+            )
+
+    @property
+    def redacted_uri(self) -> str:
+        """The URI without any ``user:password@`` part."""
+        parts = urlsplit(self.uri)
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
+        return f"{parts.scheme}://{host}{parts.path}"
+
+    @property
+    def routing(self) -> bool:
+        return self.uri.startswith("neo4j")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: str | None) -> "Neo4jSettings":
+        """Read ``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``;
+        keyword overrides that are not None win."""
+        env = os.environ if env is None else env
+        values = {
+            "uri": env.get("NEO4J_URI") or cls.uri,
+            "user": env.get("NEO4J_USERNAME") or env.get("NEO4J_USER") or cls.user,
+            "password": env.get("NEO4J_PASSWORD"),
+            "database": env.get("NEO4J_DATABASE") or None,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def with_(self, **changes: str | None) -> "Neo4jSettings":
+        return replace(self, **changes)
+
+    def public_dict(self) -> dict[str, str | None]:
+        """What may be printed: never the password."""
+        return {"uri": self.redacted_uri, "user": self.user, "database": self.database}
+
+
+_NAMESPACE_MAX = 128
+
+
+def validate_namespace(namespace: str) -> str:
+    """Namespaces are parameter values, never Cypher text; still, keep them printable and short
+    so they read well in Browser and in logs."""
+    if not isinstance(namespace, str) or not namespace.strip():
+        raise ConfigurationError("namespace must be a non-empty string")
+    if len(namespace) > _NAMESPACE_MAX:
+        raise ConfigurationError(f"namespace is longer than {_NAMESPACE_MAX} characters")
+    if any(ord(ch) < 32 for ch in namespace):
+        raise ConfigurationError("namespace must not contain control characters")
+    return namespace

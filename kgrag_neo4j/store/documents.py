@@ -1,0 +1,271 @@
+"""Documents and chunks capability of Neo4jStore: the seed's ``Store`` plus keyword search.
+
+``store_document`` is one write transaction: check the stored content hash, upsert the
+document and drop its stale chunks, upsert the chunks (in statements of ``CHUNK_ROWS`` rows).
+A reader therefore sees either the old version or the new one, never both or neither.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any, Mapping, Sequence
+
+from ..errors import InputError, NotFoundError
+from ..types import (
+    Chunk,
+    ChunkFilter,
+    ComponentScores,
+    Document,
+    RetrievalResult,
+    filters_to_param,
+    meta_pairs,
+)
+from .runner import CypherRunner, TxRunner
+
+__all__ = ["DocumentsMixin", "escape_lucene_query", "CHUNK_ROWS"]
+
+#: chunk rows per UNWIND statement: large enough to amortise the round trip, small enough to
+#: keep one statement's parameter map well under the Bolt message limits
+CHUNK_ROWS = 500
+
+_TERM = re.compile(r"\w+", re.UNICODE)
+
+
+def escape_lucene_query(text: str) -> str:
+    """Reduce user text to plain terms joined by spaces (OR semantics).
+
+    Only word characters survive, so Lucene syntax (``AND``, ``*``, ``field:``, quotes,
+    brackets, ``~``) can neither break the query nor widen it; the operators ``AND``/``OR``/
+    ``NOT`` are lower-cased so Lucene reads them as ordinary words.
+    """
+    return " ".join(t.lower() for t in _TERM.findall(text or ""))
+
+
+def _metadata_json(metadata: Mapping[str, Any]) -> str:
+    try:
+        return json.dumps(dict(metadata), sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"metadata must be JSON-serialisable: {exc}") from None
+
+
+def _load_metadata(raw: Any) -> dict[str, Any]:
+    if not raw:
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def chunk_from_row(row: Mapping[str, Any], *, embedding: Sequence[float] | None = None) -> Chunk:
+    return Chunk(
+        id=row["id"],
+        document_id=row.get("document_id") or "",
+        content=row.get("content") or "",
+        chunk_index=int(row.get("chunk_index") or 0),
+        parent_id=row.get("parent_id"),
+        embedding=list(embedding) if embedding is not None else None,
+        token_count=int(row.get("token_count") or 0),
+        metadata=_load_metadata(row.get("metadata")),
+        namespace=row.get("namespace") or "",
+        source=row.get("source") or "",
+        created_at=int(row.get("created_at") or 0),
+    )
+
+
+def result_from_row(row: Mapping[str, Any], *, kind: str) -> RetrievalResult:
+    c = row["chunk"]
+    score = float(row["score"])
+    scores = ComponentScores(vector=score) if kind == "vector" else ComponentScores(keyword=score)
+    return RetrievalResult(
+        id=c["id"],
+        content=c.get("content") or "",
+        score=score,
+        document_id=c.get("document_id") or "",
+        source=c.get("source") or "",
+        title=row.get("title") or "",
+        chunk_index=int(c.get("chunk_index") or 0),
+        parent_id=c.get("parent_id"),
+        metadata=_load_metadata(c.get("metadata")),
+        scores=scores,
+    )
+
+
+def _document_from_row(row: Mapping[str, Any]) -> Document:
+    return Document(
+        id=row["id"],
+        source=row.get("source") or "",
+        title=row.get("title") or "",
+        content=row.get("content") or "",
+        namespace=row.get("namespace") or "",
+        content_hash=row.get("content_hash") or "",
+        created_at=int(row.get("created_at") or 0),
+        metadata=_load_metadata(row.get("metadata")),
+    )
+
+
+def _check_top_k(top_k: Any) -> int:
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise InputError(f"top_k must be a positive integer, got {top_k!r}")
+    return top_k
+
+
+class DocumentsMixin:
+    runner: CypherRunner
+    namespace: str
+    vector_overfetch: int
+
+    def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
+
+    # -- write ----------------------------------------------------------------------------
+    def store_document(self, document: Document, chunks: Sequence[Chunk]) -> str:
+        """See ``protocols.Store.store_document``. Returns new / unchanged / replaced."""
+        doc_props, rows = self._prepare(document, chunks)
+        chunk_ids = [r["id"] for r in rows]
+
+        def work(tx: TxRunner) -> str:
+            found = tx.run("documents/get_content_hash", document_id=document.id)
+            if found and found[0]["namespace"] != self.namespace:
+                raise InputError(
+                    f"document id {document.id!r} belongs to namespace {found[0]['namespace']!r}"
+                )
+            if found and found[0]["content_hash"] == doc_props["content_hash"]:
+                return "unchanged"
+            tx.run("documents/upsert_document", document=doc_props, chunk_ids=chunk_ids)
+            for start in range(0, len(rows), CHUNK_ROWS):
+                tx.run("chunks/upsert_chunks", document_id=document.id, rows=rows[start : start + CHUNK_ROWS])
+            return "replaced" if found else "new"
+
+        return self.runner.write_fn(work)
+
+    def _prepare(self, document: Document, chunks: Sequence[Chunk]) -> tuple[dict, list[dict]]:
+        if not document.id or not isinstance(document.id, str):
+            raise InputError("document.id must be a non-empty string")
+        if document.namespace and document.namespace != self.namespace:
+            raise InputError(
+                f"document namespace {document.namespace!r} differs from the store's {self.namespace!r}"
+            )
+        created = int(document.created_at or time.time())
+        doc_props = {
+            "id": document.id,
+            "namespace": self.namespace,
+            "source": document.source,
+            "title": document.title,
+            "content": document.content,
+            "content_hash": document.content_hash,
+            "created_at": created,
+            "metadata": _metadata_json(document.metadata),
+        }
+        if not doc_props["content_hash"]:
+            raise InputError("document.content_hash is required (it decides re-ingest)")
+        ids = [c.id for c in chunks]
+        if len(set(ids)) != len(ids):
+            raise InputError("chunk ids must be unique within a document")
+        known = set(ids)
+        rows: list[dict] = []
+        for c in chunks:
+            if c.document_id and c.document_id != document.id:
+                raise InputError(f"chunk {c.id} belongs to document {c.document_id}, not {document.id}")
+            if c.parent_id is not None and c.parent_id not in known:
+                raise InputError(f"chunk {c.id} names parent {c.parent_id}, which is not in this document")
+            if not isinstance(c.content, str):
+                raise InputError(f"chunk {c.id} content must be text")
+            embedding = self.check_embedding(c.embedding, what=f"chunk {c.id} embedding") if c.embedding is not None else None
+            merged_meta = {**document.metadata, **c.metadata}
+            rows.append(
+                {
+                    "id": c.id,
+                    "embedding": embedding,
+                    "parent_id": c.parent_id,
+                    "props": {
+                        "namespace": self.namespace,
+                        "document_id": document.id,
+                        "content": c.content,
+                        "chunk_index": int(c.chunk_index),
+                        "parent_id": c.parent_id,
+                        "token_count": int(c.token_count),
+                        "metadata": _metadata_json(c.metadata),
+                        "meta_pairs": meta_pairs(merged_meta),
+                        "source": document.source,
+                        "created_at": int(c.created_at or created),
+                    },
+                }
+            )
+        return doc_props, rows
+
+    def delete_document(self, document_id: str) -> bool:
+        rows = self.runner.write("documents/delete_document", namespace=self.namespace, document_id=document_id)
+        return bool(rows)
+
+    # -- read -----------------------------------------------------------------------------
+    def get_document(self, document_id: str) -> Document:
+        rows = self.runner.read("documents/get_document", namespace=self.namespace, document_id=document_id)
+        if not rows:
+            raise NotFoundError(f"no document {document_id!r} in namespace {self.namespace!r}")
+        return _document_from_row(rows[0]["document"])
+
+    def document_chunk_count(self, document_id: str) -> int:
+        rows = self.runner.read("documents/get_document", namespace=self.namespace, document_id=document_id)
+        return int(rows[0]["chunk_count"]) if rows else 0
+
+    def list_documents(self, *, limit: int | None = None) -> list[Document]:
+        rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=limit or 1_000_000)
+        return [_document_from_row(r["document"]) for r in rows]
+
+    def list_documents_with_counts(self, *, limit: int | None = None) -> list[tuple[Document, int]]:
+        rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=limit or 1_000_000)
+        return [(_document_from_row(r["document"]), int(r["chunk_count"])) for r in rows]
+
+    def get_chunks_by_ids(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        if not chunk_ids:
+            return []
+        rows = self.runner.read("chunks/get_chunks_by_ids", namespace=self.namespace, ids=list(chunk_ids))
+        return [chunk_from_row(r["chunk"]) for r in rows]
+
+    def list_document_chunks(self, document_id: str, *, with_embedding: bool = False) -> list[Chunk]:
+        rows = self.runner.read(
+            "chunks/list_document_chunks",
+            namespace=self.namespace,
+            document_id=document_id,
+            with_embedding=with_embedding,
+        )
+        return [chunk_from_row(r["chunk"], embedding=r["embedding"]) for r in rows]
+
+    def search_chunks(
+        self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter] = ()
+    ) -> list[RetrievalResult]:
+        _check_top_k(top_k)
+        vector = self.check_embedding(embedding, what="query embedding")
+        rows = self.runner.read(
+            "chunks/search_vector",
+            namespace=self.namespace,
+            embedding=vector,
+            top_k=top_k,
+            fetch_k=max(top_k * self.vector_overfetch, top_k + 10),
+            filter=filters_to_param(filters),
+        )
+        return [result_from_row(r, kind="vector") for r in rows]
+
+    def search_chunks_keyword(
+        self, query: str, top_k: int, filters: Sequence[ChunkFilter] = ()
+    ) -> list[RetrievalResult]:
+        _check_top_k(top_k)
+        if not isinstance(query, str):
+            raise InputError("keyword query must be text")
+        escaped = escape_lucene_query(query)
+        if not escaped:
+            return []
+        rows = self.runner.read(
+            "chunks/search_keyword",
+            namespace=self.namespace,
+            query=escaped,
+            top_k=top_k,
+            fetch_k=max(top_k * self.vector_overfetch, top_k + 10),
+            filter=filters_to_param(filters),
+        )
+        return [result_from_row(r, kind="keyword") for r in rows]

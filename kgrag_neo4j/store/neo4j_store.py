@@ -1,0 +1,113 @@
+"""Neo4jStore: the only class that talks to the database.
+
+Each capability lives in its own mixin module (documents, schema, graph, entities, ...), the
+way the Go seed keeps one file per capability; this class only composes them and owns the
+driver's lifetime. ``Neo4jStore(driver)`` borrows a driver; ``Neo4jStore.connect(settings)``
+creates one and closes it on ``close()``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import neo4j
+
+from ..cypher_registry import CypherRegistry
+from ..errors import ConfigurationError
+from ..settings import DEFAULT_NAMESPACE, Neo4jSettings, validate_namespace
+from .documents import DocumentsMixin
+from .runner import CypherRunner, connect_driver, map_neo4j_errors
+from .schema import SchemaMixin
+
+__all__ = ["Neo4jStore"]
+
+
+class Neo4jStore(SchemaMixin, DocumentsMixin):
+    """Documents, chunks and their graph in one Neo4j database, scoped to one namespace."""
+
+    def __init__(
+        self,
+        driver: neo4j.Driver,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
+        database: str | None = None,
+        registry: CypherRegistry | None = None,
+        vector_overfetch: int = 4,
+        tracer: Callable[[str, Mapping[str, Any], float], None] | None = None,
+        _owns_driver: bool = False,
+        _where: str = "",
+    ):
+        if not isinstance(vector_overfetch, int) or vector_overfetch < 1:
+            raise ConfigurationError("vector_overfetch must be a positive integer")
+        self.namespace = validate_namespace(namespace)
+        self.database = database
+        self.vector_overfetch = vector_overfetch
+        self.runner = CypherRunner(driver, database=database, registry=registry, where=_where, tracer=tracer)
+        self._owns_driver = _owns_driver
+        self._dimensions: int | None = None
+        self._model: str | None = None
+        self._closed = False
+
+    @classmethod
+    def connect(
+        cls, settings: Neo4jSettings, *, namespace: str = DEFAULT_NAMESPACE, verify: bool = True, **options: Any
+    ) -> "Neo4jStore":
+        """Open a driver for ``settings`` (owned: ``close()`` closes it) and check it answers."""
+        driver = connect_driver(settings)
+        store = cls(
+            driver,
+            namespace=namespace,
+            database=settings.database,
+            _owns_driver=True,
+            _where=settings.redacted_uri,
+            **options,
+        )
+        if verify:
+            try:
+                store.verify()
+            except BaseException:
+                store.close()
+                raise
+        return store
+
+    @property
+    def driver(self) -> neo4j.Driver:
+        return self.runner.driver
+
+    def verify(self) -> dict[str, Any]:
+        """Check the server answers with these credentials and the database exists."""
+        with map_neo4j_errors(self.runner.where):
+            info = self.driver.get_server_info()
+        component = self.runner.read("server/components")[0]
+        return {
+            "address": str(info.address),
+            "agent": info.agent,
+            "version": component["version"],
+            "edition": component["edition"],
+        }
+
+    def with_namespace(self, namespace: str) -> "Neo4jStore":
+        """A store on the same driver (borrowed) for another namespace."""
+        return Neo4jStore(
+            self.driver,
+            namespace=namespace,
+            database=self.database,
+            registry=self.runner.registry,
+            vector_overfetch=self.vector_overfetch,
+            tracer=self.runner.tracer,
+            _where=self.runner.where,
+        )
+
+    def close(self) -> None:
+        if self._owns_driver and not self._closed:
+            self.driver.close()
+        self._closed = True
+
+    def __enter__(self) -> "Neo4jStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Neo4jStore(namespace={self.namespace!r}, database={self.database!r}, uri={self.runner.where!r})"

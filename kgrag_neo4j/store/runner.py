@@ -1,0 +1,249 @@
+"""Runs registered Cypher statements on a driver: the only place that touches sessions.
+
+``mode`` of each file decides how it runs: ``read`` with read routing (a cluster sends it to a
+reader), ``write`` in a managed transaction that the driver retries on transient errors (so
+every write file is idempotent), ``schema`` one statement at a time in auto-commit. Driver
+errors are translated into the library's tree in ``map_neo4j_errors`` and nowhere else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import neo4j
+from neo4j import GraphDatabase
+from neo4j import exceptions as neo4j_exc
+
+from ..cypher_registry import CypherQuery, CypherRegistry, load_registry
+from ..errors import (
+    AuthenticationFailed,
+    ConnectionFailed,
+    DatabaseNotFound,
+    InputError,
+    StoreError,
+    TransientStoreError,
+)
+from ..settings import Neo4jSettings
+
+__all__ = ["CypherRunner", "connect_driver", "map_neo4j_errors"]
+
+log = logging.getLogger("kgrag_neo4j.store")
+
+#: How long a managed transaction keeps retrying transient errors before giving up.
+DEFAULT_RETRY_SECONDS = 15.0
+#: How long opening a connection may take before the server counts as unreachable.
+DEFAULT_CONNECT_SECONDS = 5.0
+
+
+def connect_driver(
+    settings: Neo4jSettings,
+    *,
+    max_retry_seconds: float = DEFAULT_RETRY_SECONDS,
+    connect_seconds: float = DEFAULT_CONNECT_SECONDS,
+) -> neo4j.Driver:
+    """A driver for ``settings`` with bounded waits (so an outage fails, never hangs)."""
+    auth = (settings.user, settings.password) if settings.password is not None else None
+    with map_neo4j_errors(settings.redacted_uri):
+        return GraphDatabase.driver(
+            settings.uri,
+            auth=auth,
+            max_transaction_retry_time=max_retry_seconds,
+            connection_timeout=connect_seconds,
+            connection_acquisition_timeout=connect_seconds * 2,
+            user_agent="kgrag-neo4j",
+            # a fresh database lacks labels the read queries name; that warning is noise
+            notifications_disabled_categories=["UNRECOGNIZED"],
+        )
+
+
+_CODE_MAP: tuple[tuple[str, type[StoreError]], ...] = (
+    ("Neo.ClientError.Database.DatabaseNotFound", DatabaseNotFound),
+    ("Neo.ClientError.Security.Unauthorized", AuthenticationFailed),
+    ("Neo.ClientError.Security.AuthenticationRateLimit", AuthenticationFailed),
+)
+
+
+@contextlib.contextmanager
+def map_neo4j_errors(where: str = "") -> Iterator[None]:
+    """Translate driver exceptions into ``StoreError`` subclasses with one readable line."""
+    suffix = f" ({where})" if where else ""
+    try:
+        yield
+    except neo4j_exc.AuthError as exc:
+        raise AuthenticationFailed(
+            f"Neo4j rejected the credentials{suffix}: check NEO4J_USERNAME / NEO4J_PASSWORD"
+        ) from exc
+    except (neo4j_exc.ServiceUnavailable, neo4j_exc.SessionExpired, OSError) as exc:
+        raise ConnectionFailed(
+            f"cannot reach Neo4j{suffix}: {_first_line(exc)}. Is the server running? "
+            "(`kgrag server start` runs a local one)"
+        ) from exc
+    except neo4j_exc.ConfigurationError as exc:
+        raise StoreError(f"invalid driver configuration{suffix}: {_first_line(exc)}") from exc
+    except neo4j_exc.Neo4jError as exc:
+        code = exc.code or ""
+        for prefix, cls in _CODE_MAP:
+            if code.startswith(prefix):
+                raise cls(f"{_first_line(exc.message or str(exc))}{suffix}") from exc
+        if code.startswith("Neo.TransientError") or exc.is_retryable():
+            raise TransientStoreError(
+                f"Neo4j transient error outlived the retries{suffix}: {code}: {_first_line(exc.message)}"
+            ) from exc
+        if code.startswith("Neo.ClientError.Statement.TypeError") or code.startswith(
+            "Neo.ClientError.Procedure.ProcedureCallFailed"
+        ):
+            raise InputError(f"Neo4j refused the input{suffix}: {_first_line(exc.message)}") from exc
+        raise StoreError(f"Neo4j error{suffix}: {code}: {_first_line(exc.message or str(exc))}") from exc
+    except neo4j_exc.DriverError as exc:
+        raise StoreError(f"Neo4j driver error{suffix}: {_first_line(exc)}") from exc
+
+
+def _first_line(value: Any) -> str:
+    text = str(value or "").strip()
+    return text.splitlines()[0] if text else type(value).__name__
+
+
+Rows = list[dict[str, Any]]
+
+
+class CypherRunner:
+    """Executes registry statements by name against one database of one driver."""
+
+    def __init__(
+        self,
+        driver: neo4j.Driver,
+        *,
+        database: str | None = None,
+        registry: CypherRegistry | None = None,
+        where: str = "",
+        tracer: Callable[[str, Mapping[str, Any], float], None] | None = None,
+    ):
+        self.driver = driver
+        self.database = database
+        self.registry = registry or load_registry()
+        self.where = where
+        self.tracer = tracer
+        #: statements sent since creation; lets tests and benchmarks count round trips
+        self.round_trips = 0
+
+    def query(self, name: str) -> CypherQuery:
+        return self.registry[name]
+
+    def _session(self, access_mode: str) -> neo4j.Session:
+        return self.driver.session(database=self.database, default_access_mode=access_mode)
+
+    def _trace(self, name: str, params: Mapping[str, Any], started: float) -> None:
+        self.round_trips += 1
+        if self.tracer is not None:
+            self.tracer(name, params, time.perf_counter() - started)
+
+    def read(self, name: str, /, **params: Any) -> Rows:
+        """Run a ``mode: read`` statement with read routing; return rows as dicts."""
+        q = self.registry[name]
+        if q.mode != "read":
+            raise StoreError(f"{q.path}:{q.line}: {name} is mode {q.mode}, not read")
+        q.check_params(params)
+        started = time.perf_counter()
+
+        def work(tx: neo4j.ManagedTransaction) -> Rows:
+            return [r.data() for r in tx.run(q.text, params)]
+
+        with map_neo4j_errors(self.where), self._session(neo4j.READ_ACCESS) as session:
+            rows = session.execute_read(work)
+        self._trace(name, params, started)
+        return rows
+
+    def write(self, name: str, /, **params: Any) -> Rows:
+        """Run one ``mode: write`` statement in a retried managed transaction."""
+        return self.write_tx([(name, params)])[0]
+
+    def write_tx(self, steps: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Rows]:
+        """Run several write statements in ONE transaction: all of them land, or none."""
+        prepared: list[tuple[CypherQuery, Mapping[str, Any]]] = []
+        for name, params in steps:
+            q = self.registry[name]
+            if q.mode != "write":
+                raise StoreError(f"{q.path}:{q.line}: {name} is mode {q.mode}, not write")
+            q.check_params(params)
+            prepared.append((q, params))
+        started = time.perf_counter()
+
+        def work(tx: neo4j.ManagedTransaction) -> list[Rows]:
+            return [[r.data() for r in tx.run(q.text, p)] for q, p in prepared]
+
+        with map_neo4j_errors(self.where), self._session(neo4j.WRITE_ACCESS) as session:
+            out = session.execute_write(work)
+        for name, params in steps:
+            self._trace(name, params, started)
+        return out
+
+    def write_fn(self, fn: Callable[["TxRunner"], Any]) -> Any:
+        """Run ``fn`` inside one retried write transaction. ``fn`` may run more than once."""
+        started = time.perf_counter()
+        with map_neo4j_errors(self.where), self._session(neo4j.WRITE_ACCESS) as session:
+            out = session.execute_write(lambda tx: fn(TxRunner(self.registry, tx)))
+        self._trace("<tx>", {}, started)
+        return out
+
+    def schema(self, name: str, /, **params: Any) -> None:
+        """Run each statement of a ``mode: schema`` file in auto-commit."""
+        q = self.registry[name]
+        if q.mode != "schema":
+            raise StoreError(f"{q.path}:{q.line}: {name} is mode {q.mode}, not schema")
+        q.check_params(params)
+        with map_neo4j_errors(self.where), self._session(neo4j.WRITE_ACCESS) as session:
+            for statement in q.statements:
+                started = time.perf_counter()
+                used = {k: v for k, v in params.items() if "$" + k in statement}
+                session.run(statement, used).consume()
+                self._trace(name, used, started)
+
+    def run_any(self, name: str, /, **params: Any) -> Rows:
+        """Run a statement by its declared mode (``kgrag cypher run``)."""
+        q = self.registry[name]
+        if q.mode == "read":
+            return self.read(name, **params)
+        if q.mode == "write":
+            return self.write(name, **params)
+        self.schema(name, **params)
+        return []
+
+    def profile(self, name: str, /, **params: Any) -> dict[str, Any]:
+        """PROFILE a read statement; return total db hits and rows (for benchmarks and docs)."""
+        q = self.registry[name]
+        q.check_params(params)
+        with map_neo4j_errors(self.where), self._session(neo4j.READ_ACCESS) as session:
+            result = session.run("PROFILE " + q.text, params)
+            rows = [r.data() for r in result]
+            summary = result.consume()
+        plan = summary.profile or {}
+        return {"db_hits": _sum_hits(plan), "rows": len(rows), "plan": plan}
+
+    def explain(self, name: str) -> None:
+        q = self.registry[name]
+        with map_neo4j_errors(self.where), self._session(neo4j.READ_ACCESS) as session:
+            for statement in q.statements:
+                session.run("EXPLAIN " + statement, {p: None for p in q.param_names}).consume()
+
+
+class TxRunner:
+    """Registry access inside one open transaction (see ``CypherRunner.write_fn``)."""
+
+    def __init__(self, registry: CypherRegistry, tx: neo4j.ManagedTransaction):
+        self.registry = registry
+        self.tx = tx
+
+    def run(self, name: str, /, **params: Any) -> Rows:
+        q = self.registry[name]
+        q.check_params(params)
+        return [r.data() for r in self.tx.run(q.text, params)]
+
+
+def _sum_hits(plan: Mapping[str, Any]) -> int:
+    total = int(plan.get("dbHits", 0) or 0)
+    for child in plan.get("children", ()) or ():
+        total += _sum_hits(child)
+    return total

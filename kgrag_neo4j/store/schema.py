@@ -1,0 +1,187 @@
+"""Schema capability of Neo4jStore: constraints, vector and full-text indexes, embedding config.
+
+The embedding dimensions are recorded once per database (the vector indexes are database-wide)
+and the embedding model once per namespace; a later write or query with other dimensions, or
+with another model in the same namespace, is refused naming both.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigurationError, DimensionMismatchError, InputError, SchemaNotReady
+from .runner import CypherRunner
+
+__all__ = ["SchemaMixin", "SchemaStatus", "REQUIRED_INDEXES"]
+
+#: Indexes kgrag needs, by name; the constraint-backing ones are named like their constraint.
+REQUIRED_INDEXES = (
+    "chunk_content",
+    "chunk_embedding",
+    "chunk_id",
+    "community_id",
+    "document_id",
+    "entity_embedding",
+    "entity_id",
+    "entity_text",
+)
+
+
+@dataclass
+class SchemaStatus:
+    indexes: list[dict[str, Any]]
+    dimensions: int | None
+    model: str | None
+    namespace: str
+
+    @property
+    def ready(self) -> bool:
+        states = {i["name"]: i["state"] for i in self.indexes}
+        return all(states.get(name) == "ONLINE" for name in REQUIRED_INDEXES)
+
+    @property
+    def missing(self) -> list[str]:
+        names = {i["name"] for i in self.indexes}
+        return [n for n in REQUIRED_INDEXES if n not in names]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ready": self.ready,
+            "namespace": self.namespace,
+            "dimensions": self.dimensions,
+            "model": self.model,
+            "missing": self.missing,
+            "indexes": self.indexes,
+        }
+
+
+class SchemaMixin:
+    runner: CypherRunner
+    namespace: str
+    _dimensions: int | None
+    _model: str | None
+
+    def init_schema(self, dimensions: int, *, model: str | None = None, timeout: float = 300.0) -> SchemaStatus:
+        """Create constraints and indexes idempotently and wait until they are ONLINE.
+
+        ``dimensions`` must match what the database already records (vector indexes cannot
+        change dimensions in place); ``model`` is recorded for this namespace when given.
+        """
+        if not isinstance(dimensions, int) or isinstance(dimensions, bool) or not 1 <= dimensions <= 4096:
+            raise ConfigurationError(f"dimensions must be an integer in 1..4096, got {dimensions!r}")
+        existing = self._read_embedding_config()
+        if existing["dimensions"] is not None and existing["dimensions"] != dimensions:
+            raise DimensionMismatchError(
+                f"the database records embeddings of {existing['dimensions']} dimensions; "
+                f"{dimensions} were asked. Use an embedder of {existing['dimensions']} dimensions, "
+                "or a new database",
+                expected=existing["dimensions"],
+                got=dimensions,
+            )
+        self.runner.schema("schema/constraints")
+        self.runner.schema("schema/vector_indexes", dimensions=dimensions)
+        self.runner.schema("schema/fulltext_indexes")
+        index_dims = {
+            i["name"]: i["dimensions"] for i in self.runner.read("schema/index_status") if i["dimensions"]
+        }
+        for name, dims in index_dims.items():
+            if dims != dimensions:
+                raise DimensionMismatchError(
+                    f"vector index {name} has {dims} dimensions; {dimensions} were asked",
+                    expected=dims,
+                    got=dimensions,
+                )
+        self.record_embedding_config(model or "unknown", dimensions)
+        return self.wait_for_schema(timeout=timeout)
+
+    def wait_for_schema(self, *, timeout: float = 300.0) -> SchemaStatus:
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self.schema_status()
+            if status.ready:
+                return status
+            failed = [i["name"] for i in status.indexes if i["state"] == "FAILED"]
+            if failed:
+                raise SchemaNotReady(f"index(es) failed to populate: {', '.join(failed)}")
+            if time.monotonic() > deadline:
+                pending = [i["name"] for i in status.indexes if i["state"] != "ONLINE"] + status.missing
+                raise SchemaNotReady(f"indexes not ONLINE after {timeout:.0f}s: {', '.join(pending)}")
+            time.sleep(0.2)
+
+    def schema_status(self) -> SchemaStatus:
+        indexes = self.runner.read("schema/index_status")
+        config = self._read_embedding_config()
+        return SchemaStatus(
+            indexes=indexes,
+            dimensions=config["dimensions"],
+            model=config["model"],
+            namespace=self.namespace,
+        )
+
+    def _read_embedding_config(self) -> dict[str, Any]:
+        rows = self.runner.read("schema/get_embedding_config", namespace=self.namespace)
+        return rows[0] if rows else {"dimensions": None, "model": None, "namespace_dimensions": None}
+
+    def record_embedding_config(self, model: str, dimensions: int) -> None:
+        """Record the model for this namespace (first time) and refuse a mismatch."""
+        row = self.runner.write(
+            "schema/record_embedding_config",
+            namespace=self.namespace,
+            model=model,
+            dimensions=dimensions,
+        )[0]
+        if row["dimensions"] != dimensions:
+            raise DimensionMismatchError(
+                f"the database records {row['dimensions']}-dimension embeddings; "
+                f"embedder {model!r} gives {dimensions}",
+                expected=row["dimensions"],
+                got=dimensions,
+            )
+        if model != "unknown" and row["model"] not in (model, "unknown"):
+            raise ConfigurationError(
+                f"namespace {self.namespace!r} was embedded with {row['model']!r}; "
+                f"embedder {model!r} would give incomparable vectors. Use {row['model']!r} "
+                "or another namespace"
+            )
+        self._dimensions = row["dimensions"]
+        self._model = row["model"]
+
+    def ensure_embedder(self, model: str, dimensions: int) -> None:
+        """Make the schema ready for this embedder: create indexes when the database has none,
+        otherwise check dimensions and model. Cheap after the first call."""
+        if self._dimensions == dimensions and self._model in (model, "unknown"):
+            return
+        config = self._read_embedding_config()
+        if config["dimensions"] is None:
+            self.init_schema(dimensions, model=model)
+        else:
+            self.record_embedding_config(model, dimensions)
+
+    def expected_dimensions(self) -> int:
+        if self._dimensions is None:
+            dims = self._read_embedding_config()["dimensions"]
+            if dims is None:
+                raise SchemaNotReady(
+                    "no schema in this database yet: run `kgrag init --dimensions N` "
+                    "(or store.init_schema(N))"
+                )
+            self._dimensions = dims
+        return self._dimensions
+
+    def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]:
+        dims = self.expected_dimensions()
+        try:
+            vector = [float(x) for x in embedding]
+        except (TypeError, ValueError):
+            raise InputError(f"{what} is not a list of numbers") from None
+        if len(vector) != dims:
+            raise DimensionMismatchError(
+                f"{what} has {len(vector)} dimensions; the database's vector index has {dims}",
+                expected=dims,
+                got=len(vector),
+            )
+        if any(v != v or v in (float("inf"), float("-inf")) for v in vector):
+            raise InputError(f"{what} contains NaN or infinity")
+        return vector

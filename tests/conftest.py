@@ -1,0 +1,86 @@
+"""Test fixtures: a real Neo4j for the whole run, a fresh namespace per test.
+
+Where the server comes from, in order: ``NEO4J_URI`` (with ``NEO4J_USERNAME`` /
+``NEO4J_PASSWORD``) when set; a testcontainers ``neo4j:5.26`` when a Docker engine answers;
+otherwise a disposable local server from the official jars (``kgrag_neo4j.server``).
+Nothing here mocks Neo4j.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Iterator
+
+import pytest
+
+from kgrag_neo4j.settings import Neo4jSettings
+from kgrag_neo4j.store import Neo4jStore
+from kgrag_neo4j.store.runner import connect_driver
+
+#: every test database gets vectors of this length (the hashing and WordLlama embedders' size)
+TEST_DIMENSIONS = 256
+
+
+def _docker_available() -> bool:
+    if os.environ.get("KGRAG_TEST_DOCKER", "auto") == "never":
+        return False
+    try:
+        import docker  # type: ignore[import-not-found]
+
+        client = docker.from_env(timeout=3)
+        client.ping()
+        return True
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="session")
+def neo4j_settings(tmp_path_factory) -> Iterator[Neo4jSettings]:
+    if os.environ.get("NEO4J_URI"):
+        yield Neo4jSettings.from_env()
+        return
+    if _docker_available():
+        from testcontainers.neo4j import Neo4jContainer  # type: ignore[import-not-found]
+
+        with Neo4jContainer("neo4j:5.26", password="kgrag-test-pw") as container:
+            yield Neo4jSettings(uri=container.get_connection_url(), user="neo4j", password="kgrag-test-pw")
+        return
+    from kgrag_neo4j.server import disposable_server
+
+    with disposable_server() as server:
+        yield server.status().settings()
+
+
+@pytest.fixture(scope="session")
+def driver(neo4j_settings):
+    drv = connect_driver(neo4j_settings)
+    yield drv
+    drv.close()
+
+
+@pytest.fixture(scope="session")
+def schema_ready(driver, neo4j_settings) -> int:
+    store = Neo4jStore(driver, namespace="kgrag-test-schema", database=neo4j_settings.database)
+    store.init_schema(TEST_DIMENSIONS, model="unknown")
+    return TEST_DIMENSIONS
+
+
+@pytest.fixture
+def namespace() -> str:
+    return "t-" + uuid.uuid4().hex[:12]
+
+
+@pytest.fixture
+def store(driver, neo4j_settings, schema_ready, namespace) -> Iterator[Neo4jStore]:
+    """A store on the shared server in a namespace of its own."""
+    s = Neo4jStore(driver, namespace=namespace, database=neo4j_settings.database)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def hashing_embedder():
+    from kgrag_neo4j.providers.hashing import HashingEmbedder
+
+    return HashingEmbedder(dimensions=TEST_DIMENSIONS)

@@ -1,0 +1,97 @@
+"""The cypher/ registry: header rules, and every file against the real server."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from kgrag_neo4j.cypher_registry import load_registry, parse_text, used_parameters
+from kgrag_neo4j.errors import CypherRegistryError
+
+ROOT = Path(__file__).resolve().parent.parent
+REGISTRY = load_registry()
+
+GOOD = """// what it does
+// mode: read
+// params:
+//   $namespace  STRING  tenant
+// returns: n INTEGER
+// browser: :params {namespace: 'default'}
+MATCH (c:Chunk {namespace: $namespace}) RETURN count(c) AS n
+"""
+
+
+def test_parses_a_well_formed_file():
+    q = parse_text(GOOD, name="x/y", path="x/y.cypher")
+    assert q.mode == "read"
+    assert q.param_names == {"namespace"}
+    assert q.text.startswith("MATCH")
+    assert q.doc == "what it does"
+
+
+@pytest.mark.parametrize(
+    "mutation, message",
+    [
+        (lambda s: s.replace("// mode: read\n", ""), "mode"),
+        (lambda s: s.replace("mode: read", "mode: sometimes"), "mode"),
+        (lambda s: s.replace("//   $namespace  STRING  tenant\n", ""), "used but not declared"),
+        (lambda s: s.replace("{namespace: $namespace}", "{namespace: 'x'}"), "declared but not used"),
+        (lambda s: s + "; MATCH (n) RETURN n", "one statement"),
+        (lambda s: s.replace("// returns: n INTEGER\n", ""), "returns"),
+        (lambda s: s.replace("// browser: :params {namespace: 'default'}\n", ""), "browser"),
+        (lambda s: s.replace("//   $namespace  STRING  tenant", "//   $namespace"), "malformed parameter"),
+    ],
+)
+def test_rejects_malformed_headers_with_file_and_line(mutation, message):
+    with pytest.raises(CypherRegistryError) as err:
+        parse_text(mutation(GOOD), name="x/y", path="x/y.cypher")
+    assert str(err.value).startswith("x/y.cypher:")
+    assert message in str(err.value)
+
+
+def test_dollar_in_strings_and_comments_is_not_a_parameter():
+    assert used_parameters("RETURN '$a' AS x, \"$b\" AS y // $c\n, $d AS z /* $e */") == {"d"}
+
+
+def test_registry_is_immutable_and_named_by_path():
+    assert "chunks/search_vector" in REGISTRY
+    with pytest.raises(TypeError):
+        REGISTRY._queries["x"] = None  # type: ignore[index]
+
+
+def test_unknown_query_name_is_a_clear_error():
+    with pytest.raises(CypherRegistryError, match="no cypher query named"):
+        REGISTRY["nope/nothing"]
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_statement_explains_on_the_real_server(name, store):
+    store.runner.explain(name)
+
+
+def _python_sources() -> str:
+    return "\n".join(p.read_text() for p in (ROOT / "kgrag_neo4j").rglob("*.py")) + "\n".join(
+        p.read_text() for p in (ROOT / "bench").rglob("*.py")
+    )
+
+
+def test_every_cypher_file_is_used_by_python_code():
+    sources = _python_sources()
+    unused = [name for name in REGISTRY if f'"{name}"' not in sources and f"'{name}'" not in sources]
+    assert unused == [], f"cypher files no Python code uses: {unused}"
+
+
+def test_no_python_module_builds_cypher_from_strings():
+    pattern = re.compile(r"\b(MATCH|MERGE|CREATE|UNWIND|DETACH DELETE)\b\s*[\(\[]")
+    offenders = []
+    for path in (ROOT / "kgrag_neo4j").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.JoinedStr):
+                text = "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+                if pattern.search(text):
+                    offenders.append(f"{path.name}:{node.lineno}")
+    assert offenders == []
