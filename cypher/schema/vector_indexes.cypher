@@ -1,4 +1,5 @@
-// Vector indexes (cosine) on chunk and entity embeddings. Dimensions are known only at run
+// Vector indexes (cosine, unquantized: scores are exact, so the index and the exact-scan
+// fallback agree) on chunk and entity embeddings. Dimensions are known only at run
 // time (they come from the embedder), which is why this lives here and not in neomodel.
 // mode: schema
 // params:
@@ -7,7 +8,7 @@
 // browser: :params {dimensions: 256}
 CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS
 FOR (c:Chunk) ON (c.embedding)
-OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}};
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CREATE VECTOR INDEX entity_embedding IF NOT EXISTS
 FOR (e:Entity) ON (e.embedding)
-OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine'}}
+OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}

@@ -16,13 +16,14 @@ from ..cypher_registry import CypherRegistry
 from ..errors import ConfigurationError
 from ..settings import DEFAULT_NAMESPACE, Neo4jSettings, validate_namespace
 from .documents import DocumentsMixin
+from .graph import GraphMixin
 from .runner import CypherRunner, connect_driver, map_neo4j_errors
 from .schema import SchemaMixin
 
 __all__ = ["Neo4jStore"]
 
 
-class Neo4jStore(SchemaMixin, DocumentsMixin):
+class Neo4jStore(SchemaMixin, DocumentsMixin, GraphMixin):
     """Documents, chunks and their graph in one Neo4j database, scoped to one namespace."""
 
     def __init__(

@@ -1,0 +1,174 @@
+// The whole graph retrieval of seed 000 in one statement: seeds from the vector index (or
+// vector + full-text fused by RRF), breadth-first expansion over RELATES_TO to $max_hops in
+// the allowed directions and relation kinds, hop-decayed scores, blend, order, limit.
+// Expansion is frontier-based: each hop expands only the chunks first reached at the hop
+// before (visited chunks are never expanded again), so its cost grows with the frontier, not
+// with the number of paths. A chunk is scored at the first hop that reaches it, through its
+// best edge at that hop (ties: lower from-chunk id, then relation name). Hops are unrolled
+// (up to 4); the retriever uses the per-hop loop beyond that.
+//   seed score  = vector_weight * seed_score + graph_weight * 1.0
+//   graph score = graph_weight * edge_weight * hop_decay[hop]   (last decay value repeats)
+// With $keyword_weight > 0 the seed score is the normalised RRF score (k = $rrf_k).
+// mode: read
+// params:
+//   $namespace       STRING        tenant
+//   $embedding       LIST<FLOAT>   query vector
+//   $keyword_query   STRING        escaped full-text query ('' when keyword seeding is off)
+//   $keyword_weight  FLOAT         RRF weight of the keyword list (0 = vector seeds only)
+//   $rrf_k           INTEGER       RRF constant (60)
+//   $seed_top_k      INTEGER       seeds kept
+//   $fetch_k         INTEGER       candidates asked of each index before filtering
+//   $filter          MAP           {document_ids, source_prefix, meta_pairs, created_after, created_before}
+//   $max_hops        INTEGER       hops to expand, 0..4
+//   $hop_decay       LIST<FLOAT>   decay per hop, index 0 = seeds
+//   $vector_weight   FLOAT         weight of the seed score
+//   $graph_weight    FLOAT         weight of the graph score
+//   $bidirectional   BOOLEAN       also follow incoming edges
+//   $relations       LIST<STRING>  relation kinds to follow (null = all)
+//   $min_weight      FLOAT         edges below this weight are not followed
+//   $top_k           INTEGER       results returned
+// returns: chunk MAP, title STRING, score FLOAT, hop INTEGER, seed_score FLOAT, vector_score FLOAT, keyword_score FLOAT, via MAP
+// browser: :params {namespace: 'default', embedding: [0.1, 0.2], keyword_query: '', keyword_weight: 0.0, rrf_k: 60, seed_top_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: false, relations: null, min_weight: 0.0, top_k: 5}
+CALL db.index.vector.queryNodes('chunk_embedding', $fetch_k, $embedding) YIELD node, score
+WITH node AS c, score
+WHERE c.namespace = $namespace
+  AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
+  AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
+  AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
+  AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
+  AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
+WITH c, score ORDER BY score DESC, c.id LIMIT $seed_top_k
+WITH collect({c: c, score: score}) AS vhits
+CALL (vhits) {
+  UNWIND CASE WHEN size(vhits) >= $seed_top_k THEN vhits ELSE [] END AS h
+  RETURN h.c AS c, h.score AS score
+  UNION
+  UNWIND CASE WHEN size(vhits) < $seed_top_k THEN [1] ELSE [] END AS exact
+  MATCH (c:Chunk {namespace: $namespace})
+  WHERE c.embedding IS NOT NULL
+    AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
+    AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
+    AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
+    AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
+    AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
+  WITH c, vector.similarity.cosine(c.embedding, $embedding) AS score
+  ORDER BY score DESC, c.id LIMIT $seed_top_k
+  RETURN c, score
+}
+// an aggregation over no rows still yields one row, so no seeds never drops the statement
+WITH c, score ORDER BY score DESC, c.id
+WITH collect({c: c, score: score}) AS vseeds
+CALL () {
+  UNWIND CASE WHEN $keyword_weight > 0 AND $keyword_query <> '' THEN [1] ELSE [] END AS on
+  CALL db.index.fulltext.queryNodes('chunk_content', $keyword_query, {limit: $fetch_k}) YIELD node, score
+  WITH node AS c, score
+  WHERE c.namespace = $namespace
+    AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
+    AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
+    AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
+    AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
+    AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
+  WITH c, score ORDER BY score DESC, c.id LIMIT $seed_top_k
+  RETURN collect({c: c, score: score}) AS kseeds
+}
+// fuse: without keyword seeds this keeps the vector seeds and their cosine scores
+WITH vseeds, kseeds, [h IN vseeds | h.c] AS vnodes, [h IN kseeds | h.c] AS knodes
+UNWIND vnodes + [n IN knodes WHERE NOT n IN vnodes] AS s
+WITH s, vseeds, kseeds, vnodes, knodes,
+     [i IN range(0, size(vnodes) - 1) WHERE vnodes[i] = s][0] AS vrank,
+     [i IN range(0, size(knodes) - 1) WHERE knodes[i] = s][0] AS krank
+WITH s,
+     CASE WHEN vrank IS NULL THEN null ELSE vseeds[vrank].score END AS vector_score,
+     CASE WHEN krank IS NULL THEN null ELSE kseeds[krank].score END AS keyword_score,
+     CASE WHEN size(knodes) = 0
+          THEN vseeds[vrank].score
+          ELSE ($rrf_k + 1) * (
+                 (1 - $keyword_weight) * CASE WHEN vrank IS NULL THEN 0.0 ELSE 1.0 / ($rrf_k + vrank + 1) END
+               + $keyword_weight * CASE WHEN krank IS NULL THEN 0.0 ELSE 1.0 / ($rrf_k + krank + 1) END)
+     END AS seed_score
+ORDER BY seed_score DESC, s.id
+LIMIT $seed_top_k
+WITH collect({c: s, seed_score: seed_score, vector_score: vector_score, keyword_score: keyword_score}) AS seeds
+WITH seeds, [x IN seeds | x.c] AS frontier0
+// hop 1
+CALL (frontier0) {
+  UNWIND CASE WHEN $max_hops >= 1 THEN frontier0 ELSE [] END AS f
+  CALL (f) {
+    MATCH (f)-[r:RELATES_TO]->(n:Chunk) RETURN r, n
+    UNION ALL
+    WITH f WHERE $bidirectional
+    MATCH (f)<-[r:RELATES_TO]-(n:Chunk) RETURN r, n
+  }
+  WITH f, r, n
+  WHERE n.namespace = $namespace AND NOT n IN frontier0
+    AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
+  WITH n, f, r ORDER BY r.weight DESC, f.id, r.relation, r.description
+  WITH n, head(collect({from_chunk_id: f.id, relation: r.relation, weight: r.weight, description: r.description})) AS via
+  RETURN collect({c: n, hop: 1, via: via}) AS hop1
+}
+WITH seeds, hop1, frontier0 + [h IN hop1 | h.c] AS visited1, [h IN hop1 | h.c] AS frontier1
+// hop 2
+CALL (visited1, frontier1) {
+  UNWIND CASE WHEN $max_hops >= 2 THEN frontier1 ELSE [] END AS f
+  CALL (f) {
+    MATCH (f)-[r:RELATES_TO]->(n:Chunk) RETURN r, n
+    UNION ALL
+    WITH f WHERE $bidirectional
+    MATCH (f)<-[r:RELATES_TO]-(n:Chunk) RETURN r, n
+  }
+  WITH f, r, n
+  WHERE n.namespace = $namespace AND NOT n IN visited1
+    AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
+  WITH n, f, r ORDER BY r.weight DESC, f.id, r.relation, r.description
+  WITH n, head(collect({from_chunk_id: f.id, relation: r.relation, weight: r.weight, description: r.description})) AS via
+  RETURN collect({c: n, hop: 2, via: via}) AS hop2
+}
+WITH seeds, hop1 + hop2 AS hits, visited1 + [h IN hop2 | h.c] AS visited2, [h IN hop2 | h.c] AS frontier2
+// hop 3
+CALL (visited2, frontier2) {
+  UNWIND CASE WHEN $max_hops >= 3 THEN frontier2 ELSE [] END AS f
+  CALL (f) {
+    MATCH (f)-[r:RELATES_TO]->(n:Chunk) RETURN r, n
+    UNION ALL
+    WITH f WHERE $bidirectional
+    MATCH (f)<-[r:RELATES_TO]-(n:Chunk) RETURN r, n
+  }
+  WITH f, r, n
+  WHERE n.namespace = $namespace AND NOT n IN visited2
+    AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
+  WITH n, f, r ORDER BY r.weight DESC, f.id, r.relation, r.description
+  WITH n, head(collect({from_chunk_id: f.id, relation: r.relation, weight: r.weight, description: r.description})) AS via
+  RETURN collect({c: n, hop: 3, via: via}) AS hop3
+}
+WITH seeds, hits + hop3 AS hits, visited2 + [h IN hop3 | h.c] AS visited3, [h IN hop3 | h.c] AS frontier3
+// hop 4
+CALL (visited3, frontier3) {
+  UNWIND CASE WHEN $max_hops >= 4 THEN frontier3 ELSE [] END AS f
+  CALL (f) {
+    MATCH (f)-[r:RELATES_TO]->(n:Chunk) RETURN r, n
+    UNION ALL
+    WITH f WHERE $bidirectional
+    MATCH (f)<-[r:RELATES_TO]-(n:Chunk) RETURN r, n
+  }
+  WITH f, r, n
+  WHERE n.namespace = $namespace AND NOT n IN visited3
+    AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
+  WITH n, f, r ORDER BY r.weight DESC, f.id, r.relation, r.description
+  WITH n, head(collect({from_chunk_id: f.id, relation: r.relation, weight: r.weight, description: r.description})) AS via
+  RETURN collect({c: n, hop: 4, via: via}) AS hop4
+}
+WITH [x IN seeds | {c: x.c, hop: 0, via: null, seed_score: x.seed_score, vector_score: x.vector_score,
+                    keyword_score: x.keyword_score,
+                    score: $vector_weight * x.seed_score + $graph_weight * 1.0}]
+   + [h IN hits + hop4 | {c: h.c, hop: h.hop, via: h.via, seed_score: null, vector_score: null, keyword_score: null,
+                          score: $graph_weight * h.via.weight
+                                 * $hop_decay[CASE WHEN h.hop < size($hop_decay) THEN h.hop ELSE size($hop_decay) - 1 END]}]
+   AS scored
+UNWIND scored AS x
+WITH x ORDER BY x.score DESC, x.c.id LIMIT $top_k
+WITH x, x.c AS c
+OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)
+RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata, .source, .created_at} AS chunk,
+       d.title AS title, x.score AS score, x.hop AS hop, x.seed_score AS seed_score,
+       x.vector_score AS vector_score, x.keyword_score AS keyword_score, x.via AS via
+ORDER BY score DESC, chunk.id

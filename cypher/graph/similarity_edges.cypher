@@ -1,0 +1,29 @@
+// similar_to edges that need no LLM: for each given chunk, its nearest embedded chunks of the
+// namespace (vector index) whose cosine is at least $threshold, at most $top_k per chunk,
+// weight = cosine. Optionally only across documents.
+// mode: write
+// params:
+//   $namespace        STRING        tenant
+//   $ids              LIST<STRING>  chunks to link from
+//   $top_k            INTEGER       neighbours per chunk
+//   $fetch_k          INTEGER       candidates asked of the vector index per chunk
+//   $threshold        FLOAT         minimum cosine in [-1, 1]
+//   $cross_document   BOOLEAN       only link chunks of different documents
+// returns: stored INTEGER
+// browser: :params {namespace: 'default', ids: ['c1'], top_k: 3, fetch_k: 20, threshold: 0.75, cross_document: false}
+UNWIND $ids AS id
+MATCH (s:Chunk {id: id})
+WHERE s.namespace = $namespace AND s.embedding IS NOT NULL
+CALL (s) {
+  CALL db.index.vector.queryNodes('chunk_embedding', $fetch_k, s.embedding) YIELD node, score
+  WITH node AS t, 2 * score - 1 AS cosine
+  WHERE t <> s AND t.namespace = $namespace AND cosine >= $threshold
+    AND (NOT $cross_document OR t.document_id <> s.document_id)
+  RETURN t, cosine ORDER BY cosine DESC, t.id LIMIT $top_k
+}
+WITH s, t, CASE WHEN cosine > 1.0 THEN 1.0 ELSE cosine END AS weight
+MERGE (s)-[r:RELATES_TO {relation: 'similar_to'}]->(t)
+ON CREATE SET r.id = 'sim_' + s.id + '_' + t.id, r.weight = weight, r.origin = 'similarity',
+              r.description = 'cosine similarity ' + toString(round(weight, 3)), r.namespace = $namespace
+ON MATCH SET r.weight = CASE WHEN weight > r.weight THEN weight ELSE r.weight END
+RETURN count(r) AS stored

@@ -1,0 +1,355 @@
+"""Entity and relationship extraction with a chat model (GraphRAG / WriterOS style).
+
+Chunks are sent in batches; the model answers with JSON::
+
+    {"entities": [{"name", "type", "description", "chunk_ids": [...]}],
+     "relationships": [{"source", "target", "type", "strength", "description"}]}
+
+Nothing the model says is trusted. Validation mirrors the chunk-edge rules:
+
+- an entity whose name is empty once normalised is dropped (``empty_name``);
+- chunk ids not in the batch are dropped (``unknown_chunk``); an entity left with none is
+  grounded by a whole-word search of its name in the batch's chunks, and dropped if that finds
+  nothing either (``ungrounded``) -- every entity must be mentioned by some chunk;
+- a relationship endpoint must name an entity extracted in the same batch or one of the
+  ``known_entities`` (``unknown_endpoint``); a relation of an entity to itself is dropped
+  (``self_relation``); a strength that is not a number in [0, 1] is dropped (``bad_strength``);
+  a missing strength counts as 1.0, GraphRAG's default weight;
+- a batch whose call fails or whose reply is not the JSON above is logged at WARNING and
+  skipped (``failed_batch``); the other batches still count.
+
+Batches run on ``workers`` threads; results are merged in batch order (see
+``kgrag_neo4j.entities.model``), so the output does not depend on thread timing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import unicodedata
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Iterable, Mapping, Protocol, Sequence
+
+from ..errors import ConfigurationError, KgragError, ProviderResponseError
+from ..protocols import ChatProvider
+from .model import (
+    Entity,
+    EntityMention,
+    EntityRelation,
+    ExtractionResult,
+    finite_unit,
+    merge_results,
+    normalise_name,
+)
+
+__all__ = ["DEFAULT_ENTITY_TYPES", "LLMEntityExtractor", "TextUnit", "parse_json_reply"]
+
+DEFAULT_ENTITY_TYPES = ("PERSON", "ORGANIZATION", "LOCATION", "EVENT", "CONCEPT", "OTHER")
+
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
+_SPACES = re.compile(r"\s+")
+_NON_WORD = re.compile(r"[^0-9A-Za-z]+")
+
+
+class TextUnit(Protocol):
+    """What the extractors read: ``kgrag_neo4j.types.Chunk`` satisfies it."""
+
+    id: str
+    content: str
+
+
+def parse_json_reply(text: str) -> Any:
+    """Parse a model's JSON reply, tolerating ```json fences and prose around the JSON.
+
+    Raises ``ProviderResponseError`` (with an excerpt) when no JSON value can be found.
+    """
+    if not isinstance(text, str):
+        raise ProviderResponseError(f"expected a text reply, got {type(text).__name__}")
+    fenced = _FENCE.search(text)
+    body = (fenced.group(1) if fenced else text).strip()
+    try:
+        return json.loads(body)
+    except ValueError:
+        pass
+    # Prose before or after the JSON: take the widest {...} or [...] span.
+    for open_, close in (("{", "}"), ("[", "]")):
+        start, end = body.find(open_), body.rfind(close)
+        if 0 <= start < end:
+            try:
+                return json.loads(body[start : end + 1])
+            except ValueError:
+                continue
+    excerpt = text.strip().replace("\n", " ")[:120]
+    raise ProviderResponseError(f"the model's reply is not JSON: {excerpt!r}")
+
+
+def _fold(text: str) -> str:
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold())
+
+
+def _count_mentions(folded_content: str, key: str) -> int:
+    if not key:
+        return 0
+    return len(re.findall(r"(?<!\w)" + re.escape(key) + r"(?!\w)", folded_content))
+
+
+def _relation_type(value: Any) -> str:
+    text = value if isinstance(value, str) else ""
+    text = _NON_WORD.sub("_", unicodedata.normalize("NFKC", text)).strip("_").upper()
+    return text or "RELATED_TO"
+
+
+_SYSTEM_PROMPT = """\
+You extract a knowledge graph from text.
+Answer with JSON only, exactly of this form:
+{{"entities": [{{"name": "...", "type": "...", "description": "...", "chunk_ids": ["..."]}}],
+ "relationships": [{{"source": "...", "target": "...", "type": "...", "strength": 0.0,
+                    "description": "..."}}]}}
+Rules:
+- name: the entity as written in the text (people, organizations, places, events, concepts).
+- type: one of {types}, or a more specific UPPER_SNAKE_CASE type.
+- description: one sentence about the entity, from the text only.
+- chunk_ids: the ids of the chunks (the [chunk_id: ...] headers) that mention the entity.
+- relationships only between entity names you listed (or the known entities given);
+  type is a short UPPER_SNAKE_CASE label (ALLY, WORKS_FOR, LOCATED_IN, ...);
+  strength is a number from 0 (weak) to 1 (strong).
+- never relate an entity to itself; do not invent facts that are not in the text."""
+
+_JSON_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "entities": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "type": {"type": "string"},
+                    "description": {"type": "string"},
+                    "chunk_ids": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["name", "type", "description", "chunk_ids"],
+            },
+        },
+        "relationships": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "source": {"type": "string"},
+                    "target": {"type": "string"},
+                    "type": {"type": "string"},
+                    "strength": {"type": "number"},
+                    "description": {"type": "string"},
+                },
+                "required": ["source", "target", "type", "strength"],
+            },
+        },
+    },
+    "required": ["entities", "relationships"],
+}
+
+
+class LLMEntityExtractor:
+    """Extract entities and relationships from chunks with a ``ChatProvider``.
+
+    ``batch_size`` chunks go into one prompt; ``workers`` prompts run at once. Entity ids are
+    ``entity_id(namespace, name, type)``, so a name found in several batches, chunks or
+    documents merges into one entity. ``known_entities`` (passed to ``extract``) are entities
+    already in the graph that relationships may point to.
+    """
+
+    def __init__(
+        self,
+        chat: ChatProvider,
+        *,
+        batch_size: int = 5,
+        workers: int = 3,
+        logger: logging.Logger | None = None,
+        namespace: str = "default",
+        entity_types: Sequence[str] = DEFAULT_ENTITY_TYPES,
+        max_known_in_prompt: int = 50,
+    ) -> None:
+        if not callable(getattr(chat, "chat", None)):
+            raise ConfigurationError("LLMEntityExtractor needs a ChatProvider (an object with .chat())")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigurationError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ConfigurationError(f"workers must be a positive integer, got {workers!r}")
+        self.chat = chat
+        self.batch_size = batch_size
+        self.workers = workers
+        self.namespace = namespace
+        self.entity_types = tuple(entity_types)
+        self.max_known_in_prompt = max_known_in_prompt
+        self.logger = logger or logging.getLogger(__name__)
+
+    def extract(
+        self, chunks: Iterable[TextUnit], *, known_entities: Iterable[Entity] = ()
+    ) -> ExtractionResult:
+        """Entities, relations and mentions of ``chunks``, duplicates merged."""
+        units = [c for c in chunks if (getattr(c, "content", "") or "").strip()]
+        known: dict[str, Entity] = {}
+        for e in known_entities:
+            known.setdefault(normalise_name(e.name), e)
+        batches = [units[i : i + self.batch_size] for i in range(0, len(units), self.batch_size)]
+        if not batches:
+            return ExtractionResult()
+        if self.workers == 1 or len(batches) == 1:
+            parts = [self._run_batch(b, known) for b in batches]
+        else:
+            with ThreadPoolExecutor(
+                max_workers=min(self.workers, len(batches)), thread_name_prefix="kgrag-entities"
+            ) as pool:
+                parts = list(pool.map(lambda b: self._run_batch(b, known), batches))
+        return merge_results(parts)
+
+    # -- one batch --------------------------------------------------------------------------
+
+    def messages(
+        self, batch: Sequence[TextUnit], known: Mapping[str, Entity] | None = None
+    ) -> list[dict[str, str]]:
+        """The prompt for one batch (public so callers can inspect or log it)."""
+        system = _SYSTEM_PROMPT.format(types=", ".join(self.entity_types))
+        parts = [f"[chunk_id: {c.id}]\n{c.content.strip()}" for c in batch]
+        user = "Chunks:\n\n" + "\n\n".join(parts)
+        if known:
+            names = sorted(e.name for e in known.values())[: self.max_known_in_prompt]
+            user += "\n\nKnown entities you may relate to: " + "; ".join(names)
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def _run_batch(self, batch: Sequence[TextUnit], known: Mapping[str, Entity]) -> ExtractionResult:
+        ids = [c.id for c in batch]
+        try:
+            # Any failure of the provider call, whatever its type, costs one batch only.
+            try:
+                reply = self.chat.chat(self.messages(batch, known), json_schema=_JSON_SCHEMA)
+            except KgragError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - third-party provider code
+                raise ProviderResponseError(f"chat call failed: {exc!r}") from exc
+            data = parse_json_reply(reply)
+            if not isinstance(data, dict):
+                raise ProviderResponseError("the reply is JSON but not an object")
+            return self.validate(data, batch, known)
+        except KgragError as exc:
+            self.logger.warning("entity extraction batch %s skipped: %s", ids, exc)
+            return ExtractionResult(dropped={"failed_batch": 1})
+
+    def validate(
+        self, data: Mapping[str, Any], batch: Sequence[TextUnit], known: Mapping[str, Entity] | None = None
+    ) -> ExtractionResult:
+        """Apply the validation rules (module docstring) to one parsed reply. ``known`` maps
+        normalised names to entities relationships may point to."""
+        known = known or {}
+        dropped: dict[str, int] = {}
+
+        def drop(reason: str, n: int = 1) -> None:
+            dropped[reason] = dropped.get(reason, 0) + n
+
+        raw_entities = data.get("entities", [])
+        raw_relations = data.get("relationships", data.get("relations", []))
+        if not isinstance(raw_entities, list) or not isinstance(raw_relations, list):
+            raise ProviderResponseError("'entities' and 'relationships' must be JSON arrays")
+
+        order = {c.id: i for i, c in enumerate(batch)}
+        folded = {c.id: _fold(c.content) for c in batch}
+        by_key: dict[str, Entity] = {}
+        entities: list[Entity] = []
+        mentions: list[EntityMention] = []
+
+        for item in raw_entities:
+            if not isinstance(item, dict):
+                drop("malformed")
+                continue
+            name = item.get("name")
+            name = _SPACES.sub(" ", name).strip() if isinstance(name, str) else ""
+            key = normalise_name(name)
+            if not key:
+                drop("empty_name")
+                continue
+            claimed = item.get("chunk_ids") or []
+            if isinstance(claimed, str):
+                claimed = [claimed]
+            if not isinstance(claimed, list):
+                claimed = []
+            chunk_ids: list[str] = []
+            for cid in claimed:
+                if isinstance(cid, str) and cid in order:
+                    if cid not in chunk_ids:
+                        chunk_ids.append(cid)
+                else:
+                    drop("unknown_chunk")
+            if not chunk_ids:
+                chunk_ids = [cid for cid in order if _count_mentions(folded[cid], key) > 0]
+            if not chunk_ids:
+                drop("ungrounded")
+                continue
+            chunk_ids.sort(key=order.__getitem__)
+            type_ = item.get("type") if isinstance(item.get("type"), str) else None
+            description = item.get("description")
+            entity = Entity.create(
+                name,
+                type_,
+                namespace=self.namespace,
+                description=description.strip() if isinstance(description, str) else "",
+                source_chunk_id=chunk_ids[0],
+            )
+            by_key.setdefault(key, entity)
+            entities.append(entity)
+            for cid in chunk_ids:
+                # The model says the chunk mentions it even if the spelling differs: at least 1.
+                count = max(1, _count_mentions(folded[cid], key))
+                mentions.append(EntityMention(cid, entity.id, count))
+
+        relations: list[EntityRelation] = []
+        for item in raw_relations:
+            if not isinstance(item, dict):
+                drop("malformed")
+                continue
+            src, dst = item.get("source"), item.get("target")
+            src_e = self._resolve(src, by_key, known)
+            dst_e = self._resolve(dst, by_key, known)
+            if src_e is None or dst_e is None:
+                drop("unknown_endpoint")
+                continue
+            if src_e.id == dst_e.id:
+                drop("self_relation")
+                continue
+            raw_strength = item.get("strength", item.get("weight"))
+            strength = 1.0 if raw_strength is None else finite_unit(raw_strength)
+            if strength is None:
+                drop("bad_strength")
+                continue
+            description = item.get("description")
+            relations.append(
+                EntityRelation(
+                    source_id=src_e.id,
+                    target_id=dst_e.id,
+                    type=_relation_type(item.get("type")),
+                    weight=strength,
+                    description=description.strip() if isinstance(description, str) else "",
+                )
+            )
+
+        # merge_results folds duplicates inside the batch by the same rules as across batches.
+        return merge_results(
+            [
+                ExtractionResult(
+                    entities=tuple(entities),
+                    relations=tuple(relations),
+                    mentions=tuple(mentions),
+                    dropped=dropped,
+                )
+            ]
+        )
+
+    @staticmethod
+    def _resolve(name: Any, by_key: Mapping[str, Entity], known: Mapping[str, Entity]) -> Entity | None:
+        if not isinstance(name, str):
+            return None
+        key = normalise_name(name)
+        if not key:
+            return None
+        return by_key.get(key) or known.get(key)

@@ -1,0 +1,476 @@
+"""Deterministic entity extraction without a model: proper-noun phrases and co-occurrence."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from ..errors import ConfigurationError
+from .extract_llm import TextUnit
+from .model import (
+    Entity,
+    EntityMention,
+    EntityRelation,
+    ExtractionResult,
+    entity_id,
+    normalise_name,
+)
+
+__all__ = ["CO_OCCURS", "OfflineEntityExtractor", "cooccurrence_weight"]
+
+CO_OCCURS = "CO_OCCURS"
+
+
+def cooccurrence_weight(count: int) -> float:
+    """``count / (count + 1)``: 1 shared window -> 0.5, 2 -> 0.67, 9 -> 0.9; never 1.
+
+    It needs no corpus-wide normaliser, so a pair's weight does not change when unrelated
+    documents are added.
+    """
+    return count / (count + 1.0)
+
+
+# --- word lists (lower case) --------------------------------------------------------------
+
+# Capitalised only because they open a sentence (or a title): never an entity on their own.
+_STOPWORDS = frozenset(
+    """a an the this that these those he she it they we i you his her its their our my your him
+    them us me in on at by for from with without of to into onto after before during while when
+    where why how what which who whom whose if but and or nor so yet as because although though
+    since until unless then there here now later soon also however meanwhile still once some
+    many most all both each every few several such no not yes one two three four five first
+    second third last next another other only even just finally perhaps today yesterday
+    tomorrow tonight between among over under above below through about against within upon
+    despite do does did is was are were be been being has have had can could will would should
+    may might must let lets let's please thus hence therefore instead indeed again always never
+    sometimes often chapter part section table figure note see ok oh well yes dear""".split()
+)
+_MONTHS_DAYS = frozenset(
+    """january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday""".split()
+)
+# Lower-case words allowed *inside* a name: "University of Oxford", "Ludwig van Beethoven".
+_CONNECTORS = frozenset("of de von van der den da del della di du la le the y bin al".split())
+# Titles before a name: a PERSON cue; stripped from the name so "King Robert Baratheon" and
+# "Robert Baratheon" are one entity. "Lord of X" makes X a LOCATION.
+_HONORIFICS = frozenset(
+    """mr mrs ms miss mx dr prof professor sir dame lord lady king queen prince princess ser
+    president senator general captain capt colonel col lieutenant lt sergeant sgt judge maester
+    emperor empress duke duchess baron baroness pope bishop rev reverend mayor governor gov
+    chancellor archbishop cardinal""".split()
+)
+_LOCATION_PREPOSITIONS = frozenset("in near inside outside across throughout within".split())
+_ORG_WORDS = frozenset(
+    """university college institute institution school academy inc incorporated corp
+    corporation company co ltd llc plc gmbh ag sa group bank agency association society council
+    committee department ministry foundation party church club team union organization
+    organisation commission court army navy press labs laboratory laboratories hospital museum
+    house order guild brotherhood watch federation league fund trust bureau office
+    parliament senate congress""".split()
+)
+_LOCATION_WORDS = frozenset(
+    """river mountain mountains mount mt lake sea ocean island isle islands isles valley city county
+    street st road avenue bay coast desert forest kingdom republic province state states park
+    bridge castle hill hills gulf peninsula canyon falls harbor harbour port fort square village
+    town region district empire continent""".split()
+)
+_LOCATION_FIRST = frozenset("new north south east west upper lower northern southern eastern western".split())
+_SUFFIXES_PERSON = frozenset("jr sr ii iii iv".split())
+# Words before a "." that do not end a sentence.
+_ABBREVIATIONS = _HONORIFICS | frozenset(
+    "st jr sr mt ft inc ltd co corp vs etc no fig e.g i.e al approx dept est univ".split()
+)
+
+_TOKEN = re.compile(r"[^\W_](?:[\w&'\u2019-]*[^\W_])?")
+_SENTENCE_END = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*\s+|\n\s*\n")
+_NAME_GAP = re.compile(r"[ \t\u00a0]+")
+_TITLE_GAP = re.compile(r"\.?[ \t\u00a0]+")
+_YEAR = re.compile(r"(?<!\w)(?<!\d[.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
+_SPACES = re.compile(r"\s+")
+_POSSESSIVE = ("'s", "\u2019s")
+
+
+def _split_sentences(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.group(0).lstrip().startswith("."):
+            before = text[start : m.start()].rsplit(None, 1)
+            word = before[-1].lower() if before else ""
+            # "Mr. Stark", "e.g. this", "George R. Martin": the dot ends a word, not a sentence.
+            if word.rstrip(".") in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+                continue
+        end = m.start() + len(m.group(0).rstrip())
+        if text[start:end].strip():
+            spans.append((start, end))
+        start = m.end()
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    return spans
+
+
+@dataclass(slots=True)
+class _Occurrence:
+    chunk_index: int
+    sentence_index: int
+    position: int
+
+
+@dataclass(slots=True)
+class _Candidate:
+    name: str
+    occurrences: list[_Occurrence] = field(default_factory=list)
+    person_cues: int = 0
+    location_cues: int = 0
+    date: bool = False
+    non_initial: bool = False  # seen somewhere other than as a lone sentence-initial word
+
+
+def _is_acronym(token: str) -> bool:
+    letters = [c for c in token if c.isalpha()]
+    return len(letters) >= 2 and all(c.isupper() for c in letters)
+
+
+def _is_capitalised(token: str) -> bool:
+    return token[0].isupper()
+
+
+class OfflineEntityExtractor:
+    """Entities from capitalisation, types from cue words, relations from co-occurrence.
+
+    What it finds:
+
+    - proper-noun phrases: runs of capitalised words separated by spaces only, with lower-case
+      connectors inside ("University of Oxford", "Ludwig van Beethoven", "Bank of the West")
+      and possessives joining a following name ("King's Landing"); a trailing possessive is
+      cut ("Ned Stark's" -> "Ned Stark");
+    - acronyms ("NASA", "AT&T");
+    - leading stopwords and titles are cut ("When Ned Stark" -> "Ned Stark",
+      "King Robert Baratheon" -> "Robert Baratheon");
+    - a lone capitalised word that opens a sentence counts only if the same word is also
+      found capitalised elsewhere (in the same ``extract`` call) or is an acronym, so
+      "Winter is coming." adds nothing;
+    - with ``include_dates``, years 1000-2099 as ``DATE`` entities.
+
+    Types: ``ORGANIZATION`` for organisation words in the name (University, Inc, Bank, House,
+    ...) or an acronym; ``LOCATION`` for place words (River, Mount, City, ...) or a first word
+    like New/North; then ``PERSON`` if some mention follows a title (Mr., Lord, King, ...);
+    ``LOCATION`` if some mention follows "in/near/across/..." or is "Lord of X"; ``PERSON``
+    for any other name of two or more capitalised words without "of"/"the" ("Ludwig van
+    Beethoven" yes, "Game of Thrones" and "King's Landing" no); ``OTHER`` for the rest. Entities
+    passed as ``known_entities`` keep their own type and id.
+
+    Mentions: per chunk, the number of occurrences of the phrase; only the
+    ``max_entities_per_chunk`` most frequent entities of a chunk are kept, and an entity with
+    fewer than ``min_mentions`` mentions in the whole call is dropped. The description is the
+    first sentence that mentions the entity.
+
+    Relations: one ``CO_OCCURS`` relation per pair of entities sharing a window (a chunk, or
+    a sentence with ``window="sentence"``), weight ``count / (count + 1)`` where ``count`` is
+    the number of shared windows; endpoints are ordered by id (the relation is symmetric).
+
+    What it cannot do: a common word opening a sentence and followed by a connector joins the
+    name ("Shares of Acme Inc fell." gives "Shares of Acme Inc"); pronouns and partial names ("he", "Ned" vs "Ned Stark" are not linked;
+    "Stark" is its own entity), lower-case or all-lower-case text, names broken by punctuation
+    or line breaks ("George R. R. Martin" becomes "George" and "Martin"), nested names, and
+    any semantics: a type is a guess from cue words, and the same name may get different
+    types in two calls that see different cues (pass ``known_entities`` to pin them).
+    """
+
+    def __init__(
+        self,
+        *,
+        min_mentions: int = 1,
+        max_entities_per_chunk: int = 20,
+        window: str = "chunk",
+        namespace: str = "default",
+        include_dates: bool = False,
+        min_cooccurrence: int = 1,
+        description_chars: int = 300,
+    ) -> None:
+        for label, value in (
+            ("min_mentions", min_mentions),
+            ("max_entities_per_chunk", max_entities_per_chunk),
+            ("min_cooccurrence", min_cooccurrence),
+            ("description_chars", description_chars),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigurationError(f"{label} must be a positive integer, got {value!r}")
+        if window not in ("chunk", "sentence"):
+            raise ConfigurationError(f"window must be 'chunk' or 'sentence', got {window!r}")
+        self.min_mentions = min_mentions
+        self.max_entities_per_chunk = max_entities_per_chunk
+        self.window = window
+        self.namespace = namespace
+        self.include_dates = include_dates
+        self.min_cooccurrence = min_cooccurrence
+        self.description_chars = description_chars
+
+    # -- public -----------------------------------------------------------------------------
+
+    def extract(
+        self, chunks: Iterable[TextUnit], *, known_entities: Iterable[Entity] = ()
+    ) -> ExtractionResult:
+        units = list(chunks)
+        known: dict[str, Entity] = {}
+        for e in known_entities:
+            known.setdefault(normalise_name(e.name), e)
+
+        candidates: dict[str, _Candidate] = {}
+        sentences: list[list[tuple[int, int]]] = []
+        for ci, unit in enumerate(units):
+            text = unit.content or ""
+            spans = _split_sentences(text)
+            sentences.append(spans)
+            for si, (start, end) in enumerate(spans):
+                self._scan_sentence(text, start, end, ci, si, candidates)
+
+        accepted = {
+            key: c
+            for key, c in candidates.items()
+            if c.non_initial or c.date or _is_acronym(c.name) or key in known
+        }
+
+        # Mentions per chunk, trimmed to the most frequent entities of each chunk.
+        per_chunk: list[dict[str, list[_Occurrence]]] = [{} for _ in units]
+        for key, c in accepted.items():
+            for occ in c.occurrences:
+                per_chunk[occ.chunk_index].setdefault(key, []).append(occ)
+        for ci, found in enumerate(per_chunk):
+            if len(found) > self.max_entities_per_chunk:
+                ranked = sorted(found, key=lambda k: (-len(found[k]), found[k][0].position))
+                per_chunk[ci] = {k: found[k] for k in ranked[: self.max_entities_per_chunk]}
+
+        totals: dict[str, int] = {}
+        for found in per_chunk:
+            for key, occs in found.items():
+                totals[key] = totals.get(key, 0) + len(occs)
+        kept = {k for k, n in totals.items() if n >= self.min_mentions}
+
+        # Entities in order of first appearance.
+        entities: dict[str, Entity] = {}
+        for ci, found in enumerate(per_chunk):
+            for key, occs in sorted(found.items(), key=lambda kv: kv[1][0].position):
+                if key not in kept or key in entities:
+                    continue
+                entities[key] = self._make_entity(key, accepted[key], known, units, sentences, ci, occs[0])
+
+        mentions = [
+            EntityMention(units[ci].id, entities[key].id, len(occs))
+            for ci, found in enumerate(per_chunk)
+            for key, occs in sorted(found.items(), key=lambda kv: kv[1][0].position)
+            if key in entities
+        ]
+        relations = self._cooccurrences(per_chunk, entities)
+        return ExtractionResult(
+            entities=tuple(entities.values()), relations=tuple(relations), mentions=tuple(mentions)
+        )
+
+    # -- scanning ---------------------------------------------------------------------------
+
+    def _scan_sentence(
+        self,
+        text: str,
+        start: int,
+        end: int,
+        ci: int,
+        si: int,
+        candidates: dict[str, _Candidate],
+    ) -> None:
+        tokens = [(m.start(), m.end(), m.group(0)) for m in _TOKEN.finditer(text, start, end)]
+        i = 0
+        n = len(tokens)
+        while i < n:
+            if not _is_capitalised(tokens[i][2]):
+                i += 1
+                continue
+            # Grow a run of capitalised words (connectors allowed between them).
+            run = [i]
+            j = i + 1
+            while j < n:
+                # j is always the token right after the run's last word.
+                if not self._joined(text, tokens, j):
+                    break
+                if tokens[j - 1][2].endswith(_POSSESSIVE) and not _is_capitalised(tokens[j][2]):
+                    break
+                if _is_capitalised(tokens[j][2]):
+                    run.append(j)
+                    j += 1
+                    continue
+                # Connectors join only if a capitalised word follows them directly.
+                k = j
+                while k < n and tokens[k][2] in _CONNECTORS and self._joined(text, tokens, k):
+                    k += 1
+                if k > j and k < n and _is_capitalised(tokens[k][2]) and self._joined(text, tokens, k):
+                    run.extend(range(j, k + 1))
+                    j = k + 1
+                    continue
+                break
+            self._add_run(text, tokens, run, i == 0, ci, si, candidates)
+            i = run[-1] + 1
+        if self.include_dates:
+            for m in _YEAR.finditer(text, start, end):
+                c = candidates.setdefault(m.group(1), _Candidate(name=m.group(1), date=True))
+                c.occurrences.append(_Occurrence(ci, si, m.start()))
+
+    @staticmethod
+    def _joined(text: str, tokens: Sequence[tuple[int, int, str]], k: int) -> bool:
+        """Whether token ``k`` follows token ``k - 1`` after spaces only (no punctuation)."""
+        return _NAME_GAP.fullmatch(text, tokens[k - 1][1], tokens[k][0]) is not None
+
+    def _add_run(
+        self,
+        text: str,
+        tokens: Sequence[tuple[int, int, str]],
+        run: list[int],
+        sentence_initial: bool,
+        ci: int,
+        si: int,
+        candidates: dict[str, _Candidate],
+    ) -> None:
+        words = [tokens[k][2] for k in run]
+        person = location = False
+        # Context just before the run: "Mr. Smith", "in Winterfell", "in the North".
+        first = run[0]
+        if first > 0:
+            prev = tokens[first - 1]
+            gap_ok = _TITLE_GAP.fullmatch(text, prev[1], tokens[first][0]) is not None
+            if gap_ok and prev[2].lower() in _HONORIFICS:
+                person = True
+            prev1 = prev[2].lower()
+            prev2 = tokens[first - 2][2].lower() if first > 1 else ""
+            if prev1 in _LOCATION_PREPOSITIONS or (prev1 == "the" and prev2 in _LOCATION_PREPOSITIONS):
+                location = True
+        stripped = 0
+        while words:
+            w = words[0].lower()
+            if w in _HONORIFICS:
+                if len(words) > 1 and words[1] == "of":
+                    location = True  # "Lord of Winterfell": a domain, not a person
+                else:
+                    person = True
+            elif w in _LOCATION_PREPOSITIONS:
+                location = True
+            elif not (w in _STOPWORDS or w in _CONNECTORS):
+                break
+            words.pop(0)
+            stripped += 1
+        while words and words[-1] in _CONNECTORS:
+            words.pop()
+        if not words:
+            return
+        if words[-1].endswith(_POSSESSIVE):
+            words[-1] = words[-1][:-2]
+        if words and words[-1].lower().rstrip(".") in _SUFFIXES_PERSON and len(words) > 1:
+            person = True
+        if len(words) == 1:
+            w = words[0].lower()
+            if w in _STOPWORDS or w in _MONTHS_DAYS or len(words[0]) < 2 or w in _HONORIFICS:
+                return
+        name = " ".join(words)
+        key = normalise_name(name)
+        if not key:
+            return
+        cand = candidates.get(key)
+        if cand is None:
+            cand = candidates[key] = _Candidate(name=name)
+        lone_initial = sentence_initial and stripped == 0 and len(words) == 1
+        if not lone_initial:
+            cand.non_initial = True
+        cand.person_cues += person
+        cand.location_cues += location
+        cand.occurrences.append(_Occurrence(ci, si, tokens[run[0]][0]))
+
+    # -- assembling -------------------------------------------------------------------------
+
+    def _type_of(self, cand: _Candidate) -> str:
+        if cand.date:
+            return "DATE"
+        words = [w.lower().rstrip(".") for w in cand.name.split()]
+        if any(w in _ORG_WORDS for w in words) or (len(words) == 1 and _is_acronym(cand.name)):
+            return "ORGANIZATION"
+        if any(w in _LOCATION_WORDS for w in words) or (len(words) > 1 and words[0] in _LOCATION_FIRST):
+            return "LOCATION"
+        if cand.person_cues:
+            return "PERSON"
+        if cand.location_cues:
+            return "LOCATION"
+        # "Ludwig van Beethoven" reads as a person; "Game of Thrones" does not.
+        # A possessive inside ("King's Landing", "Robert's Rebellion") is a place or an event.
+        if len(words) > 1 and not any(w in ("of", "the") or w.endswith(_POSSESSIVE) for w in words):
+            return "PERSON"
+        return "OTHER"
+
+    def _make_entity(
+        self,
+        key: str,
+        cand: _Candidate,
+        known: dict[str, Entity],
+        units: Sequence[TextUnit],
+        sentences: Sequence[Sequence[tuple[int, int]]],
+        ci: int,
+        occ: _Occurrence,
+    ) -> Entity:
+        start, end = sentences[ci][occ.sentence_index]
+        description = _SPACES.sub(" ", units[ci].content[start:end]).strip()
+        if len(description) > self.description_chars:
+            description = description[: self.description_chars - 1].rstrip() + "\u2026"
+        if key in known:
+            k = known[key]
+            return Entity(
+                id=k.id,
+                name=k.name,
+                type=k.type,
+                description=description,
+                source_chunk_id=units[ci].id,
+                namespace=k.namespace,
+            )
+        type_ = self._type_of(cand)
+        return Entity(
+            id=entity_id(self.namespace, cand.name, type_),
+            name=cand.name,
+            type=type_,
+            description=description,
+            source_chunk_id=units[ci].id,
+            namespace=self.namespace,
+        )
+
+    def _cooccurrences(
+        self, per_chunk: Sequence[dict[str, list[_Occurrence]]], entities: dict[str, Entity]
+    ) -> list[EntityRelation]:
+        counts: dict[tuple[str, str], int] = {}
+        for found in per_chunk:
+            if self.window == "chunk":
+                windows = [[k for k in found if k in entities]]
+            else:
+                by_sentence: dict[int, list[str]] = {}
+                for key, occs in found.items():
+                    if key not in entities:
+                        continue
+                    for si in {o.sentence_index for o in occs}:
+                        by_sentence.setdefault(si, []).append(key)
+                windows = [by_sentence[s] for s in sorted(by_sentence)]
+            for keys in windows:
+                ids = sorted({entities[k].id for k in keys})
+                for a in range(len(ids)):
+                    for b in range(a + 1, len(ids)):
+                        pair = (ids[a], ids[b])
+                        counts[pair] = counts.get(pair, 0) + 1
+        by_id = {e.id: e for e in entities.values()}
+        unit = "chunk" if self.window == "chunk" else "sentence"
+        out = []
+        for (a, b), n in sorted(counts.items()):
+            if n < self.min_cooccurrence:
+                continue
+            out.append(
+                EntityRelation(
+                    source_id=a,
+                    target_id=b,
+                    type=CO_OCCURS,
+                    weight=cooccurrence_weight(n),
+                    description=f"{by_id[a].name} and {by_id[b].name} appear together in {n} {unit}{'s' if n != 1 else ''}",
+                    metadata={"count": n, "window": self.window},
+                )
+            )
+        return out

@@ -1,0 +1,508 @@
+"""Chunk-to-chunk edges of one document (seed 000, "How Graph Extraction Works").
+
+Three sources, each producing :class:`~kgrag_neo4j.types.ChunkEdge` values:
+
+- sequence edges: consecutive chunks of one parent group, weight 1.0, no model needed;
+- LLM edges: batches of chunks sent to a :class:`~kgrag_neo4j.protocols.ChatProvider`,
+  answers parsed and validated edge by edge;
+- similarity edges: ``similar_to`` to the nearest chunks by cosine (for one document's
+  embeddings; whole-corpus similarity runs in the database elsewhere).
+
+Then :func:`dedupe_edges` and :func:`prune_edges`. Everything here is pure except the chat
+calls made by :func:`extract_llm_edges`; nothing touches the store.
+
+Graceful degradation follows the seed: a failing batch (provider error or an answer that is
+not JSON) is logged at WARNING and skipped; an invalid edge inside a valid answer is dropped
+and the others kept. Extraction never makes ingestion fail.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence, TypeVar
+
+import numpy as np
+
+from ..errors import ConfigurationError, DimensionMismatchError, InputError, ProviderResponseError
+from ..protocols import ChatProvider
+from ..types import Chunk, ChunkEdge, RelationType
+
+__all__ = [
+    "EDGE_RESPONSE_SCHEMA",
+    "IngestGraphOptions",
+    "RELATION_MEANINGS",
+    "build_document_edges",
+    "build_edge_prompt",
+    "build_sequence_edges",
+    "dedupe_edges",
+    "extract_llm_edges",
+    "make_batches",
+    "parse_edges",
+    "prune_edges",
+    "similarity_edges",
+]
+
+_log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+RELATION_MEANINGS: Mapping[RelationType, str] = {
+    RelationType.REFERENCES: "the source cites or mentions content from the target",
+    RelationType.ELABORATES: "the source gives more detail on the target's topic",
+    RelationType.DEPENDS_ON: "the source assumes knowledge explained in the target",
+    RelationType.CONTRADICTS: "the source conflicts with the target",
+    RelationType.PART_OF: "the source is a component or subset of the target",
+    RelationType.SIMILAR_TO: "the two chunks cover overlapping topics",
+    # Why "comes right before": build_sequence_edges points from earlier to later chunks
+    # (the seed's chunk[0] -> chunk[1]); model edges must use the same direction.
+    RelationType.SEQUENCE: "the source comes right before the target in logical order",
+    RelationType.CAUSED_BY: "the source is a consequence of the target",
+}
+"""The eight relation kinds and what each means (seed 000 table), as told to the model."""
+
+EDGE_RESPONSE_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "edges": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "source": {"type": "string"},
+                    "target": {"type": "string"},
+                    "relation": {"type": "string", "enum": [r.value for r in RelationType]},
+                    "weight": {"type": "number"},
+                    "description": {"type": "string"},
+                },
+                "required": ["source", "target", "relation", "weight", "description"],
+            },
+        }
+    },
+    "required": ["edges"],
+}
+"""JSON schema of the answer, passed to providers that can constrain their output."""
+
+
+# --- sequence edges ----------------------------------------------------------------------
+
+
+def build_sequence_edges(chunks: Iterable[Chunk]) -> list[ChunkEdge]:
+    """``sequence`` edges between consecutive chunks (seed 000 "Sequence Edges").
+
+    Chunks are sorted by ``chunk_index`` (stable); each is linked to the next one only when
+    both have the same ``parent_id`` (None == None: flat chunks, and top-level parents, form
+    one group). So under the parent-child strategy a parent is not linked to its children,
+    and children are linked within their parent. Weight 1.0, origin ``sequence``.
+    """
+    ordered = sorted(chunks, key=lambda c: c.chunk_index)
+    return [
+        ChunkEdge(a.id, b.id, RelationType.SEQUENCE, 1.0, origin="sequence")
+        for a, b in zip(ordered, ordered[1:])
+        if a.parent_id == b.parent_id
+    ]
+
+
+# --- batching and the prompt -------------------------------------------------------------
+
+
+def _check_batching(batch_size: Any, overlap: Any) -> None:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 2:
+        raise ConfigurationError(f"graph batch size must be an integer >= 2, got {batch_size!r}")
+    if isinstance(overlap, bool) or not isinstance(overlap, int) or overlap < 0:
+        raise ConfigurationError(f"graph batch overlap must be an integer >= 0, got {overlap!r}")
+    if overlap >= batch_size:
+        raise ConfigurationError(
+            f"graph batch overlap ({overlap}) must be less than the batch size ({batch_size})"
+        )
+
+
+def make_batches(items: Sequence[T], *, batch_size: int = 5, overlap: int = 0) -> list[list[T]]:
+    """Sliding windows of ``batch_size`` items, consecutive windows sharing ``overlap``.
+
+    Windows start every ``batch_size - overlap`` items. A window of fewer than 2 items is
+    dropped (a lone chunk has no one to relate to). Unlike oasis, windowing stops at the
+    first window that reaches the end: later windows would only repeat a subset of it and
+    cost LLM calls for nothing. Raises :class:`ConfigurationError` unless
+    ``batch_size >= 2`` and ``0 <= overlap < batch_size``.
+    """
+    _check_batching(batch_size, overlap)
+    items = list(items)
+    stride = batch_size - overlap
+    batches: list[list[T]] = []
+    for start in range(0, len(items), stride):
+        window = items[start : start + batch_size]
+        if len(window) >= 2:
+            batches.append(window)
+        if start + batch_size >= len(items):
+            break
+    return batches
+
+
+def build_edge_prompt(batch: Sequence[Chunk]) -> str:
+    """The extraction prompt for one batch: instructions, then one ``[chunk_id]: content``
+    line per chunk."""
+    relation_lines = "\n".join(f"- {r.value}: {meaning}" for r, meaning in RELATION_MEANINGS.items())
+    chunk_lines = "\n".join(f"[{c.id}]: {c.content}" for c in batch)
+    return (
+        "You build a knowledge graph over text chunks. Find the relationships between the "
+        "chunks below; each chunk starts with its id in square brackets.\n\n"
+        "For every relationship you find, give one edge with:\n"
+        '- "source": the id of the chunk the relationship goes from\n'
+        '- "target": the id of the chunk it points to\n'
+        '- "relation": one of ' + ", ".join(r.value for r in RelationType) + "\n"
+        '- "weight": your confidence, greater than 0.0 and at most 1.0\n'
+        '- "description": one short sentence saying why the relationship exists\n\n'
+        "Relation meanings:\n" + relation_lines + "\n\n"
+        "Use the ids exactly as written, without the brackets, and never link a chunk to "
+        "itself. Answer with JSON only, in this shape:\n"
+        '{"edges": [{"source": "<chunk id>", "target": "<chunk id>", "relation": "<relation>", '
+        '"weight": 0.8, "description": "<why>"}]}\n'
+        'If there are no relationships, answer {"edges": []}.\n\n'
+        "Chunks:\n" + chunk_lines + "\n"
+    )
+
+
+# --- parsing the answer ------------------------------------------------------------------
+
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
+
+
+def _decode_json(text: str) -> Any:
+    """The first JSON value in ``text``: fenced block, whole text, or embedded in prose."""
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    decoder = json.JSONDecoder()
+    for candidate in candidates:
+        candidate = candidate.strip()
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            pass
+        # Why: models often wrap the JSON in a sentence; decode from the first bracket on.
+        starts = sorted(i for i in (candidate.find("{"), candidate.find("[")) if i >= 0)
+        for start in starts:
+            try:
+                return decoder.raw_decode(candidate, start)[0]
+            except ValueError:
+                continue
+    snippet = text.strip().replace("\n", " ")[:120]
+    raise ProviderResponseError(f"graph extraction answer is not JSON: {snippet!r}")
+
+
+def _batch_id(value: Any, valid: set[str]) -> str | None:
+    if not isinstance(value, str):
+        return None
+    value = value.strip()
+    if value in valid:
+        return value
+    # The prompt shows ids as "[id]"; tolerate a model that copies the brackets.
+    if value.startswith("[") and value.endswith("]") and value[1:-1].strip() in valid:
+        return value[1:-1].strip()
+    return None
+
+
+def _edge_from(raw: Any, valid: set[str], origin: str) -> ChunkEdge | None:
+    if not isinstance(raw, Mapping):
+        return None
+    source = _batch_id(raw.get("source"), valid)
+    target = _batch_id(raw.get("target"), valid)
+    if source is None or target is None or source == target:
+        return None
+    relation = raw.get("relation")
+    if not isinstance(relation, str):
+        return None
+    try:
+        relation = RelationType.parse(relation)
+    except InputError:
+        return None
+    weight = raw.get("weight")
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+        return None
+    if not 0.0 < weight <= 1.0:
+        return None
+    description = raw.get("description")
+    description = description.strip() if isinstance(description, str) else ""
+    return ChunkEdge(source, target, relation, float(weight), description=description, origin=origin)
+
+
+def parse_edges(response_text: str, batch_ids: Iterable[str], *, origin: str = "llm") -> list[ChunkEdge]:
+    """Parse a model's answer into validated edges (seed 000 "Response parsing").
+
+    Accepts ``{"edges": [...]}`` or a bare list, optionally inside a ```` ```json ```` fence
+    or surrounded by prose. Each edge is kept only if ``source`` and ``target`` are ids of
+    this batch (surrounding brackets tolerated), differ, ``relation`` is one of the eight
+    kinds (case and surrounding spaces ignored) and ``weight`` is a number in (0, 1]; a
+    missing or non-string description becomes "". Invalid edges are dropped one by one.
+
+    Raises :class:`ProviderResponseError` when the answer holds no JSON or JSON of another
+    shape; the caller skips the batch.
+    """
+    if not isinstance(response_text, str):
+        raise ProviderResponseError(f"graph extraction answer must be text, got {type(response_text).__name__}")
+    data = _decode_json(response_text)
+    if isinstance(data, Mapping):
+        if "edges" not in data:
+            raise ProviderResponseError(f"graph extraction answer has no 'edges' key: keys {sorted(data)}")
+        data = data["edges"]
+    if not isinstance(data, list):
+        raise ProviderResponseError(f"graph extraction 'edges' must be a list, got {type(data).__name__}")
+
+    valid = set(batch_ids)
+    edges = [edge for raw in data if (edge := _edge_from(raw, valid, origin)) is not None]
+    if len(edges) < len(data):
+        _log.debug("graph extraction: dropped %d invalid edge(s) of %d", len(data) - len(edges), len(data))
+    return edges
+
+
+# --- dedup and pruning -------------------------------------------------------------------
+
+
+def dedupe_edges(edges: Iterable[ChunkEdge]) -> list[ChunkEdge]:
+    """One edge per (source, target, relation): the highest weight wins (the first on equal
+    weights). Keys keep the order of their first appearance."""
+    best: dict[tuple[str, str, str], ChunkEdge] = {}
+    for edge in edges:
+        key = edge.key()
+        current = best.get(key)
+        if current is None or edge.weight > current.weight:
+            best[key] = edge
+    return list(best.values())
+
+
+def prune_edges(
+    edges: Iterable[ChunkEdge], *, min_weight: float = 0.0, max_edges_per_chunk: int = 0
+) -> list[ChunkEdge]:
+    """Drop edges lighter than ``min_weight``, then keep the ``max_edges_per_chunk`` heaviest
+    edges of each source chunk (0 = unlimited).
+
+    Among equal weights the smaller (target id, relation) is kept. Survivors keep their input
+    order.
+    """
+    if isinstance(min_weight, bool) or not isinstance(min_weight, (int, float)) or not 0.0 <= min_weight <= 1.0:
+        raise ConfigurationError(f"min edge weight must be a number in [0, 1], got {min_weight!r}")
+    if isinstance(max_edges_per_chunk, bool) or not isinstance(max_edges_per_chunk, int) or max_edges_per_chunk < 0:
+        raise ConfigurationError(f"max edges per chunk must be an integer >= 0, got {max_edges_per_chunk!r}")
+
+    kept = [e for e in edges if e.weight >= min_weight]
+    if max_edges_per_chunk == 0:
+        return kept
+    by_source: dict[str, list[int]] = {}
+    for position, edge in enumerate(kept):
+        by_source.setdefault(edge.source_id, []).append(position)
+    survivors: set[int] = set()
+    for positions in by_source.values():
+        positions.sort(key=lambda p: (-kept[p].weight, kept[p].target_id, str(kept[p].relation)))
+        survivors.update(positions[:max_edges_per_chunk])
+    return [edge for position, edge in enumerate(kept) if position in survivors]
+
+
+# --- LLM extraction ----------------------------------------------------------------------
+
+
+def extract_llm_edges(
+    chunks: Sequence[Chunk],
+    chat: ChatProvider,
+    *,
+    batch_size: int = 5,
+    overlap: int = 0,
+    workers: int = 3,
+    cancel: threading.Event | None = None,
+    logger: logging.Logger | None = None,
+) -> list[ChunkEdge]:
+    """Ask ``chat`` for edges between chunks, batch by batch (seed 000 "LLM-Based Extraction").
+
+    Batches come from :func:`make_batches` and run on a pool of ``workers`` threads. Before
+    each batch a worker checks ``cancel``: once it is set no further batch is sent and the
+    edges already found are returned. A batch whose call raises or whose answer is not JSON
+    is logged at WARNING (on ``logger``, default this module's) and skipped. The result is
+    deduplicated (overlapping batches may find an edge twice) and ordered by batch; every
+    edge has origin ``llm``.
+    """
+    log = logger or _log
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ConfigurationError(f"graph extraction workers must be an integer >= 1, got {workers!r}")
+    batches = make_batches(list(chunks), batch_size=batch_size, overlap=overlap)
+    if not batches:
+        return []
+
+    def run(index: int, batch: list[Chunk]) -> list[ChunkEdge]:
+        if cancel is not None and cancel.is_set():
+            return []
+        messages = [{"role": "user", "content": build_edge_prompt(batch)}]
+        try:
+            answer = chat.chat(messages, json_schema=EDGE_RESPONSE_SCHEMA)
+            return parse_edges(answer, [c.id for c in batch], origin="llm")
+        except Exception as exc:  # any provider or parse failure costs this batch only
+            log.warning("graph extraction: batch %d of %d skipped: %s", index + 1, len(batches), exc)
+            return []
+
+    with ThreadPoolExecutor(max_workers=min(workers, len(batches)), thread_name_prefix="kgrag-edges") as pool:
+        futures = [pool.submit(run, i, b) for i, b in enumerate(batches)]
+        found = [edge for future in futures for edge in future.result()]
+    if cancel is not None and cancel.is_set():
+        log.info("graph extraction cancelled; keeping %d edge(s) found so far", len(found))
+    return dedupe_edges(found)
+
+
+# --- similarity edges --------------------------------------------------------------------
+
+
+def similarity_edges(
+    ids: Sequence[str],
+    embeddings: Sequence[Sequence[float]],
+    *,
+    k: int = 5,
+    threshold: float = 0.75,
+    origin: str = "similarity",
+) -> list[ChunkEdge]:
+    """``similar_to`` edges from each chunk to its ``k`` most similar other chunks whose
+    cosine similarity is ``>= threshold``.
+
+    Edges are directed (source = the chunk whose neighbours were searched), so a mutual pair
+    gets one edge each way and outgoing-only traversal works from either end. Weight is the
+    cosine, clamped to at most 1.0; non-positive similarities never make an edge. Equal
+    similarities prefer the chunk listed first. A zero vector has no similarity to anything.
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigurationError(f"similarity top k must be an integer >= 1, got {k!r}")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
+        raise ConfigurationError(f"similarity threshold must be a number in [0, 1], got {threshold!r}")
+    ids = list(ids)
+    if len(ids) != len(embeddings):
+        raise InputError(f"similarity_edges got {len(ids)} ids but {len(embeddings)} embeddings")
+    if len(set(ids)) != len(ids):
+        raise InputError("similarity_edges got duplicate chunk ids")
+    if len(ids) < 2:
+        return []
+    lengths = {len(v) for v in embeddings}
+    if len(lengths) != 1:
+        raise DimensionMismatchError(f"embeddings of different lengths: {sorted(lengths)}")
+
+    matrix = np.asarray(embeddings, dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1)
+    unit = np.divide(matrix, norms[:, None], out=np.zeros_like(matrix), where=norms[:, None] > 0)
+    sims = unit @ unit.T
+    np.fill_diagonal(sims, -np.inf)
+
+    edges: list[ChunkEdge] = []
+    for i, source in enumerate(ids):
+        row = sims[i]
+        candidates = [j for j in np.flatnonzero(row >= threshold) if row[j] > 0.0]
+        candidates.sort(key=lambda j: (-row[j], j))
+        for j in candidates[:k]:
+            cosine = float(row[j])
+            edges.append(
+                ChunkEdge(
+                    source,
+                    ids[j],
+                    RelationType.SIMILAR_TO,
+                    min(1.0, cosine),
+                    description=f"cosine similarity {cosine:.3f}",
+                    origin=origin,
+                )
+            )
+    return edges
+
+
+# --- options and the per-document pipeline ------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class IngestGraphOptions:
+    """Edge building at ingestion; names and defaults are the seed's ingestion options.
+
+    - ``graph_extraction``: the chat provider for LLM edges; None disables them.
+    - ``graph_batch_size`` (>= 2) / ``graph_batch_overlap`` (< batch size): batching of
+      :func:`make_batches`.
+    - ``graph_extraction_workers``: concurrent LLM calls (1 = sequential).
+    - ``min_edge_weight`` in [0, 1] / ``max_edges_per_chunk`` (0 = unlimited): pruning.
+    - ``sequence_edges``: link consecutive chunks, no model needed.
+    - ``similarity_edges``, ``similarity_threshold``, ``similarity_top_k``: ``similar_to``
+      edges between embedded chunks of the document.
+    - ``cross_document_edges``: also discover edges to other documents (done by the
+      pipeline against the store, not here).
+
+    Invalid values raise :class:`ConfigurationError` naming the option.
+    """
+
+    graph_extraction: ChatProvider | None = None
+    graph_batch_size: int = 5
+    graph_batch_overlap: int = 0
+    graph_extraction_workers: int = 3
+    min_edge_weight: float = 0.0
+    max_edges_per_chunk: int = 0
+    sequence_edges: bool = False
+    similarity_edges: bool = False
+    similarity_threshold: float = 0.75
+    similarity_top_k: int = 5
+    cross_document_edges: bool = False
+
+    def __post_init__(self) -> None:
+        if self.graph_extraction is not None and not isinstance(self.graph_extraction, ChatProvider):
+            raise ConfigurationError(
+                "graph_extraction must be a ChatProvider (with a chat() method), "
+                f"got {type(self.graph_extraction).__name__}"
+            )
+        _check_batching(self.graph_batch_size, self.graph_batch_overlap)
+        for name in ("graph_extraction_workers", "similarity_top_k"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigurationError(f"{name} must be an integer >= 1, got {value!r}")
+        value = self.max_edges_per_chunk
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigurationError(f"max_edges_per_chunk must be an integer >= 0, got {value!r}")
+        for name in ("min_edge_weight", "similarity_threshold"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                raise ConfigurationError(f"{name} must be a number in [0, 1], got {value!r}")
+        for name in ("sequence_edges", "similarity_edges", "cross_document_edges"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigurationError(f"{name} must be True or False, got {getattr(self, name)!r}")
+
+    @property
+    def enabled(self) -> bool:
+        """Whether any per-document edge source is switched on."""
+        return self.graph_extraction is not None or self.sequence_edges or self.similarity_edges
+
+
+def build_document_edges(
+    chunks: Sequence[Chunk],
+    options: IngestGraphOptions,
+    *,
+    cancel: threading.Event | None = None,
+    logger: logging.Logger | None = None,
+) -> list[ChunkEdge]:
+    """All per-document edges the options ask for: sequence + LLM + similarity (between
+    chunks that carry an embedding), deduplicated, then pruned (seed order: sources first,
+    pruning last, so only edges worth keeping reach the store)."""
+    edges: list[ChunkEdge] = []
+    if options.sequence_edges:
+        edges += build_sequence_edges(chunks)
+    if options.graph_extraction is not None:
+        edges += extract_llm_edges(
+            chunks,
+            options.graph_extraction,
+            batch_size=options.graph_batch_size,
+            overlap=options.graph_batch_overlap,
+            workers=options.graph_extraction_workers,
+            cancel=cancel,
+            logger=logger,
+        )
+    if options.similarity_edges:
+        embedded = [c for c in chunks if c.embedding is not None and len(c.embedding) > 0]
+        edges += similarity_edges(
+            [c.id for c in embedded],
+            [c.embedding for c in embedded],
+            k=options.similarity_top_k,
+            threshold=options.similarity_threshold,
+        )
+    return prune_edges(
+        dedupe_edges(edges),
+        min_weight=options.min_edge_weight,
+        max_edges_per_chunk=options.max_edges_per_chunk,
+    )

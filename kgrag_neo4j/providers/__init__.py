@@ -1,0 +1,33 @@
+"""Model providers: embedders, a chat model and a reranker.
+
+Importing this package imports no vendor SDK and no model: ``cohere``, ``wordllama``,
+``sentence_transformers`` and ``torch`` are imported when a provider that needs them is
+constructed or first used.
+
+| provider | needs | network |
+|---|---|---|
+| ``HashingEmbedder`` | nothing | no |
+| ``WordLlamaEmbedder`` (default) | ``wordllama`` (core dependency) | no |
+| ``SentenceTransformerEmbedder`` | extra ``local`` | no |
+| ``CohereEmbedder``, ``CohereChat``, ``CohereReranker`` | extra ``cohere`` + API key | yes |
+"""
+
+from __future__ import annotations
+
+from .cohere import CohereChat, CohereEmbedder, CohereReranker
+from .hashing import HashingEmbedder
+from .select import EMBEDDER_NAMES, describe_embedder, select_embedder
+from .sentence_transformers import SentenceTransformerEmbedder
+from .wordllama import WordLlamaEmbedder
+
+__all__ = [
+    "CohereChat",
+    "CohereEmbedder",
+    "CohereReranker",
+    "EMBEDDER_NAMES",
+    "HashingEmbedder",
+    "SentenceTransformerEmbedder",
+    "WordLlamaEmbedder",
+    "describe_embedder",
+    "select_embedder",
+]

@@ -1,0 +1,52 @@
+"""Which embedder to use when the user did not build one: explicit name, else Cohere when a
+key is set, else the offline WordLlama default. Only an explicit or key-driven Cohere choice
+can reach the network."""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from ..errors import ConfigurationError
+from ..protocols import EmbeddingProvider
+from .cohere import MISSING_KEY_MESSAGE, CohereEmbedder, cohere_api_key
+from .hashing import HashingEmbedder
+from .sentence_transformers import SentenceTransformerEmbedder
+from .wordllama import WordLlamaEmbedder
+
+__all__ = ["EMBEDDER_NAMES", "describe_embedder", "select_embedder"]
+
+EMBEDDER_NAMES = ("cohere", "hashing", "local", "minilm", "wordllama")
+
+
+def select_embedder(name: str | None = None, *, env: Mapping[str, str] = os.environ) -> EmbeddingProvider:
+    """The embedder called ``name`` (one of ``EMBEDDER_NAMES``, case-insensitive), or, when
+    ``name`` is None or empty: ``CohereEmbedder`` if ``CO_API_KEY``/``COHERE_API_KEY`` is set
+    in ``env``, otherwise ``WordLlamaEmbedder``.
+
+    A Cohere key with the ``cohere`` package missing is an error, not a silent fallback: the
+    two embedders make vectors of different sizes and meanings.
+    """
+    choice = (name or "").strip().lower()
+    key = cohere_api_key(env)
+    if not choice:
+        choice = "cohere" if key else "wordllama"
+    if choice == "hashing":
+        return HashingEmbedder()
+    if choice == "wordllama":
+        return WordLlamaEmbedder()
+    if choice in ("minilm", "local"):
+        return SentenceTransformerEmbedder()
+    if choice == "cohere":
+        if key is None:
+            raise ConfigurationError(MISSING_KEY_MESSAGE)
+        return CohereEmbedder(api_key=key)
+    raise ConfigurationError(f"unknown embedder {name!r}; choose one of: {', '.join(EMBEDDER_NAMES)}")
+
+
+def describe_embedder(embedder: EmbeddingProvider) -> str:
+    """One line for the CLI: which embedder, whether it is offline, its size."""
+    description = getattr(embedder, "description", None)
+    if isinstance(description, str) and description:
+        return description
+    return f"{embedder.name} ({type(embedder).__name__}; {embedder.dimensions} dims)"

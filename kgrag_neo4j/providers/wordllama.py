@@ -1,0 +1,140 @@
+"""The default offline embedder: WordLlama static token embeddings, shipped inside its wheel.
+
+WordLlama averages per-token vectors (numpy only, no torch), so it is fast on a CPU and its
+weights sit in the installed ``wordllama`` package. We load them from there and never let it
+download: ``WordLlama.load`` otherwise looks in ``~/.cache/wordllama`` and fetches from the
+Hugging Face hub.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import ConfigurationError, InputError
+from ..protocols import InputType
+from ._texts import check_input_type, check_texts
+
+__all__ = ["WordLlamaEmbedder"]
+
+_INSTALL_HINT = 'pip install "kgrag-neo4j"  (wordllama is a core dependency)'
+
+_models: dict[tuple[str, int], Any] = {}
+_models_lock = threading.Lock()
+
+
+def _import_wordllama() -> Any:
+    # Why: wordllama calls logging.basicConfig(level=INFO) when imported, which would install
+    # a handler on the root logger of the host application. A library must not configure
+    # logging, so whatever that import added is taken back.
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        import wordllama
+    except ImportError as exc:
+        raise ConfigurationError(f"the WordLlama embedder needs the wordllama package: {_INSTALL_HINT}") from exc
+    finally:
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
+        root.setLevel(level)
+    return wordllama
+
+
+def _shipped_dims(package_dir: Path, config: str) -> list[int]:
+    """Dimensions whose weights are in the installed package (``weights/<config>_<dim>.safetensors``)."""
+    dims = []
+    for path in (package_dir / "weights").glob(f"{config}_*.safetensors"):
+        suffix = path.stem[len(config) + 1 :]
+        if suffix.isdigit():
+            dims.append(int(suffix))
+    return sorted(dims)
+
+
+def _load(config: str, dim: int) -> Any:
+    """The loaded model, once per process and (config, dim)."""
+    key = (config, dim)
+    with _models_lock:
+        model = _models.get(key)
+        if model is None:
+            model = _models[key] = _load_uncached(config, dim)
+        return model
+
+
+def _load_uncached(config: str, dim: int) -> Any:
+    wordllama = _import_wordllama()
+    package_dir = Path(wordllama.__file__).parent
+    shipped = _shipped_dims(package_dir, config)
+    if dim in shipped:
+        weights_dim, trunc_dim = dim, None
+    else:
+        # The vectors are Matryoshka-trained: the first n components of a larger model are a
+        # valid n-dim model, so a smaller dimension can come from the weights that are shipped.
+        larger = [d for d in shipped if d > dim]
+        if not larger:
+            raise ConfigurationError(
+                f"WordLlama {config!r} has no {dim}-dim weights in {package_dir / 'weights'} "
+                f"(shipped: {shipped or 'none'}); kgrag never downloads models"
+            )
+        weights_dim, trunc_dim = larger[0], dim
+    try:
+        # Why: cache_dir is the package folder. WordLlama looks for weights in
+        # <package>/weights/ first, but for the tokenizer it tries <package>/tokenizer/ (singular)
+        # and then <cache_dir>/tokenizers/, where the wheel actually ships it.
+        return wordllama.WordLlama.load(
+            config=config,
+            dim=weights_dim,
+            trunc_dim=trunc_dim,
+            cache_dir=package_dir,
+            disable_download=True,
+        )
+    except (FileNotFoundError, ValueError, AttributeError) as exc:
+        raise ConfigurationError(f"cannot load WordLlama {config!r} at {dim} dims offline: {exc}") from exc
+
+
+class WordLlamaEmbedder:
+    """Symmetric static embeddings; unit length; ``input_type`` is checked but ignored.
+
+    The model is loaded on the first ``embed`` (or ``load()``) and shared by every instance
+    with the same ``config`` and ``dim`` in the process; loading is thread-safe.
+    ``dim`` may be any size the model was trained for that is not larger than the shipped
+    weights (256 for ``l2_supercat``; 64 and 128 are truncations of it).
+    """
+
+    def __init__(self, config: str = "l2_supercat", *, dim: int = 256) -> None:
+        if not isinstance(config, str) or not config:
+            raise ConfigurationError(f"WordLlama config must be a non-empty string; got {config!r}")
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
+            raise ConfigurationError(f"WordLlama dim must be a positive integer; got {dim!r}")
+        self.config = config
+        self.dimensions = dim
+        self.name = f"wordllama-{config}-{dim}"
+
+    @property
+    def description(self) -> str:
+        return f"{self.name} (WordLlama static embeddings from the installed wheel; offline; {self.dimensions} dims)"
+
+    def __repr__(self) -> str:
+        return f"WordLlamaEmbedder({self.config!r}, dim={self.dimensions})"
+
+    def load(self) -> "WordLlamaEmbedder":
+        """Load the model now (it is otherwise loaded on first use); returns ``self``."""
+        _load(self.config, self.dimensions)
+        return self
+
+    def embed(self, texts: Sequence[str], *, input_type: InputType = "document") -> list[list[float]]:
+        check_input_type(input_type)
+        items = check_texts(texts)
+        if not items:
+            return []
+        import numpy as np
+
+        model = _load(self.config, self.dimensions)
+        matrix = np.asarray(model.embed(items, norm=False), dtype=np.float64)
+        norms = np.linalg.norm(matrix, axis=1)
+        empty = np.flatnonzero(norms == 0)
+        if empty.size:
+            raise InputError(f"text {int(empty[0])} has no token the WordLlama vocabulary knows")
+        return (matrix / norms[:, None]).tolist()

@@ -1,0 +1,157 @@
+"""Rerankers: the last, optional stage of a retriever (seed 004).
+
+- ``ScoreReranker``: no external call; drops results under a minimum score and re-sorts.
+- ``LLMReranker``: asks a ``ChatProvider`` for a 0-10 relevance rating per result; the score
+  becomes ``rating / 10``. Any failure of the model (an exception, text that is not the JSON
+  asked for, a wrong number of ratings) leaves the results as they came, with a WARNING.
+- ``CohereReranker``: Cohere's rerank endpoint; it lives in :mod:`kgrag_neo4j.providers.cohere`
+  and is re-exported here lazily, so importing this module imports no provider code.
+
+Every ``rerank(query, results, top_k)`` returns at most ``top_k`` results, best first, ties
+kept in their incoming order; the incoming results are never modified.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Sequence
+
+from ..errors import ConfigurationError, InputError
+from ..protocols import ChatProvider
+from ..types import RetrievalResult
+
+if TYPE_CHECKING:
+    from ..providers.cohere import CohereReranker
+
+__all__ = ["CohereReranker", "LLMReranker", "ScoreReranker", "parse_ratings"]
+
+logger = logging.getLogger(__name__)
+
+
+def _check_top_k(top_k: int) -> None:
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0:
+        raise InputError(f"top_k must be a positive integer; got {top_k!r}")
+
+
+def _sorted_by_score(results: Sequence[RetrievalResult]) -> list[RetrievalResult]:
+    # sorted() is stable, so equal scores keep their incoming order.
+    return sorted(results, key=lambda r: -r.score)
+
+
+class ScoreReranker:
+    """Keep results whose ``score`` is at least ``min_score``, sorted by score, top ``top_k``."""
+
+    def __init__(self, min_score: float) -> None:
+        if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score):
+            raise ConfigurationError(f"min_score must be a finite number; got {min_score!r}")
+        self.min_score = float(min_score)
+
+    def __repr__(self) -> str:
+        return f"ScoreReranker({self.min_score!r})"
+
+    def rerank(self, query: str, results: Sequence[RetrievalResult], top_k: int) -> list[RetrievalResult]:
+        _check_top_k(top_k)
+        return _sorted_by_score([r for r in results if r.score >= self.min_score])[:top_k]
+
+
+_SYSTEM_PROMPT = (
+    "You judge how relevant passages are to a search query. Rate every passage from 0 "
+    "(unrelated) to 10 (answers the query directly). Reply with JSON only, in the form "
+    '{"scores": [s1, s2, ...]}: one number per passage, in the order given.'
+)
+
+RATINGS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"scores": {"type": "array", "items": {"type": "number"}}},
+    "required": ["scores"],
+}
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+def parse_ratings(text: str, expected: int) -> list[float]:
+    """The ``expected`` ratings in ``text`` (``{"scores": [...]}`` or a bare list, optionally in
+    a Markdown code fence), each a number in 0..10. ``ValueError`` says what is wrong otherwise."""
+    fenced = _FENCE.match(text)
+    try:
+        data = json.loads(fenced.group(1) if fenced else text)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise ValueError(f"reply is not JSON ({exc})") from None
+    if isinstance(data, dict):
+        data = data.get("scores")
+    if not isinstance(data, list):
+        raise ValueError('reply has no "scores" list')
+    if len(data) != expected:
+        raise ValueError(f"{len(data)} ratings for {expected} passages")
+    ratings = []
+    for i, value in enumerate(data):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 10:
+            raise ValueError(f"rating {i} is {value!r}, not a number in 0..10")
+        ratings.append(float(value))
+    return ratings
+
+
+class LLMReranker:
+    """Relevance ratings from a chat model, ``batch`` passages per request.
+
+    Each passage is cut to ``max_chars`` characters in the prompt. The new score is
+    ``rating / 10`` (0..1), stored in ``score`` and ``scores.rerank``. If any request fails,
+    the whole call degrades to the incoming order, trimmed to ``top_k``.
+    """
+
+    def __init__(self, chat: ChatProvider, *, batch: int = 10, max_chars: int = 2000) -> None:
+        if not callable(getattr(chat, "chat", None)):
+            raise ConfigurationError(f"LLMReranker needs a ChatProvider (an object with chat()); got {chat!r}")
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch <= 0:
+            raise ConfigurationError(f"batch must be a positive integer; got {batch!r}")
+        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars <= 0:
+            raise ConfigurationError(f"max_chars must be a positive integer; got {max_chars!r}")
+        self.chat = chat
+        self.batch = batch
+        self.max_chars = max_chars
+
+    def __repr__(self) -> str:
+        return f"LLMReranker({self.chat!r}, batch={self.batch})"
+
+    def rerank(self, query: str, results: Sequence[RetrievalResult], top_k: int) -> list[RetrievalResult]:
+        _check_top_k(top_k)
+        items = list(results)
+        ratings: list[float] = []
+        for start in range(0, len(items), self.batch):
+            chunk = items[start : start + self.batch]
+            try:
+                reply = self.chat.chat(self._messages(query, chunk), json_schema=RATINGS_SCHEMA)
+                ratings.extend(parse_ratings(reply, len(chunk)))
+            except Exception as exc:  # Why: the seed's contract is graceful degradation on any LLM failure
+                logger.warning(
+                    "LLM rerank failed on results %d-%d (%s: %s); results pass through unchanged",
+                    start, start + len(chunk) - 1, type(exc).__name__, exc,
+                )  # fmt: skip
+                return items[:top_k]
+        rescored = [
+            replace(
+                r,
+                score=rating / 10,
+                scores=replace(r.scores, rerank=rating / 10),
+                explanation=[*r.explanation, f"rerank: LLM rated {rating:g}/10"],
+            )
+            for r, rating in zip(items, ratings)
+        ]
+        return _sorted_by_score(rescored)[:top_k]
+
+    def _messages(self, query: str, chunk: Sequence[RetrievalResult]) -> list[dict[str, str]]:
+        passages = "\n\n".join(f"[{i}] {r.content[: self.max_chars]}" for i, r in enumerate(chunk, 1))
+        user = f"Query: {query}\n\nPassages:\n{passages}\n\nReturn exactly {len(chunk)} scores."
+        return [{"role": "system", "content": _SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CohereReranker":
+        from ..providers.cohere import CohereReranker
+
+        return CohereReranker
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,320 @@
+"""The retrievers of seeds 004 and 000: vector, hybrid (RRF) and graph.
+
+They orchestrate store and provider calls; every formula lives in ``scoring.py``. Optional
+store capabilities are discovered with ``isinstance`` and their absence degrades silently,
+as the seeds specify.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Mapping, Sequence
+
+from ..errors import ConfigurationError, InputError
+from ..protocols import EmbeddingProvider, GraphStore, GraphTraverser, KeywordSearcher, Reranker, Store
+from ..types import ChunkFilter, ComponentScores, RetrievalResult
+from .scoring import GraphOptions, blend_and_rank, expand_per_hop, reciprocal_rank_fusion, resolve_parents
+
+__all__ = ["GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer"]
+
+log = logging.getLogger("kgrag_neo4j.retrieval")
+
+#: ``tracer(event, attributes)``: called at the start and end of every ``retrieve``
+Tracer = Callable[[str, Mapping[str, Any]], None]
+
+#: the most hops ``cypher/graph/retrieve.cypher`` unrolls; more falls back to the per-hop loop
+NATIVE_MAX_HOPS = 4
+
+
+def _check_query(query: Any, top_k: Any) -> None:
+    if not isinstance(query, str) or not query.strip():
+        raise InputError("query must be non-empty text")
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise InputError(f"top_k must be a positive integer, got {top_k!r}")
+
+
+def _embed_query(embedder: EmbeddingProvider, query: str) -> list[float]:
+    vectors = embedder.embed([query], input_type="query")
+    if not vectors:
+        raise InputError("the embedder returned no vector for the query")
+    return vectors[0]
+
+
+def _resolve_parent_results(store: Store, results: list[RetrievalResult]) -> list[RetrievalResult]:
+    """Seed 004: a matched child becomes its parent; of siblings only the best survives.
+    A failing parent lookup leaves the results as they are."""
+    parent_ids = sorted({r.parent_id for r in results if r.parent_id})
+    if not parent_ids:
+        return results
+    try:
+        parents = {c.id: c for c in store.get_chunks_by_ids(parent_ids)}
+    except Exception as exc:  # degrade: children are still useful answers
+        log.warning("parent lookup failed, returning children: %s", exc)
+        return results
+    return resolve_parents(results, parents)
+
+
+class _Traced:
+    tracer: Tracer | None
+    kind: str
+
+    def _trace(self, event: str, **attrs: Any) -> None:
+        if self.tracer is not None:
+            self.tracer(event, {"retriever.type": self.kind, **attrs})
+
+
+class VectorRetriever(_Traced):
+    """Plain vector search (the floor every other retriever is measured against)."""
+
+    kind = "vector"
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: EmbeddingProvider,
+        *,
+        filters: Sequence[ChunkFilter] = (),
+        min_score: float = 0.0,
+        resolve_parents: bool = True,
+        tracer: Tracer | None = None,
+    ):
+        self.store, self.embedder = store, embedder
+        self.filters, self.min_score = tuple(filters), float(min_score)
+        self.resolve_parents, self.tracer = resolve_parents, tracer
+
+    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+        _check_query(query, top_k)
+        self._trace("retriever.retrieve.start", top_k=top_k)
+        results = self.store.search_chunks(_embed_query(self.embedder, query), top_k, self.filters)
+        if self.resolve_parents:
+            results = _resolve_parent_results(self.store, results)
+        results = [r for r in results if r.score >= self.min_score][:top_k]
+        self._trace("retriever.retrieve.end", result_count=len(results))
+        return results
+
+
+class HybridRetriever(_Traced):
+    """Seed 004: vector + keyword (when the store is a ``KeywordSearcher``) fused with RRF,
+    parent-child resolution, optional reranker, minimum score, filters on both paths.
+
+    Options and defaults are the seed's: ``keyword_weight`` 0.3, ``overfetch`` 3,
+    ``reranker`` None, ``min_score`` 0. The two searches run concurrently (two round trips,
+    latency of the slower); the fused score is normalised RRF in [0, 1].
+    """
+
+    kind = "hybrid"
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: EmbeddingProvider,
+        *,
+        keyword_weight: float = 0.3,
+        overfetch: int = 3,
+        reranker: Reranker | None = None,
+        min_score: float = 0.0,
+        filters: Sequence[ChunkFilter] = (),
+        tracer: Tracer | None = None,
+    ):
+        if not 0.0 <= keyword_weight <= 1.0:
+            raise ConfigurationError(f"keyword_weight must be in [0, 1], got {keyword_weight}")
+        if not isinstance(overfetch, int) or overfetch < 1:
+            raise ConfigurationError(f"overfetch must be a positive integer, got {overfetch!r}")
+        self.store, self.embedder = store, embedder
+        self.keyword_weight, self.overfetch = float(keyword_weight), overfetch
+        self.reranker, self.min_score = reranker, float(min_score)
+        self.filters, self.tracer = tuple(filters), tracer
+
+    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+        _check_query(query, top_k)
+        self._trace("retriever.retrieve.start", top_k=top_k)
+        embedding = _embed_query(self.embedder, query)
+        fetch_k = max(top_k * self.overfetch, top_k)
+        keyword: list[RetrievalResult] = []
+        if isinstance(self.store, KeywordSearcher) and self.keyword_weight > 0:
+            with ThreadPoolExecutor(max_workers=2, thread_name_prefix="kgrag-hybrid") as pool:
+                vector_future = pool.submit(self.store.search_chunks, embedding, fetch_k, self.filters)
+                keyword_future = pool.submit(self.store.search_chunks_keyword, query, fetch_k, self.filters)
+                vector = vector_future.result()
+                try:
+                    keyword = keyword_future.result()
+                except Exception as exc:  # seed: keyword failure falls back to vector-only
+                    log.warning("keyword search failed, falling back to vector-only: %s", exc)
+        else:
+            vector = self.store.search_chunks(embedding, fetch_k, self.filters)
+        results = fuse_results(vector, keyword, keyword_weight=self.keyword_weight if keyword else 0.0)
+        results = _resolve_parent_results(self.store, results)
+        if self.reranker is not None:
+            results = self.reranker.rerank(query, results, top_k)
+        if self.min_score > 0:
+            results = [r for r in results if r.score >= self.min_score]
+        results = results[:top_k]
+        self._trace("retriever.retrieve.end", result_count=len(results))
+        return results
+
+
+def fuse_results(
+    vector: Sequence[RetrievalResult], keyword: Sequence[RetrievalResult], *, keyword_weight: float
+) -> list[RetrievalResult]:
+    """RRF over two result lists, keeping each result's component scores."""
+    by_id: dict[str, RetrievalResult] = {}
+    for r in list(vector) + list(keyword):
+        if r.id in by_id:
+            mine = by_id[r.id].scores
+            if r.scores.keyword is not None:
+                mine.keyword = r.scores.keyword
+            if r.scores.vector is not None:
+                mine.vector = r.scores.vector
+        else:
+            by_id[r.id] = dataclasses.replace(r, scores=dataclasses.replace(r.scores))
+    fused = reciprocal_rank_fusion([r.id for r in vector], [r.id for r in keyword], keyword_weight=keyword_weight)
+    out = []
+    for chunk_id, score in fused:
+        r = by_id[chunk_id]
+        r.score = score
+        r.scores.fused = score
+        out.append(r)
+    return out
+
+
+class GraphRetriever(_Traced):
+    """Seed 000: seeds from vector (or RRF hybrid) search, expansion over chunk edges with hop
+    decay, blended scores, graph context on every graph-found result.
+
+    On a store with the native capability (``GraphTraverser``, i.e. ``Neo4jStore``) the whole
+    retrieval is one Cypher statement; on any other ``GraphStore`` it is the seed's per-hop
+    ``get_edges`` loop (same results, one round trip per hop); on a plain ``Store`` it is
+    vector-only. A traversal that fails returns the seeds as they are.
+    """
+
+    kind = "graph"
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: EmbeddingProvider,
+        *,
+        options: GraphOptions | None = None,
+        filters: Sequence[ChunkFilter] = (),
+        reranker: Reranker | None = None,
+        logger: logging.Logger | None = None,
+        tracer: Tracer | None = None,
+        native: bool | None = None,
+        **option_overrides: Any,
+    ):
+        base = options or GraphOptions()
+        self.options = dataclasses.replace(base, **option_overrides) if option_overrides else base
+        self.store, self.embedder = store, embedder
+        self.filters, self.reranker = tuple(filters), reranker
+        self.log = logger or log
+        self.tracer = tracer
+        self.native = native
+
+    @property
+    def uses_native(self) -> bool:
+        if self.native is False:
+            return False
+        return isinstance(self.store, GraphTraverser) and self.options.max_hops <= NATIVE_MAX_HOPS
+
+    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+        _check_query(query, top_k)
+        self._trace("retriever.retrieve.start", top_k=top_k, native=self.uses_native)
+        embedding = _embed_query(self.embedder, query)
+        if self.uses_native:
+            try:
+                results = self._native(query, embedding, top_k)
+            except InputError:
+                raise
+            except Exception as exc:
+                self.log.warning("native graph traversal failed, returning seeds only: %s", exc)
+                results = self._per_hop(query, embedding, top_k, traverse=False)
+        else:
+            results = self._per_hop(query, embedding, top_k, traverse=isinstance(self.store, GraphStore))
+        if self.reranker is not None:
+            results = self.reranker.rerank(query, results, top_k)
+        results = results[:top_k]
+        self._trace("retriever.retrieve.end", result_count=len(results))
+        return results
+
+    def _native(self, query: str, embedding: list[float], top_k: int) -> list[RetrievalResult]:
+        o = self.options
+        keyword_weight = o.seed_keyword_weight if isinstance(self.store, KeywordSearcher) else 0.0
+        return self.store.graph_retrieve(  # type: ignore[attr-defined]
+            embedding=embedding,
+            top_k=top_k,
+            query_text=query,
+            seed_top_k=o.seed_top_k,
+            seed_keyword_weight=keyword_weight,
+            max_hops=o.max_hops,
+            hop_decay=o.hop_decay,
+            vector_weight=o.vector_weight,
+            graph_weight=o.graph_weight,
+            bidirectional=o.bidirectional,
+            relation_filter=[r.value for r in o.relation_filter] or None,
+            min_traversal_score=o.min_traversal_score,
+            filters=self.filters,
+        )
+
+    def _seeds(self, query: str, embedding: list[float]) -> list[RetrievalResult]:
+        o = self.options
+        vector = self.store.search_chunks(embedding, o.seed_top_k, self.filters)
+        if o.seed_keyword_weight <= 0 or not isinstance(self.store, KeywordSearcher):
+            return vector
+        try:
+            keyword = self.store.search_chunks_keyword(query, o.seed_top_k, self.filters)
+        except Exception as exc:
+            self.log.warning("seed keyword search failed, using vector-only seeds: %s", exc)
+            return vector
+        if not keyword:
+            return vector
+        return fuse_results(vector, keyword, keyword_weight=o.seed_keyword_weight)[: o.seed_top_k]
+
+    def _per_hop(self, query: str, embedding: list[float], top_k: int, *, traverse: bool) -> list[RetrievalResult]:
+        o = self.options
+        seeds = self._seeds(query, embedding)
+        seed_by_id = {r.id: r for r in seeds}
+        hits = {}
+        if traverse and seeds:
+            hits = expand_per_hop(
+                [r.id for r in seeds],
+                self.store.get_edges,  # type: ignore[attr-defined]
+                self.store.get_incoming_edges if o.bidirectional else None,  # type: ignore[attr-defined]
+                o,
+            )
+        ranked = blend_and_rank(
+            {r.id: r.score for r in seeds}, hits, top_k, vector_weight=o.vector_weight, graph_weight=o.graph_weight
+        )
+        need = [r.chunk_id for r in ranked if r.chunk_id not in seed_by_id]
+        fetched = {}
+        if need:
+            try:
+                fetched = {c.id: c for c in self.store.get_chunks_by_ids(need)}
+            except Exception as exc:  # seed: fetch error -> only seed chunks appear
+                self.log.warning("fetching graph-found chunks failed, returning seeds only: %s", exc)
+        out: list[RetrievalResult] = []
+        for r in ranked:
+            if r.chunk_id in seed_by_id:
+                s = seed_by_id[r.chunk_id]
+                scores = dataclasses.replace(s.scores, graph=o.graph_weight)
+                if o.seed_keyword_weight > 0 and s.scores.fused is not None:
+                    scores.fused = s.scores.fused
+                out.append(dataclasses.replace(s, score=r.score, scores=scores))
+            elif r.chunk_id in fetched:
+                c = fetched[r.chunk_id]
+                out.append(
+                    RetrievalResult(
+                        id=c.id,
+                        content=c.content,
+                        score=r.score,
+                        document_id=c.document_id,
+                        source=c.source,
+                        chunk_index=c.chunk_index,
+                        parent_id=c.parent_id,
+                        metadata=c.metadata,
+                        scores=ComponentScores(graph=r.score),
+                        graph_context=[r.graph.context] if r.graph else [],
+                    )
+                )
+        return out

@@ -1,0 +1,491 @@
+"""Pure scoring for the retrievers: rank fusion, graph hop scores, the per-hop expansion,
+entity boosts and parent-child resolution.
+
+Nothing here talks to a database or a provider. Every function takes plain values (ids,
+floats, the dataclasses of :mod:`kgrag_neo4j.types`) and returns new ones, so each formula
+can be checked by hand against the seeds: seed 004 for Reciprocal Rank Fusion and
+parent-child resolution, seed 000 for graph scores and the BFS, seed 001 for entity boosts.
+
+Scores are floats where larger is better. Every ordering returned here is total: equal
+scores are broken by the rule documented on the function, never by dict or set order.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from ..errors import ConfigurationError, InputError
+from ..types import Chunk, ChunkEdge, EdgeContext, RelationType, RetrievalResult
+
+__all__ = [
+    "DEFAULT_HOP_DECAY",
+    "EdgeFetcher",
+    "GraphHit",
+    "GraphOptions",
+    "RRF_K",
+    "RankedChunk",
+    "blend_and_rank",
+    "entity_boost",
+    "expand_per_hop",
+    "hop_score",
+    "reciprocal_rank_fusion",
+    "resolve_parents",
+    "seed_score",
+]
+
+_log = logging.getLogger(__name__)
+
+RRF_K = 60
+"""The RRF rank constant of the seed (and of the original RRF paper)."""
+
+DEFAULT_HOP_DECAY: tuple[float, ...] = (1.0, 0.7, 0.5)
+"""Score multiplier per hop; index 0 belongs to the seeds and is never used for an edge."""
+
+EdgeFetcher = Callable[[list[str]], Sequence[ChunkEdge]]
+"""``GraphStore.get_edges`` / ``get_incoming_edges``: chunk ids in, their edges out."""
+
+
+# --- validation helpers ------------------------------------------------------------------
+
+
+def _number(name: str, value: Any, *, low: float | None = 0.0, high: float | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigurationError(f"{name} must be a finite number, got {value!r}")
+    if low is not None and value < low:
+        raise ConfigurationError(f"{name} must be >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ConfigurationError(f"{name} must be <= {high}, got {value!r}")
+    return float(value)
+
+
+def _integer(name: str, value: Any, *, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigurationError(f"{name} must be an integer, got {value!r}")
+    if value < low:
+        raise ConfigurationError(f"{name} must be >= {low}, got {value!r}")
+    return value
+
+
+def _decay_tuple(hop_decay: Any) -> tuple[float, ...]:
+    if isinstance(hop_decay, (str, bytes)) or not isinstance(hop_decay, Iterable):
+        raise ConfigurationError(f"hop_decay must be a sequence of numbers, got {hop_decay!r}")
+    values = tuple(_number("hop_decay entry", v) for v in hop_decay)
+    if not values:
+        raise ConfigurationError("hop_decay must not be empty")
+    return values
+
+
+# --- Reciprocal Rank Fusion (seed 004) ---------------------------------------------------
+
+
+def _ids_in_rank_order(ranked: Iterable[Any], which: str) -> list[str]:
+    ids: list[str] = []
+    seen: set[str] = set()
+    for item in ranked:
+        if isinstance(item, str):
+            chunk_id = item
+        elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+            chunk_id = item[0]
+        elif isinstance(getattr(item, "id", None), str):
+            chunk_id = item.id
+        else:
+            raise InputError(f"{which} must hold chunk ids, (id, score) pairs or results with an id; got {item!r}")
+        # A repeated id keeps its first, best rank; counting it twice would reward duplicates.
+        if chunk_id not in seen:
+            seen.add(chunk_id)
+            ids.append(chunk_id)
+    return ids
+
+
+def reciprocal_rank_fusion(
+    vector_ranked: Iterable[Any],
+    keyword_ranked: Iterable[Any],
+    *,
+    keyword_weight: float = 0.3,
+    k: float = RRF_K,
+    normalize: bool = True,
+) -> list[tuple[str, float]]:
+    """Merge a vector and a keyword ranking with weighted Reciprocal Rank Fusion (oasis).
+
+    Each input is in rank order (best first) and may hold chunk ids, ``(id, score)`` pairs or
+    objects with an ``id`` (their scores are ignored: RRF only looks at ranks). An id at
+    1-based rank ``r`` of a list adds ``weight / (k + r)``, where the vector list weighs
+    ``1 - keyword_weight`` and the keyword list ``keyword_weight``.
+
+    With ``normalize`` (the default, as in oasis) the sum is multiplied by ``k + 1``: the best
+    possible score (rank 1 in both lists) becomes 1.0, so fused scores lie in [0, 1] and
+    minimum-score thresholds mean the same thing as for cosine scores.
+
+    A list whose weight is 0 is ignored entirely, so ``keyword_weight=0`` returns exactly the
+    vector list's order and ``keyword_weight=1`` the keyword list's. Output: ``(id, score)``
+    sorted by score descending; equal scores keep the order in which the ids first appear
+    (the vector list is read before the keyword list).
+    """
+    kw = _number("keyword_weight", keyword_weight, low=0.0, high=1.0)
+    k = _number("k", k, low=0.0)
+    vector_ids = _ids_in_rank_order(vector_ranked, "vector_ranked")
+    keyword_ids = _ids_in_rank_order(keyword_ranked, "keyword_ranked")
+
+    fused: dict[str, float] = {}
+    for weight, ids in ((1.0 - kw, vector_ids), (kw, keyword_ids)):
+        if weight == 0.0:
+            continue
+        for rank, chunk_id in enumerate(ids, start=1):
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + weight / (k + rank)
+
+    scale = (k + 1.0) if normalize else 1.0
+    # sorted() is stable and the dict keeps first-appearance order: that is the tie-break.
+    ordered = sorted(fused.items(), key=lambda item: -item[1])
+    return [(chunk_id, score * scale) for chunk_id, score in ordered]
+
+
+# --- graph scores (seed 000) -------------------------------------------------------------
+
+
+def seed_score(vector_score: float, *, vector_weight: float = 0.7, graph_weight: float = 0.3) -> float:
+    """Blended score of a seed chunk: ``vector_weight * vector_score + graph_weight * 1.0``.
+
+    A seed counts as fully graph-relevant (1.0): it is where the traversal starts. Example
+    from the seed: cosine 0.9 -> ``0.7 * 0.9 + 0.3 = 0.93``.
+    """
+    vw = _number("vector_weight", vector_weight)
+    gw = _number("graph_weight", graph_weight)
+    return vw * float(vector_score) + gw * 1.0
+
+
+def hop_score(
+    edge_weight: float,
+    hop: int,
+    *,
+    graph_weight: float = 0.3,
+    hop_decay: Sequence[float] = DEFAULT_HOP_DECAY,
+) -> float:
+    """Score of a chunk first reached at ``hop`` (1-based) through an edge of ``edge_weight``:
+    ``graph_weight * edge_weight * hop_decay[hop]``.
+
+    ``hop_decay[0]`` belongs to the seeds and is never used here. A hop beyond the end of
+    ``hop_decay`` uses its last value, so a decay list shorter than ``max_hops`` keeps the
+    last factor instead of failing. Example from the seed: hop 2, edge 0.8 ->
+    ``0.3 * 0.8 * 0.5 = 0.12``.
+    """
+    if isinstance(hop, bool) or not isinstance(hop, int) or hop < 1:
+        raise InputError(f"hop must be an integer >= 1 (hop 0 is a seed), got {hop!r}")
+    decay = _decay_tuple(hop_decay)
+    gw = _number("graph_weight", graph_weight)
+    return gw * float(edge_weight) * decay[min(hop, len(decay) - 1)]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GraphOptions:
+    """How a graph retrieval seeds and expands; defaults are the seed's (oasis ``GraphRetriever``).
+
+    - ``max_hops``: BFS depth; 0 means seeds only.
+    - ``graph_weight`` / ``vector_weight``: blend weights (see :func:`seed_score`,
+      :func:`hop_score`); any non-negative values, they need not sum to 1.
+    - ``hop_decay``: multiplier per hop, index 0 = seeds (unused), index h = hop h; hops past
+      the end reuse the last value.
+    - ``bidirectional``: also follow incoming edges (the neighbour is then the edge's source).
+    - ``relation_filter``: relation kinds to follow; empty means all. Strings are accepted
+      and normalised to :class:`RelationType`.
+    - ``min_traversal_score``: edges lighter than this are not followed (compared to the raw
+      edge weight, in [0, 1]).
+    - ``seed_top_k``: seeds taken from the first search.
+    - ``seed_keyword_weight``: keyword weight of the RRF hybrid seeding; 0 disables it.
+
+    Invalid values raise :class:`ConfigurationError` naming the option.
+    """
+
+    max_hops: int = 2
+    graph_weight: float = 0.3
+    vector_weight: float = 0.7
+    hop_decay: tuple[float, ...] = DEFAULT_HOP_DECAY
+    bidirectional: bool = False
+    relation_filter: tuple[RelationType, ...] = ()
+    min_traversal_score: float = 0.0
+    seed_top_k: int = 10
+    seed_keyword_weight: float = 0.0
+
+    def __post_init__(self) -> None:
+        _integer("max_hops", self.max_hops, low=0)
+        _number("graph_weight", self.graph_weight)
+        _number("vector_weight", self.vector_weight)
+        object.__setattr__(self, "hop_decay", _decay_tuple(self.hop_decay))
+        if not isinstance(self.bidirectional, bool):
+            raise ConfigurationError(f"bidirectional must be True or False, got {self.bidirectional!r}")
+        object.__setattr__(self, "relation_filter", _relations(self.relation_filter))
+        _number("min_traversal_score", self.min_traversal_score, low=0.0, high=1.0)
+        _integer("seed_top_k", self.seed_top_k, low=1)
+        _number("seed_keyword_weight", self.seed_keyword_weight, low=0.0, high=1.0)
+
+    def decay(self, hop: int) -> float:
+        """The hop-decay factor of ``hop`` (past the end of ``hop_decay``: its last value)."""
+        return self.hop_decay[min(hop, len(self.hop_decay) - 1)]
+
+    def follows(self, relation: Any) -> bool:
+        """Whether the relation filter lets an edge of this kind through."""
+        return not self.relation_filter or str(relation) in {r.value for r in self.relation_filter}
+
+
+def _relations(value: Any) -> tuple[RelationType, ...]:
+    if isinstance(value, (str, RelationType)):
+        value = (value,)  # one relation given bare; iterating a str would yield letters
+    if not isinstance(value, Iterable):
+        raise ConfigurationError(f"relation_filter must be a sequence of relation kinds, got {value!r}")
+    out: list[RelationType] = []
+    for item in value:
+        try:
+            relation = RelationType.parse(item)
+        except InputError as exc:
+            raise ConfigurationError(f"relation_filter: {exc}") from None
+        if relation not in out:
+            out.append(relation)
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphHit:
+    """A chunk the traversal reached: its hop score, the hop, and the edge that scored it."""
+
+    chunk_id: str
+    score: float
+    hop: int
+    context: EdgeContext
+
+
+def _edge_rank(weight: float, from_chunk_id: str, relation: str, description: str) -> tuple:
+    return (-weight, from_chunk_id, relation, description)
+
+
+def expand_per_hop(
+    seeds: Mapping[str, float] | Iterable[str],
+    get_edges: EdgeFetcher,
+    get_incoming_edges: EdgeFetcher | None = None,
+    options: GraphOptions | None = None,
+) -> dict[str, GraphHit]:
+    """The seed's per-hop BFS: one ``get_edges`` (and, if bidirectional, one
+    ``get_incoming_edges``) call per hop with the whole frontier.
+
+    This is the fallback for a ``GraphStore`` without the native one-statement traversal;
+    the Cypher version must return the same hits. ``seeds`` gives the start chunk ids (a
+    mapping's keys; the scores are not needed here). Returns the non-seed chunks reached,
+    keyed by id.
+
+    Semantics:
+
+    - A chunk is scored at the first hop that reaches it and never again; seeds are never
+      scored. Cycles therefore end the walk instead of looping.
+    - An edge is followed when its relation passes ``relation_filter`` and its weight is
+      ``>= min_traversal_score``. Outgoing edges lead to their target; with
+      ``bidirectional``, incoming edges lead to their source.
+    - Of the edges reaching a chunk at its hop, the best one scores it and becomes its
+      context. **Tie-break rule**: highest edge weight (at one hop that is the highest hop
+      score), then the smallest ``from_chunk_id``, then the smallest relation name, then the
+      smallest description; on a complete tie the outgoing edge (read first) wins.
+    - The frontier of the next hop is the chunks newly reached, in id order.
+    - If a fetch raises, the traversal stops (WARNING logged) and the hits of the hops
+      already completed are returned: seed results stay usable ("GetEdges() fails ->
+      traversal stops, seed results returned as-is").
+    """
+    options = options or GraphOptions()
+    if options.bidirectional and get_incoming_edges is None:
+        raise ConfigurationError("bidirectional traversal needs a get_incoming_edges callable")
+
+    frontier = list(dict.fromkeys(seeds))
+    visited = set(frontier)
+    hits: dict[str, GraphHit] = {}
+
+    for hop in range(1, options.max_hops + 1):
+        if not frontier:
+            break
+        try:
+            # (edge, the chunk it leads to, the frontier chunk it leaves from)
+            steps = [(e, e.target_id, e.source_id) for e in get_edges(list(frontier))]
+            if options.bidirectional:
+                steps += [(e, e.source_id, e.target_id) for e in get_incoming_edges(list(frontier))]
+        except Exception as exc:  # any store failure degrades to "no further hops"
+            _log.warning("graph traversal stopped at hop %d of %d: %s", hop, options.max_hops, exc)
+            break
+
+        in_frontier = set(frontier)
+        best: dict[str, tuple[tuple, ChunkEdge, str]] = {}
+        for edge, neighbour, origin in steps:
+            if origin not in in_frontier or neighbour in visited:
+                continue
+            if not options.follows(edge.relation) or edge.weight < options.min_traversal_score:
+                continue
+            rank = _edge_rank(edge.weight, origin, str(edge.relation), edge.description or "")
+            current = best.get(neighbour)
+            if current is None or rank < current[0]:
+                best[neighbour] = (rank, edge, origin)
+
+        decay = options.decay(hop)
+        frontier = sorted(best)
+        for chunk_id in frontier:
+            _, edge, origin = best[chunk_id]
+            context = EdgeContext(
+                from_chunk_id=origin,
+                relation=str(edge.relation),
+                description=edge.description or "",
+                hops=hop,
+                weight=float(edge.weight),
+            )
+            score = options.graph_weight * float(edge.weight) * decay
+            hits[chunk_id] = GraphHit(chunk_id=chunk_id, score=score, hop=hop, context=context)
+        visited.update(frontier)
+
+    return hits
+
+
+@dataclass(frozen=True, slots=True)
+class RankedChunk:
+    """One line of the blended ranking.
+
+    ``seed_score`` is the score the seed search gave (vector cosine, or the fused RRF score
+    under hybrid seeding) and is None for graph-only chunks; ``graph`` is how a graph-only
+    chunk was reached and is None for seeds (seeds carry no graph context, as in the seed).
+    """
+
+    chunk_id: str
+    score: float
+    seed_score: float | None = None
+    graph: GraphHit | None = None
+
+    @property
+    def is_seed(self) -> bool:
+        return self.seed_score is not None
+
+
+def blend_and_rank(
+    seed_results: Mapping[str, float] | Iterable[tuple[str, float]],
+    graph_hits: Mapping[str, GraphHit] | Iterable[GraphHit],
+    top_k: int,
+    *,
+    vector_weight: float = 0.7,
+    graph_weight: float = 0.3,
+) -> list[RankedChunk]:
+    """The final graph-retrieval ordering (seed 000 "Score blending").
+
+    Seeds score :func:`seed_score` of their search score; graph hits keep their hop score. A
+    chunk that is both a seed and graph-reached keeps the seed score. Sorted by score
+    descending, equal scores by chunk id, then trimmed to ``top_k``. Repeated seed ids keep
+    their highest score.
+    """
+    top_k = _top_k(top_k)
+    seeds: dict[str, float] = {}
+    pairs = seed_results.items() if isinstance(seed_results, Mapping) else seed_results
+    for chunk_id, score in pairs:
+        score = float(score)
+        if chunk_id not in seeds or score > seeds[chunk_id]:
+            seeds[chunk_id] = score
+
+    ranked = [
+        RankedChunk(chunk_id, seed_score(s, vector_weight=vector_weight, graph_weight=graph_weight), seed_score=s)
+        for chunk_id, s in seeds.items()
+    ]
+    hits = graph_hits.values() if isinstance(graph_hits, Mapping) else graph_hits
+    for hit in hits:
+        if hit.chunk_id not in seeds:
+            ranked.append(RankedChunk(hit.chunk_id, hit.score, graph=hit))
+    ranked.sort(key=lambda r: (-r.score, r.chunk_id))
+    return ranked[:top_k]
+
+
+def _top_k(top_k: Any) -> int:
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+        raise InputError(f"top_k must be an integer >= 1, got {top_k!r}")
+    return top_k
+
+
+# --- entity boost (seed 001, Step 4) -----------------------------------------------------
+
+
+def entity_boost(
+    mentioned_ids: Iterable[str],
+    query_entity_ids: Iterable[str],
+    related: Mapping[str, tuple[float, float]],
+    *,
+    direct: float = 0.3,
+    indirect: float = 0.1,
+    use_strength: bool = True,
+) -> tuple[float, list[str]]:
+    """The boost a chunk earns for the entities it mentions, and why.
+
+    ``direct`` per distinct query entity mentioned, plus, for each mentioned related entity
+    that is not itself a query entity, ``indirect * (1 / distance) * strength``
+    (``strength`` taken as 1 when ``use_strength`` is False). ``related`` maps an entity id
+    to ``(distance, strength)`` with distance >= 1 hops from the query entities.
+
+    Seed examples: two query entities mentioned -> 0.6; a related entity at distance 2 with
+    strength 0.9 -> ``0.1 * 0.5 * 0.9 = 0.045``. The explanation lists one line per term,
+    direct terms first, each group in entity id order (the order they are summed in).
+    """
+    d = _number("direct", direct)
+    i = _number("indirect", indirect)
+    mentioned = set(mentioned_ids)
+    query = set(query_entity_ids)
+
+    boost = 0.0
+    explanation: list[str] = []
+    for entity_id in sorted(mentioned & query):
+        boost += d
+        explanation.append(f"mentions query entity {entity_id}: +{d:.3f}")
+    for entity_id in sorted((mentioned & set(related)) - query):
+        distance, strength = related[entity_id]
+        if isinstance(distance, bool) or not isinstance(distance, (int, float)) or distance < 1:
+            raise InputError(f"related entity {entity_id!r}: distance must be >= 1, got {distance!r}")
+        if isinstance(strength, bool) or not isinstance(strength, (int, float)) or strength < 0:
+            raise InputError(f"related entity {entity_id!r}: strength must be >= 0, got {strength!r}")
+        weight = float(strength) if use_strength else 1.0
+        term = i * (1.0 / distance) * weight
+        boost += term
+        explanation.append(
+            f"mentions related entity {entity_id} (distance {distance:g}, strength {float(strength):.2f}): +{term:.3f}"
+        )
+    return boost, explanation
+
+
+# --- parent-child resolution (seed 004) --------------------------------------------------
+
+
+def resolve_parents(
+    results: Iterable[RetrievalResult], parent_lookup: Mapping[str, Chunk]
+) -> list[RetrievalResult]:
+    """Replace matched child chunks by their parent (seed 004 "Parent-Child Resolution").
+
+    A result with a ``parent_id`` found in ``parent_lookup`` becomes the parent: its id,
+    content, chunk index and metadata, keeping the child's score, component scores and graph
+    context (the explanation notes the child). Of several results that resolve to the same
+    id (children of one parent, or a parent also matched itself) only the best-scored one
+    survives. Results without a parent pass through; so does a child whose parent is not in
+    the lookup (nothing better to show for it). Returns new objects sorted by score
+    descending; equal scores keep their input order.
+    """
+    ordered = sorted(results, key=lambda r: -r.score)
+    out: list[RetrievalResult] = []
+    seen: set[str] = set()
+    for result in ordered:
+        resolved = result
+        parent = parent_lookup.get(result.parent_id) if result.parent_id else None
+        if parent is not None:
+            resolved = dataclasses.replace(
+                result,
+                id=parent.id,
+                content=parent.content,
+                document_id=parent.document_id or result.document_id,
+                chunk_index=parent.chunk_index,
+                parent_id=parent.parent_id,
+                metadata=dict(parent.metadata),
+                scores=copy.copy(result.scores),
+                graph_context=list(result.graph_context),
+                explanation=[*result.explanation, f"resolved from child chunk {result.id}"],
+            )
+        if resolved.id in seen:
+            continue
+        seen.add(resolved.id)
+        out.append(resolved)
+    return out
