@@ -137,6 +137,14 @@ class DocumentsMixin:
             if found and found[0]["content_hash"] == doc_props["content_hash"]:
                 return "unchanged"
             tx.run("documents/upsert_document", document=doc_props, chunk_ids=chunk_ids)
+            foreign = tx.run(
+                "chunks/find_foreign_chunks", namespace=self.namespace, document_id=document.id, ids=chunk_ids
+            )
+            if foreign:
+                # raising inside the managed transaction rolls back the upsert above
+                raise InputError(
+                    f"chunk id {foreign[0]['id']!r} already belongs to document {foreign[0]['document_id']!r}"
+                )
             for start in range(0, len(rows), CHUNK_ROWS):
                 tx.run("chunks/upsert_chunks", document_id=document.id, rows=rows[start : start + CHUNK_ROWS])
             return "replaced" if found else "new"

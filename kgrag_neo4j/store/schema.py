@@ -159,6 +159,26 @@ class SchemaMixin:
         else:
             self.record_embedding_config(model, dimensions)
 
+    def check_embedder(self, model: str, dimensions: int) -> None:
+        """Refuse a query embedder whose vectors cannot be compared with the stored ones.
+        Reads only; a namespace with nothing recorded accepts any model of the right size."""
+        config = self._read_embedding_config()
+        if config["dimensions"] is None:
+            raise SchemaNotReady("no schema in this database yet: run `kgrag init` or ingest something first")
+        if config["dimensions"] != dimensions:
+            raise DimensionMismatchError(
+                f"embedder {model!r} gives {dimensions}-dimension vectors; the database holds "
+                f"{config['dimensions']}-dimension ones",
+                expected=config["dimensions"],
+                got=dimensions,
+            )
+        if config["model"] not in (None, "unknown", model):
+            raise ConfigurationError(
+                f"namespace {self.namespace!r} was embedded with {config['model']!r}, not {model!r}; "
+                f"search with --embedder matching it"
+            )
+        self._dimensions = dimensions
+
     def expected_dimensions(self) -> int:
         if self._dimensions is None:
             dims = self._read_embedding_config()["dimensions"]
