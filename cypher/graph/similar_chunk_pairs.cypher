@@ -7,7 +7,7 @@
 //   $max_pairs     INTEGER       candidates per chunk
 //   $fetch_k       INTEGER       candidates asked of the vector index per chunk
 //   $threshold     FLOAT         minimum cosine in [-1, 1]
-// returns: source_id STRING, source_content STRING, target_id STRING, target_content STRING, cosine FLOAT
+// returns: source_id STRING, source_document STRING, source_content STRING, target_id STRING, target_document STRING, target_content STRING, cosine FLOAT
 // browser: :params {namespace: 'default', document_ids: null, max_pairs: 3, fetch_k: 20, threshold: 0.5}
 MATCH (s:Chunk {namespace: $namespace})
 WHERE s.embedding IS NOT NULL AND ($document_ids IS NULL OR s.document_id IN $document_ids)
@@ -17,5 +17,6 @@ CALL (s) {
   WHERE t.namespace = $namespace AND t.document_id <> s.document_id AND cosine >= $threshold
   RETURN t, cosine ORDER BY cosine DESC, t.id LIMIT $max_pairs
 }
-RETURN s.id AS source_id, s.content AS source_content, t.id AS target_id, t.content AS target_content, cosine
+RETURN s.id AS source_id, s.document_id AS source_document, s.content AS source_content,
+       t.id AS target_id, t.document_id AS target_document, t.content AS target_content, cosine
 ORDER BY source_id, cosine DESC

@@ -217,6 +217,14 @@ class DocumentsMixin:
             raise NotFoundError(f"no document {document_id!r} in namespace {self.namespace!r}")
         return _document_from_row(rows[0]["document"])
 
+    def document_state(self, document_id: str) -> str | None:
+        """The stored content hash of a document of this namespace, or None (one cheap read,
+        so an unchanged re-ingest costs no chunking and no embedding)."""
+        rows = self.runner.read("documents/get_content_hash", document_id=document_id)
+        if not rows or rows[0]["namespace"] != self.namespace:
+            return None
+        return rows[0]["content_hash"]
+
     def document_chunk_count(self, document_id: str) -> int:
         rows = self.runner.read("documents/get_document", namespace=self.namespace, document_id=document_id)
         return int(rows[0]["chunk_count"]) if rows else 0

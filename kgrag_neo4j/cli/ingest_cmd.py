@@ -1,0 +1,105 @@
+"""``kgrag ingest PATH...``: files, folders and globs into the store, with a summary."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
+
+
+def _chat_provider():
+    from ..providers.cohere import CohereChat
+
+    return CohereChat()
+
+
+def register(cli: click.Group) -> None:
+    @cli.command("ingest")
+    @click.argument("paths", nargs=-1, required=True)
+    @namespace_option
+    @click.option("--strategy", type=click.Choice(["flat", "parent-child"]), default="flat", show_default=True)
+    @click.option("--content-type", help="Override the type detected from extensions (e.g. text/markdown).")
+    @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere.")
+    @click.option("--batch-size", type=int, default=64, show_default=True, help="Chunks per embedding call.")
+    @click.option("--sequence-edges", is_flag=True, help="Link consecutive chunks (no LLM).")
+    @click.option("--similarity-edges", is_flag=True, help="similar_to edges to the nearest chunks (no LLM).")
+    @click.option("--extract-graph", is_flag=True, help="LLM edge extraction (Cohere chat; needs CO_API_KEY).")
+    @click.option("--min-edge-weight", type=float, default=0.0, show_default=True)
+    @click.option("--max-edges-per-chunk", type=int, default=0, show_default=True)
+    @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary with one row per file.")
+    @pass_app
+    @handle_errors
+    def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, batch_size, sequence_edges,
+               similarity_edges, extract_graph, min_edge_weight, max_edges_per_chunk, as_json) -> None:
+        """Ingest files, folders (recursive) and globs. A failing file is reported and the
+        others go on; the exit code is 1 when any failed.
+
+        Example: kgrag ingest docs/ --sequence-edges --similarity-edges
+        """
+        from ..ingestion.edges import IngestGraphOptions
+        from ..ingestion.extractors import ExtractorRegistry
+        from ..ingestion.files import expand_paths
+        from ..ingestion.ingestor import Ingestor
+        from ..providers.select import describe_embedder, select_embedder
+
+        registry = ExtractorRegistry.default()
+        files = expand_paths(paths, extensions=registry.extensions)
+        emb = select_embedder(embedder)
+        click.echo(f"embedder: {describe_embedder(emb)}", err=True)
+        graph = IngestGraphOptions(
+            graph_extraction=_chat_provider() if extract_graph else None,
+            sequence_edges=sequence_edges,
+            similarity_edges=similarity_edges,
+            min_edge_weight=min_edge_weight,
+            max_edges_per_chunk=max_edges_per_chunk,
+        )
+        ingestor = Ingestor(app.store(namespace), emb, strategy=strategy, batch_size=batch_size, graph=graph, extractors=registry)
+        started = time.perf_counter()
+        rows = []
+        counts = {"new": 0, "unchanged": 0, "replaced": 0, "failed": 0}
+        show_bar = sys.stderr.isatty() and not as_json
+        with click.progressbar(files, label="ingesting", file=sys.stderr, show_pos=True) if show_bar else _plain(files) as items:
+            for path in items:
+                try:
+                    r = ingestor.ingest_file(path, content_type=content_type)
+                except Exception as exc:  # one bad file must not stop the others
+                    from ..errors import KgragError
+
+                    if not isinstance(exc, KgragError):
+                        raise
+                    counts["failed"] += 1
+                    rows.append({"path": str(path), "status": "failed", "error": f"{type(exc).__name__}: {exc}"})
+                    if not as_json:
+                        click.echo(f"failed: {path}: {exc}", err=True)
+                    continue
+                counts[r.status] += 1
+                rows.append({"path": str(path), "status": r.status, "document_id": r.document_id,
+                             "chunks": r.chunk_count, "edges": r.edge_count, "skipped": r.skipped})
+        elapsed = time.perf_counter() - started
+        chunks = sum(r.get("chunks", 0) for r in rows if r["status"] in ("new", "replaced"))
+        summary = {"namespace": namespace, "files": len(files), **counts, "chunks": chunks,
+                   "edges": sum(r.get("edges", 0) for r in rows), "seconds": round(elapsed, 3),
+                   "embedder": emb.name}
+        if as_json:
+            emit_json({"summary": summary, "files": rows})
+        else:
+            click.echo(
+                f"documents: {counts['new']} new, {counts['unchanged']} unchanged, {counts['replaced']} replaced, "
+                f"{counts['failed']} failed; chunks: {chunks}; edges: {summary['edges']}; time: {elapsed:.1f}s"
+            )
+        if counts["failed"]:
+            sys.exit(1)
+
+
+class _plain:
+    def __init__(self, items):
+        self.items = items
+
+    def __enter__(self):
+        return self.items
+
+    def __exit__(self, *exc):
+        return False

@@ -1,0 +1,398 @@
+"""The write path of seed 004: extract -> chunk -> embed in batches -> store in one
+transaction -> (optionally) edges. Options keep the seed's names and defaults.
+
+Re-ingesting the same content (same source, same text, same chunking and embedder) is a
+no-op decided before any embedding is computed; a changed document replaces the old one
+atomically (``Store.store_document``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Callable, Literal, Mapping, Sequence
+
+from .. import ids
+from ..errors import ConfigurationError, InputError, KgragError, ProviderError
+from ..protocols import EmbeddingProvider, GraphStore, Store, embed_batched
+from ..types import Chunk, ChunkEdge, Document, IngestResult
+from .chunkers import Chunker, ChunkPiece, MarkdownChunker, RecursiveChunker
+from .edges import IngestGraphOptions, build_document_edges, dedupe_edges, extract_llm_edges, prune_edges
+from .extractors import ExtractorRegistry, decode_text, markdown_to_text
+
+__all__ = ["IngestOptions", "Ingestor", "STRATEGIES"]
+
+log = logging.getLogger("kgrag_neo4j.ingest")
+
+STRATEGIES = ("flat", "parent-child")
+Progress = Callable[[str, Mapping[str, Any]], None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class IngestOptions:
+    """Seed 004 options (defaults in brackets).
+
+    - ``strategy`` ["flat"] or "parent-child";
+    - ``chunker`` [RecursiveChunker(512, 50); MarkdownChunker for Markdown] for flat;
+    - ``parent_chunker`` / ``child_chunker`` [RecursiveChunker(parent_tokens / child_tokens)];
+    - ``parent_tokens`` [1024], ``child_tokens`` [256];
+    - ``batch_size`` [64] chunks per ``embed`` call;
+    - ``extractors`` [ExtractorRegistry.default()];
+    - ``graph`` [no edges]: the seed's graph ingestion options (sequence, LLM, similarity,
+      pruning). ``similarity_edges`` runs in the database with the vector index, so a new
+      chunk is linked to its nearest chunks across the whole namespace, not only its document;
+    - ``embedding_failure`` ["raise"]: what a failing embedder does to the document: "raise"
+      stores nothing; "store_unembedded" stores the chunks without vectors (found by keyword
+      search only) and reports it in ``IngestResult.skipped``.
+    """
+
+    strategy: Literal["flat", "parent-child"] = "flat"
+    chunker: Chunker | None = None
+    parent_chunker: Chunker | None = None
+    child_chunker: Chunker | None = None
+    parent_tokens: int = 1024
+    child_tokens: int = 256
+    batch_size: int = 64
+    extractors: ExtractorRegistry | None = None
+    graph: IngestGraphOptions = field(default_factory=IngestGraphOptions)
+    embedding_failure: Literal["raise", "store_unembedded"] = "raise"
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ConfigurationError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        for name in ("parent_tokens", "child_tokens", "batch_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+        if self.child_tokens >= self.parent_tokens:
+            raise ConfigurationError("child_tokens must be smaller than parent_tokens")
+        if self.embedding_failure not in ("raise", "store_unembedded"):
+            raise ConfigurationError("embedding_failure must be 'raise' or 'store_unembedded'")
+
+    def fingerprint(self, content_type: str, embedder_name: str) -> str:
+        """What decides the chunks and vectors: a change here makes a re-ingest re-chunk."""
+        parts = [
+            self.strategy,
+            repr(self.chunker or ("markdown" if content_type == "text/markdown" else "recursive")),
+            repr(self.parent_chunker),
+            repr(self.child_chunker),
+            str(self.parent_tokens),
+            str(self.child_tokens),
+            embedder_name,
+        ]
+        return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
+
+
+class Ingestor:
+    """Ingest text, files and streams into a ``Store``.
+
+    ``Ingestor(store, embedder, options=IngestOptions(...))`` or keyword overrides of the
+    options (``Ingestor(store, embedder, strategy="parent-child")``).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: EmbeddingProvider,
+        *,
+        options: IngestOptions | None = None,
+        logger: logging.Logger | None = None,
+        **overrides: Any,
+    ):
+        base = options or IngestOptions()
+        self.options = dataclasses.replace(base, **overrides) if overrides else base
+        self.store = store
+        self.embedder = embedder
+        self.extractors = self.options.extractors or ExtractorRegistry.default()
+        self.log = logger or log
+        self._schema_checked = False
+
+    # -- entry points -------------------------------------------------------------------
+    def ingest_text(
+        self,
+        text: str,
+        source: str,
+        title: str = "",
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        content_type: str = "text/plain",
+        document_id: str | None = None,
+    ) -> IngestResult:
+        """Ingest already-extracted text (Markdown keeps its structure for the chunker)."""
+        if not isinstance(text, str):
+            raise InputError("ingest_text takes text (str); use ingest_file for bytes")
+        if not text.strip():
+            raise InputError(f"{source or 'text'} is empty")
+        return self._ingest(text, source=source, title=title, metadata=metadata, content_type=content_type, document_id=document_id)
+
+    def ingest_file(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        content: bytes | None = None,
+        content_type: str | None = None,
+        source: str | None = None,
+        title: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> IngestResult:
+        """Ingest a file (read from ``path``, or ``content`` bytes named by ``path``); the
+        content type comes from the extension unless given."""
+        name = str(path)
+        ctype = content_type or self.extractors.content_type_for_path(name)
+        if content is None:
+            p = Path(path)
+            try:
+                size = p.stat().st_size
+            except OSError as exc:
+                raise InputError(f"cannot read {name}: {exc.strerror or exc}") from None
+            if size > self.extractors.max_bytes:
+                raise InputError(
+                    f"{name} is {size} bytes, over the limit of {self.extractors.max_bytes} bytes"
+                )
+            content = p.read_bytes()
+        raw = self.extractors.extract(content, content_type=ctype)
+        if ctype == "text/markdown":
+            # the Markdown chunker needs the headings: keep the source, strip per chunk
+            raw = decode_text(content, what="Markdown")
+        return self._ingest(
+            raw,
+            source=source or name,
+            title=title if title is not None else Path(name).name,
+            metadata=metadata,
+            content_type=ctype,
+            document_id=None,
+        )
+
+    def ingest_reader(
+        self,
+        reader: BinaryIO | io.RawIOBase,
+        filename: str,
+        *,
+        content_type: str | None = None,
+        source: str | None = None,
+        title: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> IngestResult:
+        """Ingest a stream, read in bounded pieces (a stream over the size limit is refused
+        before it is all in memory)."""
+        limit = self.extractors.max_bytes
+        buf = bytearray()
+        while True:
+            piece = reader.read(1 << 20)
+            if not piece:
+                break
+            buf += piece
+            if len(buf) > limit:
+                raise InputError(f"{filename} is over the limit of {limit} bytes")
+        return self.ingest_file(
+            filename, content=bytes(buf), content_type=content_type, source=source, title=title, metadata=metadata
+        )
+
+    # -- the pipeline -------------------------------------------------------------------
+    def _ingest(
+        self,
+        text: str,
+        *,
+        source: str,
+        title: str,
+        metadata: Mapping[str, Any] | None,
+        content_type: str,
+        document_id: str | None,
+    ) -> IngestResult:
+        if not source or not isinstance(source, str):
+            raise InputError("source must be a non-empty string")
+        namespace = getattr(self.store, "namespace", "default")
+        doc_id = document_id or ids.document_id(namespace, source)
+        fingerprint = self.options.fingerprint(content_type, self.embedder.name)
+        digest = ids.content_hash(fingerprint + "\x1f" + text)
+        self._ensure_schema()
+        if self._stored_hash(doc_id) == digest:
+            chunk_count = self._chunk_count(doc_id)
+            return IngestResult(document_id=doc_id, chunk_count=chunk_count, status="unchanged")
+        plain = markdown_to_text(text) if content_type == "text/markdown" else text
+        document = Document(
+            id=doc_id,
+            source=source,
+            title=title,
+            content=plain,
+            namespace=namespace,
+            content_hash=digest,
+            created_at=int(time.time()),
+            metadata=dict(metadata or {}),
+        )
+        chunks = self._chunk(document, text, content_type)
+        if not any(c.content.strip() for c in chunks):
+            raise InputError(f"{source} has no text to chunk")
+        skipped = self._embed(chunks)
+        status = self.store.store_document(document, chunks)
+        result = IngestResult(
+            document_id=doc_id, chunk_count=len(chunks), status=status, document=document, skipped=skipped
+        )
+        if status != "unchanged":
+            result.edge_count = self._edges(chunks)
+        return result
+
+    def _ensure_schema(self) -> None:
+        if self._schema_checked:
+            return
+        ensure = getattr(self.store, "ensure_embedder", None)
+        if ensure is not None:
+            ensure(self.embedder.name, self.embedder.dimensions)
+        self._schema_checked = True
+
+    def _stored_hash(self, doc_id: str) -> str | None:
+        state = getattr(self.store, "document_state", None)
+        if state is None:
+            return None
+        return state(doc_id)
+
+    def _chunk_count(self, doc_id: str) -> int:
+        count = getattr(self.store, "document_chunk_count", None)
+        return count(doc_id) if count else 0
+
+    def _flat_chunker(self, content_type: str) -> Chunker:
+        if self.options.chunker is not None:
+            return self.options.chunker
+        if content_type == "text/markdown":
+            return MarkdownChunker(max_tokens=512)
+        return RecursiveChunker()
+
+    def _chunk(self, document: Document, text: str, content_type: str) -> list[Chunk]:
+        o = self.options
+        source_text = text if content_type == "text/markdown" else document.content
+        if o.strategy == "flat":
+            pieces = self._flat_chunker(content_type).chunk(source_text)
+            return [self._make_chunk(document, "flat", i, p) for i, p in enumerate(pieces) if p.content.strip()]
+        parent_chunker = o.parent_chunker or RecursiveChunker(max_tokens=o.parent_tokens)
+        child_chunker = o.child_chunker or RecursiveChunker(
+            max_tokens=o.child_tokens, overlap_tokens=min(50, o.child_tokens // 4)
+        )
+        out: list[Chunk] = []
+        child_index = 0
+        for p_index, parent_piece in enumerate(parent_chunker.chunk(document.content)):
+            if not parent_piece.content.strip():
+                continue
+            parent = self._make_chunk(document, "parent", p_index, parent_piece)
+            out.append(parent)
+            for child_piece in child_chunker.chunk(parent_piece.content):
+                if not child_piece.content.strip():
+                    continue
+                child = self._make_chunk(document, "child", child_index, child_piece, parent_id=parent.id)
+                child.metadata = {**parent_piece.metadata, **child.metadata}
+                out.append(child)
+                child_index += 1
+        return out
+
+    @staticmethod
+    def _make_chunk(document: Document, kind: str, index: int, piece: ChunkPiece, *, parent_id: str | None = None) -> Chunk:
+        return Chunk(
+            id=ids.chunk_id(document.id, kind + (":" + parent_id if parent_id else ""), index, piece.content),
+            document_id=document.id,
+            content=piece.content,
+            chunk_index=index,
+            parent_id=parent_id,
+            token_count=piece.token_count,
+            metadata=dict(piece.metadata),
+        )
+
+    def _embed(self, chunks: list[Chunk]) -> list[str]:
+        """Embed every chunk but parents (parent-child strategy stores parents bare)."""
+        parent_ids = {c.parent_id for c in chunks if c.parent_id}
+        targets = [c for c in chunks if c.id not in parent_ids]
+        try:
+            vectors = embed_batched(
+                self.embedder, [c.content for c in targets], batch_size=self.options.batch_size, input_type="document"
+            )
+            if len(vectors) != len(targets):
+                raise ProviderError(f"the embedder returned {len(vectors)} vectors for {len(targets)} texts")
+        except KgragError as exc:
+            if self.options.embedding_failure == "raise" or not isinstance(exc, ProviderError):
+                raise
+            self.log.warning("embedding failed; storing %d chunks without vectors: %s", len(targets), exc)
+            return [f"embedding failed: {exc}"]
+        for c, v in zip(targets, vectors):
+            c.embedding = list(v)
+        return []
+
+    def _edges(self, chunks: list[Chunk]) -> int:
+        g = self.options.graph
+        if not g.enabled or not isinstance(self.store, GraphStore):
+            return 0  # seed: a store without GraphStore skips graph extraction silently
+        per_document = dataclasses.replace(g, similarity_edges=False)
+        edges = build_document_edges(chunks, per_document, logger=self.log) if per_document.enabled else []
+        stored = self.store.store_edges(edges) if edges else 0
+        if g.similarity_edges and hasattr(self.store, "build_similarity_edges"):
+            embedded = [c.id for c in chunks if c.embedding is not None]
+            stored += self.store.build_similarity_edges(  # type: ignore[attr-defined]
+                embedded, top_k=g.similarity_top_k, threshold=g.similarity_threshold
+            )
+        return stored
+
+    def build_edges(self, document_ids: Sequence[str] | None = None) -> dict[str, int]:
+        """(Re)build the edges the graph options ask for over stored documents (all of the
+        namespace by default); idempotent, since edges are upserted. Returns counts."""
+        lister = getattr(self.store, "list_document_chunks", None)
+        if not isinstance(self.store, GraphStore) or lister is None:
+            return {"documents": 0, "edges": 0, "cross_document": 0}
+        if document_ids is None:
+            document_ids = [d.id for d in self.store.list_documents()]
+        total = 0
+        for doc_id in document_ids:
+            total += self._edges(lister(doc_id, with_embedding=True))
+        cross = 0
+        if self.options.graph.cross_document_edges:
+            cross = self.extract_cross_document_edges(document_ids=document_ids)
+        return {"documents": len(document_ids), "edges": total, "cross_document": cross}
+
+    # -- cross-document edges (seed 000) ------------------------------------------------
+    def extract_cross_document_edges(
+        self,
+        *,
+        similarity_threshold: float = 0.5,
+        max_pairs_per_chunk: int = 3,
+        batch_size: int = 5,
+        document_ids: Sequence[str] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> int:
+        """Candidates by vector similarity across documents, relations from the LLM; returns
+        the number of edges stored. Needs ``graph.graph_extraction`` and a GraphStore."""
+        chat = self.options.graph.graph_extraction
+        if chat is None:
+            raise ConfigurationError("cross-document edges need graph_extraction (a ChatProvider)")
+        if not isinstance(self.store, GraphStore) or not hasattr(self.store, "similar_chunk_pairs"):
+            return 0
+        pairs = self.store.similar_chunk_pairs(  # type: ignore[attr-defined]
+            document_ids=document_ids, threshold=similarity_threshold, max_pairs=max_pairs_per_chunk
+        )
+        # one LLM call per source chunk and its candidates from other documents
+        groups: dict[str, list[Chunk]] = {}
+        document_of: dict[str, str] = {}
+        for p in pairs:
+            document_of[p["source_id"]] = p["source_document"]
+            document_of[p["target_id"]] = p["target_document"]
+            group = groups.setdefault(
+                p["source_id"], [Chunk(id=p["source_id"], document_id=p["source_document"], content=p["source_content"])]
+            )
+            if len(group) < max(2, batch_size):
+                group.append(Chunk(id=p["target_id"], document_id=p["target_document"], content=p["target_content"]))
+        edges: list[ChunkEdge] = []
+        for group in groups.values():
+            if cancel is not None and cancel.is_set():
+                break
+            found = extract_llm_edges(group, chat, batch_size=len(group), workers=1, cancel=cancel, logger=self.log)
+            edges += [
+                dataclasses.replace(e, origin="cross_document")
+                for e in found
+                if document_of.get(e.source_id) != document_of.get(e.target_id)
+            ]
+        g = self.options.graph
+        edges = prune_edges(dedupe_edges(edges), min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
+        return self.store.store_edges(edges) if edges else 0
+
