@@ -21,7 +21,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
@@ -42,6 +42,8 @@ __all__ = [
 NEO4J_VERSION = "5.26.29"
 MAIN_CLASS = "org.neo4j.server.CommunityEntryPoint"
 SUPPORTED_JAVA = (17, 21)
+#: where installed JDKs are looked for after KGRAG_JAVA_HOME, JAVA_HOME and PATH
+JAVA_SEARCH_ROOTS: tuple[str, ...] = ("/usr/lib/jvm", "/opt/java", "/opt")
 DEFAULT_PORT = 7687
 _STATE_FILE = "server.json"
 
@@ -129,7 +131,7 @@ def find_java() -> tuple[str, int]:
             candidates.append(str(Path(os.environ[var]) / "bin" / "java"))
     if shutil.which("java"):
         candidates.append(shutil.which("java"))  # type: ignore[arg-type]
-    for root in ("/usr/lib/jvm", "/opt/java", "/opt"):
+    for root in JAVA_SEARCH_ROOTS:
         candidates.extend(str(p) for p in sorted(Path(root).glob("*/bin/java")) if p.exists())
     seen: list[str] = []
     for java in candidates:
@@ -176,7 +178,8 @@ class ServerInfo:
     data_dir: str
     listen: str = "127.0.0.1 (loopback only)"
     user: str = "neo4j"
-    password: str | None = None
+    # Why repr=False: a ServerInfo printed in a log, a traceback or a REPL must not show it
+    password: str | None = field(default=None, repr=False)
 
     def public_dict(self) -> dict:
         """The ``status --json`` form: never the password."""

@@ -1,0 +1,59 @@
+"""The deliberate public surface: every exported name resolves, nothing heavy on import,
+and the wheel carries the cypher/ files."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import kgrag_neo4j
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("name", [n for n in kgrag_neo4j.__all__ if n != "__version__"])
+def test_every_exported_name_resolves(name):
+    assert getattr(kgrag_neo4j, name) is not None
+
+
+def test_unknown_names_raise_attribute_error():
+    with pytest.raises(AttributeError):
+        kgrag_neo4j.NoSuchThing  # noqa: B018
+
+
+def test_import_loads_no_vendor_sdk_or_model():
+    code = (
+        "import sys, kgrag_neo4j; kgrag_neo4j.Neo4jStore; kgrag_neo4j.GraphRetriever; kgrag_neo4j.Ingestor;"
+        "print(sorted(m for m in ('cohere', 'wordllama', 'torch', 'sentence_transformers') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_retrieval_and_ingestion_do_not_import_the_driver():
+    """DESIGN: only store/ talks to the database."""
+    offenders = []
+    for package in ("retrieval", "ingestion", "entities", "communities", "triples", "providers"):
+        for path in (ROOT / "kgrag_neo4j" / package).rglob("*.py"):
+            text = path.read_text()
+            if "import neo4j" in text or "from neo4j" in text:
+                offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []
+
+
+def test_wheel_ships_the_cypher_files(tmp_path):
+    pytest.importorskip("build")
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path), str(ROOT)],
+        check=True, capture_output=True, text=True,
+    )
+    (wheel,) = tmp_path.glob("kgrag_neo4j-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {n.removeprefix("kgrag_neo4j/cypher/") for n in names if n.startswith("kgrag_neo4j/cypher/")}
+    expected = {p.relative_to(ROOT / "cypher").as_posix() for p in (ROOT / "cypher").rglob("*.cypher")}
+    assert expected and expected <= shipped
+    assert "kgrag_neo4j/cli/__init__.py" in names

@@ -1,0 +1,118 @@
+"""The local server from the official jars: start, reuse, persist, stop, and clear errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kgrag_neo4j import server as srv
+from kgrag_neo4j.cli import cli
+from kgrag_neo4j.errors import ServerError
+from kgrag_neo4j.settings import Neo4jSettings
+from kgrag_neo4j.store import Neo4jStore
+
+
+def run(*args: str, env: dict | None = None):
+    result = CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+    return result
+
+
+@pytest.mark.slow
+def test_start_status_reuse_persist_stop(tmp_path):
+    data = str(tmp_path / "srv")
+    port = str(srv.free_port())
+    started = run("server", "start", "--data-dir", data, "--port", port)
+    assert started.exit_code == 0, started.output
+    uri = started.stdout.strip().splitlines()[-1]
+    assert uri == f"bolt://127.0.0.1:{port}"
+    try:
+        status = json.loads(run("server", "status", "--data-dir", data, "--json").stdout)
+        assert status["running"] is True and status["uri"] == uri and status["version"] == srv.NEO4J_VERSION
+        assert status["data_dir"] == data and "loopback" in status["listen"]
+        assert "password" not in json.dumps(status)
+        again = run("server", "start", "--data-dir", data)
+        assert again.exit_code == 0 and again.stdout.strip().splitlines()[-1] == uri
+        assert json.loads(run("server", "status", "--data-dir", data, "--json").stdout)["pid"] == status["pid"]
+        info = srv.LocalServer(data).status()
+        with Neo4jStore.connect(info.settings(), namespace="persist") as store:
+            store.init_schema(4)
+            store.runner.write("schema/record_embedding_config", namespace="persist", model="m", dimensions=4)
+        assert run("server", "stop", "--data-dir", data).stdout.strip() == "stopped"
+        assert json.loads(run("server", "status", "--data-dir", data, "--json").stdout)["running"] is False
+        assert run("server", "stop", "--data-dir", data).stdout.strip() == "not running"
+        info = srv.LocalServer(data).start()
+        with Neo4jStore.connect(info.settings(), namespace="persist") as store:
+            assert store.schema_status().dimensions == 4  # data survived the restart
+    finally:
+        srv.LocalServer(data).stop()
+
+
+def test_the_server_listens_on_loopback_only(neo4j_settings):
+    if os.environ.get("NEO4J_URI"):
+        pytest.skip("an external server was given; its listen address is not ours")
+    port = int(neo4j_settings.uri.rsplit(":", 1)[1])
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, hexport = local.split(":")
+            if int(hexport, 16) == port and state == "0A":  # 0A: LISTEN
+                listening.append(address)
+    # 127.0.0.1 as IPv4 or IPv4-mapped IPv6; never the wildcard address
+    assert listening and all(a in ("0100007F", "0000000000000000FFFF00000100007F") for a in listening), listening
+
+
+def test_port_taken_is_a_clear_error(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(ServerError, match=f"port {port} .* taken.*--port"):
+            srv.LocalServer(tmp_path / "x", port=port).start()
+
+
+def test_server_exiting_during_start_shows_its_log(tmp_path):
+    server = srv.LocalServer(tmp_path / "bad", port=srv.free_port(), heap="not-a-size")
+    with pytest.raises(ServerError, match="exited during start") as err:
+        server.start(timeout=60)
+    assert "Xmx" in str(err.value) or "heap" in str(err.value).lower()
+
+
+def test_java_missing_or_unsupported(monkeypatch, tmp_path):
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.delenv("KGRAG_JAVA_HOME", raising=False)
+    monkeypatch.setattr(srv, "JAVA_SEARCH_ROOTS", ())
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ServerError, match="Java is not installed.*17 or 21"):
+        srv.find_java()
+    java25 = Path("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java")
+    if java25.exists():
+        (tmp_path / "java").symlink_to(java25)
+        with pytest.raises(ServerError, match="Java 25.*needs 17 or 21|needs 17 or 21.*Java 25"):
+            srv.find_java()
+
+
+def test_maven_missing(monkeypatch, tmp_path):
+    monkeypatch.setenv("KGRAG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ServerError, match="Maven"):
+        srv.install()
+
+
+def test_install_is_idempotent_and_quick():
+    lib = srv.install()
+    assert any(lib.glob("neo4j-5.26*.jar"))
+    assert srv.install() == lib
+
+
+def test_settings_accept_routing_and_tls_schemes_and_hide_passwords():
+    for uri in ("neo4j://db:7687", "neo4j+s://x.databases.neo4j.io", "bolt+s://h:7687", "bolt://u:pw@h:7687"):
+        s = Neo4jSettings(uri=uri, password="hunter2-secret")
+        assert "hunter2" not in repr(s) and "pw" not in s.redacted_uri
+    with pytest.raises(Exception, match="unsupported Neo4j URI scheme"):
+        Neo4jSettings(uri="http://localhost:7474")
