@@ -20,6 +20,7 @@ __all__ = [
     "Document",
     "EdgeContext",
     "IngestResult",
+    "PENDING_HASH_SUFFIX",
     "RelationType",
     "RetrievalResult",
     "by_document",
@@ -57,6 +58,13 @@ class RelationType(str, enum.Enum):
         except ValueError:
             valid = ", ".join(m.value for m in cls)
             raise InputError(f"unknown relation {value!r}; expected one of: {valid}") from None
+
+
+#: Suffix of a document's content hash while writes that follow its transaction are still to
+#: come (the Ingestor's database-side similarity edges). A re-ingest compares hashes, so a
+#: document left pending by a crash is redone; the store treats "h" and "h~pending" as the same
+#: content (nothing to rewrite).
+PENDING_HASH_SUFFIX = "~pending"
 
 
 @dataclass(slots=True)

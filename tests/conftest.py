@@ -84,3 +84,19 @@ def hashing_embedder():
     from kgrag_neo4j.providers.hashing import HashingEmbedder
 
     return HashingEmbedder(dimensions=TEST_DIMENSIONS)
+
+
+@pytest.fixture(scope="session")
+def own_server(tmp_path_factory):
+    """A local server of the reliability tests' own (free port, temp dir), started on first
+    use. Tests may kill and restart it; the shared server above is never touched."""
+    import shutil
+
+    from kgrag_neo4j.server import LocalServer, free_port
+
+    data_dir = tmp_path_factory.mktemp("own-neo4j")
+    server = LocalServer(data_dir, port=free_port(), heap="512m", pagecache="64m")
+    server.start(timeout=300)
+    yield server
+    server.stop(timeout=30)
+    shutil.rmtree(data_dir, ignore_errors=True)

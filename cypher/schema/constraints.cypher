@@ -1,4 +1,6 @@
 // Uniqueness constraints on every id, plus the range indexes every namespaced lookup uses.
+// No index on RELATES_TO.relation: nothing looks edges up by kind, and the planner would
+// otherwise pick it for the MERGE in graph/store_edges and scan every edge of a kind.
 // Ids already embed the namespace (see kgrag_neo4j/ids.py), so one constraint per label is enough.
 // mode: schema
 // params: none
@@ -14,5 +16,4 @@ CREATE INDEX chunk_namespace IF NOT EXISTS FOR (c:Chunk) ON (c.namespace);
 CREATE INDEX chunk_document IF NOT EXISTS FOR (c:Chunk) ON (c.document_id);
 CREATE INDEX entity_namespace_name IF NOT EXISTS FOR (e:Entity) ON (e.namespace, e.name_key);
 CREATE INDEX community_namespace IF NOT EXISTS FOR (m:Community) ON (m.namespace, m.level);
-CREATE INDEX relates_to_relation IF NOT EXISTS FOR ()-[r:RELATES_TO]-() ON (r.relation);
 CREATE INDEX related_to_type IF NOT EXISTS FOR ()-[r:RELATED_TO]-() ON (r.type)

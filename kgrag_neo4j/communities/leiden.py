@@ -111,8 +111,12 @@ def leiden_communities(
     seed: int = 42,
     level_decay: float = 0.5,
     min_size: int = 2,
+    n_iterations: int = 2,
 ) -> list[Community]:
     """Communities of an undirected weighted graph, by level (0 = finest).
+
+    ``n_iterations`` Leiden passes per level (2, leidenalg's default; -1 runs to convergence,
+    which on MuSiQue's entity graph took 88 passes for a 0.4% better quality score).
 
     ``weighted_edges`` are ``(source, target, weight)``; both directions and repeated edges
     add up; self-loops and zero weights are ignored; a node not in ``node_ids`` is an
@@ -142,7 +146,7 @@ def leiden_communities(
         leidenalg.RBConfigurationVertexPartition,
         weights="weight",
         resolution_parameter=float(resolution),
-        n_iterations=-1,
+        n_iterations=n_iterations,
         seed=seed,
     )
     memberships.append(list(partition.membership))
@@ -151,7 +155,7 @@ def leiden_communities(
     for level in range(1, levels):
         aggregate = partition.aggregate_partition()
         aggregate.resolution_parameter = float(resolution) * level_decay**level
-        optimiser.optimise_partition(aggregate, n_iterations=-1)
+        optimiser.optimise_partition(aggregate, n_iterations=n_iterations)
         if len(set(aggregate.membership)) == len(set(partition.membership)):
             break  # nothing merged: a higher level would repeat this one
         memberships.append([aggregate.membership[c] for c in memberships[-1]])

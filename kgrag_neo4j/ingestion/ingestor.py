@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import io
 import logging
+import math
 import os
 import threading
 import time
@@ -20,9 +21,9 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable, Literal, Mapping, Sequence
 
 from .. import ids
-from ..errors import ConfigurationError, InputError, KgragError, ProviderError
+from ..errors import ConfigurationError, InputError, KgragError, ProviderError, ProviderResponseError
 from ..protocols import EmbeddingProvider, GraphStore, Store, embed_batched
-from ..types import Chunk, ChunkEdge, Document, IngestResult
+from ..types import PENDING_HASH_SUFFIX, Chunk, ChunkEdge, Document, IngestResult
 from .chunkers import Chunker, ChunkPiece, MarkdownChunker, RecursiveChunker
 from .edges import IngestGraphOptions, build_document_edges, dedupe_edges, extract_llm_edges, prune_edges
 from .extractors import ExtractorRegistry, decode_text, markdown_to_text
@@ -88,6 +89,20 @@ class IngestOptions:
             embedder_name,
         ]
         return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def _check_vector(vector: Any, dimensions: int, index: int) -> list[float]:
+    try:
+        values = [float(x) for x in vector]
+    except (TypeError, ValueError):
+        raise ProviderResponseError(f"the embedder returned a non-numeric vector for text {index}") from None
+    if len(values) != dimensions:
+        raise ProviderResponseError(
+            f"the embedder returned {len(values)} numbers for text {index}; it declares {dimensions} dimensions"
+        )
+    if not all(math.isfinite(x) for x in values):
+        raise ProviderResponseError(f"the embedder returned NaN or infinity for text {index}")
+    return values
 
 
 class Ingestor:
@@ -231,13 +246,57 @@ class Ingestor:
         if not any(c.content.strip() for c in chunks):
             raise InputError(f"{source} has no text to chunk")
         skipped = self._embed(chunks)
-        status = self.store.store_document(document, chunks)
+        if not getattr(self.store, "atomic_document_edges", False):
+            status = self.store.store_document(document, chunks)
+            result = IngestResult(
+                document_id=doc_id, chunk_count=len(chunks), status=status, document=document, skipped=skipped
+            )
+            if status != "unchanged":
+                result.edge_count = self._edges(chunks)
+            return result
+        # Why: the document's own edges go into its transaction, and the database-side
+        # similarity edges (which need the committed vector index) follow under a pending
+        # hash. A crash anywhere leaves either a whole document or one that a re-run of the
+        # same ingest redoes (the pending hash never equals the real one).
+        edges = self._document_edges(chunks)
+        similarity = self._similarity_after_commit()
+        stored_doc = dataclasses.replace(document, content_hash=digest + PENDING_HASH_SUFFIX) if similarity else document
+        status = self.store.store_document(stored_doc, chunks, edges=edges)  # type: ignore[call-arg]
         result = IngestResult(
             document_id=doc_id, chunk_count=len(chunks), status=status, document=document, skipped=skipped
         )
         if status != "unchanged":
-            result.edge_count = self._edges(chunks)
+            result.edge_count = len(edges)
+        if similarity:
+            # also after "unchanged": the stored hash was then this very pending one, left by a
+            # run that died before this step (which is idempotent)
+            g = self.options.graph
+            result.edge_count += self.store.build_similarity_edges(  # type: ignore[attr-defined]
+                [c.id for c in chunks if c.embedding is not None],
+                top_k=g.similarity_top_k,
+                threshold=g.similarity_threshold,
+            )
+            self.store.complete_document(  # type: ignore[attr-defined]
+                doc_id, pending_hash=stored_doc.content_hash, content_hash=digest
+            )
         return result
+
+    def _document_edges(self, chunks: list[Chunk]) -> list[ChunkEdge]:
+        """The per-document edges (sequence, LLM), computed before the document is written."""
+        g = self.options.graph
+        if not g.enabled or not isinstance(self.store, GraphStore):
+            return []  # seed: a store without GraphStore skips graph extraction silently
+        per_document = dataclasses.replace(g, similarity_edges=False)
+        return build_document_edges(chunks, per_document, logger=self.log) if per_document.enabled else []
+
+    def _similarity_after_commit(self) -> bool:
+        g = self.options.graph
+        return (
+            g.similarity_edges
+            and isinstance(self.store, GraphStore)
+            and hasattr(self.store, "build_similarity_edges")
+            and hasattr(self.store, "complete_document")
+        )
 
     def _ensure_schema(self) -> None:
         if self._schema_checked:
@@ -307,11 +366,22 @@ class Ingestor:
         parent_ids = {c.parent_id for c in chunks if c.parent_id}
         targets = [c for c in chunks if c.id not in parent_ids]
         try:
-            vectors = embed_batched(
-                self.embedder, [c.content for c in targets], batch_size=self.options.batch_size, input_type="document"
-            )
+            try:
+                vectors = list(
+                    embed_batched(
+                        self.embedder, [c.content for c in targets], batch_size=self.options.batch_size, input_type="document"
+                    )
+                )
+            except KgragError:
+                raise
+            except Exception as exc:  # Why: a third-party provider's own error is still a provider failure
+                raise ProviderError(f"embedder {self.embedder.name!r} failed: {type(exc).__name__}: {exc}") from exc
             if len(vectors) != len(targets):
                 raise ProviderError(f"the embedder returned {len(vectors)} vectors for {len(targets)} texts")
+            # Why: garbage vectors (wrong length, NaN, not numbers) are a provider failure, so
+            # embedding_failure decides; before, they surfaced later as a store InputError that
+            # "store_unembedded" could not catch.
+            vectors = [_check_vector(v, self.embedder.dimensions, i) for i, v in enumerate(vectors)]
         except KgragError as exc:
             if self.options.embedding_failure == "raise" or not isinstance(exc, ProviderError):
                 raise

@@ -14,7 +14,9 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import InputError, NotFoundError
 from ..types import (
+    PENDING_HASH_SUFFIX,
     Chunk,
+    ChunkEdge,
     ChunkFilter,
     ComponentScores,
     Document,
@@ -31,6 +33,9 @@ __all__ = ["DocumentsMixin", "escape_lucene_query", "CHUNK_ROWS"]
 CHUNK_ROWS = 500
 
 _TERM = re.compile(r"\w+", re.UNICODE)
+#: distinct terms of a keyword query sent to Lucene (its clause limit is 1024)
+MAX_QUERY_TERMS = 256
+MAX_QUERY_CHARS = 900
 
 
 def escape_lucene_query(text: str) -> str:
@@ -38,9 +43,26 @@ def escape_lucene_query(text: str) -> str:
 
     Only word characters survive, so Lucene syntax (``AND``, ``*``, ``field:``, quotes,
     brackets, ``~``) can neither break the query nor widen it; the operators ``AND``/``OR``/
-    ``NOT`` are lower-cased so Lucene reads them as ordinary words.
+    ``NOT`` are lower-cased so Lucene reads them as ordinary words. Repeated terms are kept
+    once and at most ``MAX_QUERY_TERMS`` (``MAX_QUERY_CHARS``) are sent: Lucene refuses a query
+    of more than 1024 clauses (``TooManyClauses``), which a long pasted text used to trigger.
     """
-    return " ".join(t.lower() for t in _TERM.findall(text or ""))
+    kept: list[str] = []
+    size = 0
+    for term in dict.fromkeys(t.lower() for t in _TERM.findall(text or "")):
+        # the analyser may split a term further (CJK: one token per character), so the
+        # characters are bounded too
+        if len(kept) == MAX_QUERY_TERMS or size + len(term) > MAX_QUERY_CHARS:
+            break
+        kept.append(term)
+        size += len(term) + 1
+    return " ".join(kept)
+
+
+def _same_content(stored: Any, new: str) -> bool:
+    """Equal hashes, a pending mark aside (``types.PENDING_HASH_SUFFIX``): an ingest racing
+    another one that already completed the same content must not rewrite it as "replaced"."""
+    return isinstance(stored, str) and stored.removesuffix(PENDING_HASH_SUFFIX) == new.removesuffix(PENDING_HASH_SUFFIX)
 
 
 def _metadata_json(metadata: Mapping[str, Any]) -> str:
@@ -122,11 +144,22 @@ class DocumentsMixin:
 
     def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
 
+    #: ``store_document`` takes ``edges=`` and writes them in the document's transaction
+    atomic_document_edges = True
+
     # -- write ----------------------------------------------------------------------------
-    def store_document(self, document: Document, chunks: Sequence[Chunk]) -> str:
-        """See ``protocols.Store.store_document``. Returns new / unchanged / replaced."""
+    def store_document(self, document: Document, chunks: Sequence[Chunk], *, edges: Sequence[ChunkEdge] = ()) -> str:
+        """See ``protocols.Store.store_document``. Returns new / unchanged / replaced.
+
+        ``edges`` (between chunks of this document) are written in the SAME transaction, so a
+        crash leaves the document with all its chunks and edges, or not at all (before, they
+        were a second transaction: a kill in between left a document without edges that a
+        re-ingest then called "unchanged" and never completed)."""
         doc_props, rows = self._prepare(document, chunks)
         chunk_ids = [r["id"] for r in rows]
+        from .graph import EDGE_ROWS, edge_rows  # graph.py imports this module
+
+        edge_params = edge_rows(edges) if edges else []
 
         def work(tx: TxRunner) -> str:
             found = tx.run("documents/get_content_hash", document_id=document.id)
@@ -134,7 +167,7 @@ class DocumentsMixin:
                 raise InputError(
                     f"document id {document.id!r} belongs to namespace {found[0]['namespace']!r}"
                 )
-            if found and found[0]["content_hash"] == doc_props["content_hash"]:
+            if found and _same_content(found[0]["content_hash"], doc_props["content_hash"]):
                 return "unchanged"
             tx.run("documents/upsert_document", document=doc_props, chunk_ids=chunk_ids)
             foreign = tx.run(
@@ -147,6 +180,8 @@ class DocumentsMixin:
                 )
             for start in range(0, len(rows), CHUNK_ROWS):
                 tx.run("chunks/upsert_chunks", document_id=document.id, rows=rows[start : start + CHUNK_ROWS])
+            for start in range(0, len(edge_params), EDGE_ROWS):
+                tx.run("graph/store_edges", namespace=self.namespace, rows=edge_params[start : start + EDGE_ROWS])
             return "replaced" if found else "new"
 
         return self.runner.write_fn(work)
@@ -205,6 +240,18 @@ class DocumentsMixin:
                 }
             )
         return doc_props, rows
+
+    def complete_document(self, document_id: str, *, pending_hash: str, content_hash: str) -> bool:
+        """Swap a document's pending hash for its final one (see the Cypher file); False if
+        the document is gone or was replaced meanwhile."""
+        rows = self.runner.write(
+            "documents/complete_document",
+            namespace=self.namespace,
+            document_id=document_id,
+            pending_hash=pending_hash,
+            content_hash=content_hash,
+        )
+        return bool(rows and rows[0]["updated"])
 
     def delete_document(self, document_id: str) -> bool:
         rows = self.runner.write("documents/delete_document", namespace=self.namespace, document_id=document_id)

@@ -61,6 +61,19 @@ def _edge_row(edge: ChunkEdge) -> dict[str, Any]:
     }
 
 
+def edge_rows(edges: Sequence[ChunkEdge]) -> list[dict[str, Any]]:
+    """Validated ``graph/store_edges`` rows, one per (source, target, relation) with the
+    highest weight, in a stable order."""
+    best: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for e in edges:
+        row = _edge_row(e)
+        key = (row["source_id"], row["target_id"], row["relation"])
+        if key not in best or row["weight"] > best[key]["weight"]:
+            best[key] = row
+    # a stable order keeps concurrent writers from locking the same chunks in opposite order
+    return [best[k] for k in sorted(best)]
+
+
 class GraphMixin:
     runner: CypherRunner
     namespace: str
@@ -71,14 +84,7 @@ class GraphMixin:
     def store_edges(self, edges: Sequence[ChunkEdge]) -> int:
         """Idempotent upsert; duplicates keep the highest weight. Returns edges written (edges
         whose endpoints are not chunks of this namespace are skipped)."""
-        best: dict[tuple[str, str, str], dict[str, Any]] = {}
-        for e in edges:
-            row = _edge_row(e)
-            key = (row["source_id"], row["target_id"], row["relation"])
-            if key not in best or row["weight"] > best[key]["weight"]:
-                best[key] = row
-        # a stable order keeps concurrent writers from locking the same chunks in opposite order
-        rows = [best[k] for k in sorted(best)]
+        rows = edge_rows(edges)
         if not rows:
             return 0
         steps = [

@@ -16,14 +16,16 @@ from ..cypher_registry import CypherRegistry
 from ..errors import ConfigurationError
 from ..settings import DEFAULT_NAMESPACE, Neo4jSettings, validate_namespace
 from .documents import DocumentsMixin
+from .entities import EntitiesMixin
 from .graph import GraphMixin
 from .runner import CypherRunner, connect_driver, map_neo4j_errors
 from .schema import SchemaMixin
+from .triples import TriplesMixin
 
 __all__ = ["Neo4jStore"]
 
 
-class Neo4jStore(SchemaMixin, DocumentsMixin, GraphMixin):
+class Neo4jStore(SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, EntitiesMixin):
     """Documents, chunks and their graph in one Neo4j database, scoped to one namespace."""
 
     def __init__(

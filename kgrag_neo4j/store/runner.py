@@ -59,6 +59,13 @@ def connect_driver(
         )
 
 
+#: Neo4j reads at read-committed isolation: a statement that meets a node another transaction
+#: deleted and committed meanwhile (a vector-index hit, a chunk being replaced) fails with this
+#: code, which the driver does not retry. Like a deadlock, running the transaction again is the
+#: cure, so the runner retries it ``RACE_RETRIES`` times (found by tests/test_concurrency.py).
+CONCURRENT_DELETE_CODE = "Neo.ClientError.Statement.EntityNotFound"
+RACE_RETRIES = 3
+
 _CODE_MAP: tuple[tuple[str, type[StoreError]], ...] = (
     ("Neo.ClientError.Database.DatabaseNotFound", DatabaseNotFound),
     ("Neo.ClientError.Security.Unauthorized", AuthenticationFailed),
@@ -135,6 +142,22 @@ class CypherRunner:
     def _session(self, access_mode: str) -> neo4j.Session:
         return self.driver.session(database=self.database, default_access_mode=access_mode)
 
+    def _execute(self, access_mode: str, work: Callable[[neo4j.ManagedTransaction], Any]) -> Any:
+        """A managed transaction (the driver retries transient errors), run again when it
+        lost a race with a concurrent delete (see ``CONCURRENT_DELETE_CODE``)."""
+        for attempt in range(RACE_RETRIES + 1):
+            try:
+                with self._session(access_mode) as session:
+                    if access_mode == neo4j.READ_ACCESS:
+                        return session.execute_read(work)
+                    return session.execute_write(work)
+            except neo4j_exc.Neo4jError as exc:
+                if exc.code != CONCURRENT_DELETE_CODE or attempt == RACE_RETRIES:
+                    raise
+                log.debug("transaction met a concurrently deleted node; retry %d: %s", attempt + 1, exc.message)
+                time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable")
+
     def _trace(self, name: str, params: Mapping[str, Any], started: float) -> None:
         self.round_trips += 1
         if self.tracer is not None:
@@ -151,8 +174,8 @@ class CypherRunner:
         def work(tx: neo4j.ManagedTransaction) -> Rows:
             return [r.data() for r in tx.run(q.text, params)]
 
-        with map_neo4j_errors(self.where), self._session(neo4j.READ_ACCESS) as session:
-            rows = session.execute_read(work)
+        with map_neo4j_errors(self.where):
+            rows = self._execute(neo4j.READ_ACCESS, work)
         self._trace(name, params, started)
         return rows
 
@@ -174,8 +197,8 @@ class CypherRunner:
         def work(tx: neo4j.ManagedTransaction) -> list[Rows]:
             return [[r.data() for r in tx.run(q.text, p)] for q, p in prepared]
 
-        with map_neo4j_errors(self.where), self._session(neo4j.WRITE_ACCESS) as session:
-            out = session.execute_write(work)
+        with map_neo4j_errors(self.where):
+            out = self._execute(neo4j.WRITE_ACCESS, work)
         for name, params in steps:
             self._trace(name, params, started)
         return out
@@ -183,8 +206,8 @@ class CypherRunner:
     def write_fn(self, fn: Callable[["TxRunner"], Any]) -> Any:
         """Run ``fn`` inside one retried write transaction. ``fn`` may run more than once."""
         started = time.perf_counter()
-        with map_neo4j_errors(self.where), self._session(neo4j.WRITE_ACCESS) as session:
-            out = session.execute_write(lambda tx: fn(TxRunner(self.registry, tx)))
+        with map_neo4j_errors(self.where):
+            out = self._execute(neo4j.WRITE_ACCESS, lambda tx: fn(TxRunner(self.registry, tx)))
         self._trace("<tx>", {}, started)
         return out
 

@@ -1,0 +1,16 @@
+// The community reports of the communities the given entities belong to (any level), highest
+// rank first (ties: more of the given entities, then lower level), at most $top_k.
+// mode: read
+// params:
+//   $namespace  STRING        tenant
+//   $ids        LIST<STRING>  entity ids
+//   $top_k      INTEGER       reports returned at most
+// returns: community MAP, matched INTEGER
+// browser: :params {namespace: 'default', ids: ['ent_1'], top_k: 3}
+UNWIND $ids AS id
+MATCH (e:Entity {id: id})-[:IN_COMMUNITY]->(m:Community)
+WHERE e.namespace = $namespace AND m.namespace = $namespace
+WITH m, count(DISTINCT e) AS matched
+ORDER BY m.rank DESC, matched DESC, m.level, m.id
+LIMIT $top_k
+RETURN m {.id, .level, .title, .summary, .full_content, .rank, .rating, .size} AS community, matched

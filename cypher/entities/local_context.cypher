@@ -1,0 +1,87 @@
+// The whole local-search context of seed 002 (GraphRAG local search) in one round trip:
+//   entities:       the $entity_k entities whose description embedding is nearest the query
+//                   (exact scan when the index leaves fewer in the namespace);
+//   text_units:     the chunks mentioning them, ranked by the cosine of their stored
+//                   embedding to the query (chunks without one last), taken in that order
+//                   while the running token total stays within $max_tokens: the first unit
+//                   that would exceed it stops the selection (as the seed does);
+//   relationships:  RELATED_TO relationships touching those entities, heaviest first (ties:
+//                   both ends among the entities first), at most $relationship_k;
+//   reports:        the communities those entities belong to, highest rank first (ties: more
+//                   of the entities, then lower level), at most $report_k.
+// Scores and similarities are Neo4j's normalised cosine, (1 + cos) / 2.
+// mode: read
+// params:
+//   $namespace       STRING       tenant
+//   $embedding       LIST<FLOAT>  query vector
+//   $entity_k        INTEGER      entities to start from
+//   $entity_fetch_k  INTEGER      candidates asked of the entity index before the namespace filter
+//   $max_tokens      INTEGER      token budget of the text units
+//   $relationship_k  INTEGER      relationships returned at most
+//   $report_k        INTEGER      community reports returned at most
+// returns: entities LIST<MAP>, text_units LIST<MAP>, candidate_units INTEGER, relationships LIST<MAP>, reports LIST<MAP>
+// browser: :params {namespace: 'default', embedding: [0.1, 0.2], entity_k: 10, entity_fetch_k: 100, max_tokens: 4000, relationship_k: 20, report_k: 3}
+CALL db.index.vector.queryNodes('entity_embedding', $entity_fetch_k, $embedding) YIELD node, score
+WITH node AS e, score
+WHERE e.namespace = $namespace
+WITH e, score ORDER BY score DESC, e.id LIMIT $entity_k
+WITH collect({e: e, score: score}) AS hits
+CALL (hits) {
+  UNWIND CASE WHEN size(hits) >= $entity_k THEN hits ELSE [] END AS h
+  RETURN h.e AS e, h.score AS score
+  UNION
+  UNWIND CASE WHEN size(hits) < $entity_k THEN [1] ELSE [] END AS exact
+  MATCH (e:Entity)
+  USING INDEX e:Entity(namespace, name_key)
+  WHERE e.namespace = $namespace AND e.name_key IS NOT NULL AND e.embedding IS NOT NULL
+  WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score
+  ORDER BY score DESC, e.id LIMIT $entity_k
+  RETURN e, score
+}
+WITH e, score ORDER BY score DESC, e.id
+WITH collect({e: e, score: score}) AS found
+WITH found, [x IN found | x.e] AS ents
+CALL (ents) {
+  UNWIND ents AS e
+  MATCH (c:Chunk)-[:MENTIONS]->(e)
+  WHERE c.namespace = $namespace
+  WITH DISTINCT c
+  WITH c, CASE WHEN c.embedding IS NULL THEN null
+               ELSE vector.similarity.cosine(c.embedding, $embedding) END AS similarity
+  ORDER BY coalesce(similarity, -1.0) DESC, c.id
+  WITH collect({id: c.id, document_id: c.document_id, source: c.source, chunk_index: c.chunk_index,
+                parent_id: c.parent_id, metadata: c.metadata, content: c.content,
+                token_count: coalesce(c.token_count, 0), similarity: similarity,
+                entity_ids: [(c)-[:MENTIONS]->(m:Entity) WHERE m IN ents | m.id]}) AS units
+  WITH units, reduce(acc = {total: 0, taken: [], full: false}, u IN units |
+         CASE WHEN acc.full OR acc.total + u.token_count > $max_tokens
+              THEN {total: acc.total, taken: acc.taken, full: true}
+              ELSE {total: acc.total + u.token_count, taken: acc.taken + [u], full: false} END) AS acc
+  RETURN acc.taken AS text_units, size(units) AS candidate_units
+}
+CALL (ents) {
+  UNWIND ents AS e
+  MATCH (e)-[r:RELATED_TO]-(o:Entity)
+  WHERE o.namespace = $namespace
+  WITH DISTINCT r
+  WITH r, startNode(r) AS a, endNode(r) AS b
+  WITH r, a, b, a IN ents AND b IN ents AS internal
+  ORDER BY r.weight DESC, internal DESC, a.id, b.id, r.type
+  LIMIT $relationship_k
+  RETURN collect({source_id: a.id, source: a.name, target_id: b.id, target: b.name, type: r.type,
+                  weight: r.weight, description: r.description, sequence: r.sequence,
+                  internal: internal}) AS relationships
+}
+CALL (ents) {
+  UNWIND ents AS e
+  MATCH (e)-[:IN_COMMUNITY]->(m:Community)
+  WHERE m.namespace = $namespace
+  WITH m, count(DISTINCT e) AS matched
+  ORDER BY m.rank DESC, matched DESC, m.level, m.id
+  LIMIT $report_k
+  RETURN collect({id: m.id, level: m.level, title: m.title, summary: m.summary,
+                  full_content: m.full_content, rank: m.rank, size: m.size, matched: matched}) AS reports
+}
+RETURN [x IN found | {id: x.e.id, name: x.e.name, type: x.e.type, description: x.e.description,
+                      score: x.score}] AS entities,
+       text_units, candidate_units, relationships, reports

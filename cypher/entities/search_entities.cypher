@@ -1,0 +1,31 @@
+// Vector search over the entity embeddings (their descriptions) of one namespace. The index
+// is asked for $fetch_k candidates; when fewer than $top_k of them belong to the namespace,
+// an exact cosine scan over the namespace's entities answers instead, in the same round trip.
+// Scores are Neo4j's normalised cosine, (1 + cos) / 2, in [0, 1].
+// mode: read
+// params:
+//   $namespace  STRING       tenant
+//   $embedding  LIST<FLOAT>  query vector (length = index dimensions)
+//   $top_k      INTEGER      entities wanted
+//   $fetch_k    INTEGER      candidates asked of the vector index (>= top_k)
+// returns: entity MAP, score FLOAT
+// browser: :params {namespace: 'default', embedding: [0.1, 0.2], top_k: 5, fetch_k: 50}
+CALL db.index.vector.queryNodes('entity_embedding', $fetch_k, $embedding) YIELD node, score
+WITH node AS e, score
+WHERE e.namespace = $namespace
+WITH e, score ORDER BY score DESC, e.id LIMIT $top_k
+WITH collect({e: e, score: score}) AS hits
+CALL (hits) {
+  UNWIND CASE WHEN size(hits) >= $top_k THEN hits ELSE [] END AS h
+  RETURN h.e AS e, h.score AS score
+  UNION
+  UNWIND CASE WHEN size(hits) < $top_k THEN [1] ELSE [] END AS exact
+  MATCH (e:Entity)
+  USING INDEX e:Entity(namespace, name_key)
+  WHERE e.namespace = $namespace AND e.name_key IS NOT NULL AND e.embedding IS NOT NULL
+  WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score
+  ORDER BY score DESC, e.id LIMIT $top_k
+  RETURN e, score
+}
+RETURN e {.id, .name, .type, .description, .source_chunk_id} AS entity, score
+ORDER BY score DESC, entity.id

@@ -1,0 +1,81 @@
+"""``kgrag communities build|list|show``: Leiden communities of the entity graph."""
+
+from __future__ import annotations
+
+import click
+
+from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
+
+
+def register(cli: click.Group) -> None:
+    @cli.group()
+    def communities() -> None:
+        """Leiden communities of the entity graph and their reports (seed 002)."""
+
+    @communities.command("build")
+    @namespace_option
+    @click.option("--levels", type=int, default=2, show_default=True, help="Hierarchy levels (0 = finest).")
+    @click.option("--resolution", type=float, default=1.0, show_default=True, help="Leiden resolution (higher: smaller communities).")
+    @click.option("--seed", type=int, default=42, show_default=True, help="Random seed (same seed, same communities).")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    @handle_errors
+    def build(app: AppContext, namespace, levels, resolution, seed, as_json) -> None:
+        """Cluster the entities with Leiden and store communities with extractive reports,
+        replacing the previous ones in one transaction.
+
+        Example: kgrag communities build --levels 2 --resolution 1.0
+        """
+        from ..communities.build import build_communities
+
+        summary = build_communities(app.store(namespace), levels=levels, resolution=resolution, seed=seed)
+        if as_json:
+            emit_json(summary.as_dict())
+            return
+        levels_text = ", ".join(f"level {k}: {v}" for k, v in sorted(summary.by_level.items())) or "none"
+        click.echo(
+            f"{summary.communities} communities ({levels_text}) over {summary.entities} entities; "
+            f"replaced {summary.deleted}"
+        )
+
+    @communities.command("list")
+    @namespace_option
+    @click.option("--level", type=int, help="Only this level.")
+    @click.option("--limit", type=int, help="Most communities to show.")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    @handle_errors
+    def list_cmd(app: AppContext, namespace, level, limit, as_json) -> None:
+        """Communities by level, highest rank first.
+
+        Example: kgrag communities list --level 0
+        """
+        rows = app.store(namespace).list_communities(level=level, limit=limit)
+        if as_json:
+            emit_json([c.as_dict() for c in rows])
+            return
+        for c in rows:
+            click.echo(f"L{c.level} {c.rank:8.2f} {c.members:5}  {c.id}  {c.title}")
+
+    @communities.command("show")
+    @click.argument("community_id")
+    @namespace_option
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    @handle_errors
+    def show(app: AppContext, community_id, namespace, as_json) -> None:
+        """One community: its report, parent, children and members.
+
+        Example: kgrag communities show com_0123...
+        """
+        c = app.store(namespace).get_community(community_id)
+        if as_json:
+            emit_json(c.as_dict())
+            return
+        click.echo(f"{c.id} (level {c.level}, rank {c.rank:.2f}, {c.members} members)")
+        if c.parent_id:
+            click.echo(f"parent: {c.parent_id}")
+        if c.child_ids:
+            click.echo("children: " + ", ".join(c.child_ids))
+        click.echo("")
+        click.echo(c.full_content or c.summary)

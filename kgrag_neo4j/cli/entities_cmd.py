@@ -1,0 +1,129 @@
+"""``kgrag entities build|list|show``: the entity graph of a namespace."""
+
+from __future__ import annotations
+
+import click
+
+from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
+
+
+def _progress(stage: str, done: int, total: int) -> None:
+    # one line per stage change and at the end of each stage, on stderr (stdout stays data)
+    if done in (0, total) or total <= 1:
+        click.echo(f"{stage}: {done}/{total}", err=True)
+
+
+def register(cli: click.Group) -> None:
+    @cli.group()
+    def entities() -> None:
+        """Entities, their relationships and mentions (seeds 001 and 002)."""
+
+    @entities.command("build")
+    @namespace_option
+    @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere (default: wordllama, or cohere with a key).")
+    @click.option("--document", "documents", multiple=True, help="Only this document id (repeatable; default: all).")
+    @click.option("--merge-threshold", type=float, help="Also merge same-type entities whose description embeddings have at least this cosine.")
+    @click.option("--batch-size", type=int, default=64, show_default=True, help="Texts per embedding call.")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    @handle_errors
+    def build(app: AppContext, namespace, embedder, documents, merge_threshold, batch_size, as_json) -> None:
+        """Extract entities from the stored chunks (offline, no model), embed and store them.
+
+        Idempotent: re-running over the same chunks changes nothing.
+
+        Example: kgrag entities build --namespace docs --embedder hashing
+        """
+        from ..entities.pipeline import build_entities
+        from ..providers.select import describe_embedder, select_embedder
+
+        chosen = select_embedder(embedder)
+        click.echo(f"embedder: {describe_embedder(chosen)}", err=True)
+        result = build_entities(
+            app.store(namespace),
+            chosen,
+            document_ids=list(documents) or None,
+            batch_size=batch_size,
+            merge_threshold=merge_threshold,
+            progress=_progress,
+        )
+        if as_json:
+            emit_json(result.as_dict())
+        else:
+            click.echo(
+                f"{result.entities} entities, {result.relations} relationships, {result.mentions} mentions "
+                f"from {result.chunks} chunks of {result.documents} documents"
+            )
+
+    @entities.command("list")
+    @namespace_option
+    @click.option("--limit", type=int, default=50, show_default=True, help="Most entities to show.")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    @handle_errors
+    def list_cmd(app: AppContext, namespace, limit, as_json) -> None:
+        """Entities, most mentioned first, with mention and relationship counts.
+
+        Example: kgrag entities list --limit 20
+        """
+        rows = app.store(namespace).list_entities(limit=limit)
+        if as_json:
+            emit_json(
+                [
+                    {
+                        "id": r.entity.id,
+                        "name": r.entity.name,
+                        "type": r.entity.type,
+                        "description": r.entity.description,
+                        "mentions": r.mentions,
+                        "degree": r.degree,
+                    }
+                    for r in rows
+                ]
+            )
+            return
+        for r in rows:
+            click.echo(f"{r.mentions:6} {r.degree:5}  {r.entity.name} ({r.entity.type})")
+
+    @entities.command("show")
+    @click.argument("name")
+    @namespace_option
+    @click.option("--limit", type=int, default=20, show_default=True, help="Most relationships and mentions to show.")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    @handle_errors
+    def show(app: AppContext, name, namespace, limit, as_json) -> None:
+        """An entity (every type with this name), its relationships and the chunks mentioning it.
+
+        Example: kgrag entities show "Ned Stark"
+        """
+        found = app.store(namespace).get_entity_by_name(name, limit=limit)
+        if as_json:
+            emit_json(
+                [
+                    {
+                        "id": d.entity.id,
+                        "name": d.entity.name,
+                        "type": d.entity.type,
+                        "description": d.entity.description,
+                        "source_chunk_id": d.entity.source_chunk_id,
+                        "mention_total": d.mention_total,
+                        "relations": d.relations,
+                        "mentions": d.mentions,
+                    }
+                    for d in found
+                ]
+            )
+            return
+        for d in found:
+            click.echo(f"{d.entity.name} ({d.entity.type})  {d.entity.id}")
+            if d.entity.description:
+                click.echo(f"  {d.entity.description}")
+            click.echo(f"  relationships ({len(d.relations)} shown):")
+            for r in d.relations:
+                arrow = f"-[{r['type']} {r['weight']:.2f}]->" if r["outgoing"] else f"<-[{r['type']} {r['weight']:.2f}]-"
+                click.echo(f"    {arrow} {r['other']} ({r['other_type']})")
+            click.echo(f"  mentioned by {d.mention_total} chunks ({len(d.mentions)} shown):")
+            for m in d.mentions:
+                snippet = " ".join((m["content"] or "").split())[:80]
+                click.echo(f"    {m['chunk_id']} x{m['count']}: {snippet}")

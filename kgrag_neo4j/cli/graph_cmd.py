@@ -1,0 +1,183 @@
+"""``kgrag graph``: status, query, stats, clear and prune of a namespace's knowledge graph."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import click
+
+from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
+
+__all__ = ["register", "format_status", "format_stats", "format_triples"]
+
+_LABEL_WIDTH = 15
+#: first column of the stats tables, as wide as the seed's ("PREDICATE        COUNT")
+_COLUMN_WIDTH = 17
+
+
+def _field(label: str, value: Any) -> str:
+    return f"  {label + ':':<{_LABEL_WIDTH}}{value}"
+
+
+def format_status(status: Mapping[str, Any]) -> str:
+    return "\n".join(
+        [
+            "Knowledge Graph Status",
+            _field("Enabled", "true" if status["enabled"] else "false"),
+            _field("Backend", status["backend"]),
+            _field("URI", status["uri"]),
+            _field("Database", status["database"] or "(server default)"),
+            _field("Namespace", status["namespace"]),
+            _field("Triples", status["triples"]),
+        ]
+    )
+
+
+def _table(title: str, counts: Mapping[str, int]) -> list[str]:
+    width = max([_COLUMN_WIDTH - 2, len(title), *(len(k) for k in counts)]) + 2
+    return [f"{title:<{width}}COUNT", *(f"{k:<{width}}{v}" for k, v in counts.items())]
+
+
+def format_stats(stats: Mapping[str, Any]) -> str:
+    lines = ["Knowledge Graph Statistics", f"  Total Triples: {stats['total_triples']}", ""]
+    lines += _table("PREDICATE", stats["predicates"]) if stats["predicates"] else ["(no triples)"]
+    lines += ["", *_table("NODES", stats["nodes"]), "", *_table("EDGES", stats["edges"])]
+    return "\n".join(lines)
+
+
+def format_triples(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "no triples found"
+    ws = max(len("SUBJECT"), *(len(r["subject"]) for r in rows)) + 2
+    wp = max(len("PREDICATE"), *(len(r["predicate"]) for r in rows)) + 2
+    lines = [f"{'SUBJECT':<{ws}}{'PREDICATE':<{wp}}OBJECT"]
+    lines += [f"{r['subject']:<{ws}}{r['predicate']:<{wp}}{r['object']}" for r in rows]
+    lines.append(f"({len(rows)} triple{'s' if len(rows) != 1 else ''})")
+    return "\n".join(lines)
+
+
+def register(cli: click.Group) -> None:
+    @cli.group()
+    def graph() -> None:
+        """The knowledge graph of triples (subject -predicate-> object) and its upkeep."""
+
+    @graph.command("status")
+    @namespace_option
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    @handle_errors
+    def status(app: AppContext, namespace, as_json) -> None:
+        """Whether the graph is there, where, and how many triples the namespace holds.
+
+        Example: kgrag graph status --namespace docs
+        """
+        store = app.store(namespace)
+        info = {
+            "enabled": True,
+            "backend": "neo4j",
+            "uri": store.runner.where,
+            "database": store.database,
+            "namespace": namespace,
+            "triples": store.count_triples(),
+        }
+        if as_json:
+            emit_json(info)
+        else:
+            click.echo(format_status(info))
+
+    @graph.command("query")
+    @click.option("--subject", help="Subject name (compared normalised: case and spacing ignored).")
+    @click.option("--predicate", help="Predicate, e.g. caused_by.")
+    @click.option("--object", "object_", help="Object name.")
+    @click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True, help="Triples at most.")
+    @namespace_option
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    @handle_errors
+    def query(app: AppContext, subject, predicate, object_, limit, namespace, as_json) -> None:
+        """Triples by subject, predicate, object, or any combination (none: all of them).
+
+        Example: kgrag graph query --subject "error:timeout" --predicate resolved_by --limit 5
+        """
+        triples = app.store(namespace).query_triples(subject=subject, predicate=predicate, object=object_, limit=limit)
+        rows = [
+            {"subject": t.subject, "predicate": t.predicate, "object": t.object, "metadata": dict(t.metadata)}
+            for t in triples
+        ]
+        if as_json:
+            emit_json(rows)
+        else:
+            click.echo(format_triples(rows))
+
+    @graph.command("stats")
+    @namespace_option
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    @handle_errors
+    def stats(app: AppContext, namespace, as_json) -> None:
+        """Triples per predicate, and the namespace's nodes and edges by kind.
+
+        Example: kgrag graph stats --json
+        """
+        store = app.store(namespace)
+        predicates = store.predicate_stats()
+        counts = store.graph_stats()
+        out = {
+            "namespace": namespace,
+            "total_triples": sum(predicates.values()),
+            "predicates": predicates,
+            "nodes": counts["nodes"],
+            "edges": counts["edges"],
+        }
+        if as_json:
+            emit_json(out)
+        else:
+            click.echo(format_stats(out))
+
+    @graph.command("clear")
+    @click.option("--force", is_flag=True, help="Do not ask for confirmation.")
+    @namespace_option
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    @handle_errors
+    def clear(app: AppContext, force, namespace, as_json) -> None:
+        """Delete every triple of the namespace (documents and chunks are kept).
+
+        Entities that only triples used go with them. Asks first unless --force.
+
+        Example: kgrag graph clear --namespace docs --force
+        """
+        store = app.store(namespace)
+        if not force:
+            n = store.count_triples()
+            click.confirm(
+                f"Delete all {n} triples of namespace {namespace!r}? Documents and chunks are kept.",
+                abort=True,
+                err=True,
+            )
+        removed = store.clear_triples()
+        if as_json:
+            emit_json({"namespace": namespace, **removed})
+        else:
+            click.echo(
+                f"cleared namespace {namespace!r}: {removed['edges']} triples, "
+                f"{removed['mentions']} chunk mentions, {removed['entities']} entities"
+            )
+
+    @graph.command("prune")
+    @click.option("--dry-run", is_flag=True, help="Only count what would be removed.")
+    @namespace_option
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    @handle_errors
+    def prune(app: AppContext, dry_run, namespace, as_json) -> None:
+        """Remove orphan chunks (no document owns them) and the chunk edges on them.
+
+        Example: kgrag graph prune --dry-run
+        """
+        found = app.store(namespace).prune_orphans(dry_run=dry_run)
+        if as_json:
+            emit_json({"namespace": namespace, "dry_run": dry_run, **found})
+            return
+        verb = "would remove" if dry_run else "removed"
+        click.echo(f"{verb} {found['chunks']} orphan chunks and {found['edges']} chunk edges")

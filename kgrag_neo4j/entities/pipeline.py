@@ -1,0 +1,185 @@
+"""Build the entity graph of a namespace from the chunks already in the store.
+
+read chunks -> extract (offline by default, or with a chat model) -> resolve -> embed the
+entity descriptions -> write entities, mentions, relationships.
+
+Resolution: an entity's id is a hash of namespace, normalised name and normalised type, so
+the same entity found in several chunks or documents is one node, and a document ingested
+later joins the existing node (writes are MERGEs). The entities already stored are passed to
+the extractor as ``known_entities``, so a name keeps its stored type (and id) across builds.
+With ``merge_threshold`` entities of the same type whose description embeddings have at least
+that cosine are merged too (``resolution.merge_similar_entities``).
+
+Only leaf chunks are read (one query, ``store.extraction_chunks``): a parent chunk
+(parent-child chunking) repeats its children's text, so extracting from it would count every
+mention twice. An entity's ``source_chunk_id`` is the first chunk it was found in (chunks in
+ingestion order, then document id and chunk index).
+Re-running a build over the same chunks changes nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ..errors import ConfigurationError, InputError
+from ..protocols import EmbeddingProvider, embed_batched
+from .extract_llm import LLMEntityExtractor
+from .extract_offline import OfflineEntityExtractor
+from .model import Entity, ExtractionResult
+from .resolution import merge_similar_entities, remap_extraction
+
+__all__ = ["EntityBuildResult", "Progress", "build_entities", "entity_embedding_text"]
+
+#: ``progress(stage, done, total)``; stages: read, extract, embed, write
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class EntityBuildResult:
+    """Counts of one ``build_entities`` run. ``documents`` counts the documents whose chunks
+    were read; ``entities``, ``relations`` and ``mentions`` the rows written (MERGEd, so a re-run
+    writes the same rows again without adding nodes). ``dropped`` counts what extraction validation
+    rejected, by reason; ``merged`` the entities folded into another by ``merge_threshold``;
+    ``seconds`` the time spent per stage."""
+
+    documents: int = 0
+    chunks: int = 0
+    entities: int = 0
+    relations: int = 0
+    mentions: int = 0
+    merged: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def entity_embedding_text(entity: Entity) -> str:
+    """What is embedded for an entity: its description, prefixed by its name so that a
+    description that never names its entity is still found by the name."""
+    if not entity.description:
+        return entity.name
+    return f"{entity.name}: {entity.description}"
+
+
+def _make_extractor(extractor: Any, namespace: str) -> Any:
+    if extractor is None:
+        return OfflineEntityExtractor(namespace=namespace)
+    if callable(getattr(extractor, "extract", None)):
+        found = getattr(extractor, "namespace", namespace)
+        if found != namespace:
+            raise ConfigurationError(
+                f"the extractor makes entity ids for namespace {found!r}, the store's is {namespace!r}; "
+                "construct it with namespace=store.namespace"
+            )
+        return extractor
+    if callable(getattr(extractor, "chat", None)):
+        return LLMEntityExtractor(extractor, namespace=namespace)
+    raise ConfigurationError(
+        "extractor must be an entity extractor (with .extract) or a ChatProvider (with .chat)"
+    )
+
+
+def build_entities(
+    store: Any,
+    embedder: EmbeddingProvider,
+    *,
+    extractor: Any = None,
+    document_ids: Sequence[str] | None = None,
+    batch_size: int = 64,
+    merge_threshold: float | None = None,
+    progress: Progress | None = None,
+) -> EntityBuildResult:
+    """Extract, resolve, embed and store the entities of the namespace's chunks.
+
+    ``extractor``: None for :class:`OfflineEntityExtractor` (no model), a ``ChatProvider`` for
+    :class:`LLMEntityExtractor`, or any object with ``extract(chunks, known_entities=...)``
+    built for the store's namespace. ``document_ids`` limits the build to those documents
+    (default: all). ``batch_size`` texts per embedding call. Progress goes to ``progress``.
+    """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigurationError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if merge_threshold is not None and not (-1.0 <= merge_threshold <= 1.0):
+        raise ConfigurationError(f"merge_threshold is a cosine in [-1, 1], got {merge_threshold!r}")
+    if document_ids is not None and isinstance(document_ids, str):
+        raise InputError("document_ids must be a list of ids, not one string")
+    report = progress or (lambda stage, done, total: None)
+    namespace = store.namespace
+    extract = _make_extractor(extractor, namespace)
+    store.ensure_embedder(embedder.name, embedder.dimensions)
+    result = EntityBuildResult()
+    clock = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        result.seconds[stage] = round(result.seconds.get(stage, 0.0) + now - clock, 3)
+        clock = now
+
+    # read: every leaf chunk in one query, and the entities already stored
+    report("read", 0, 1)
+    chunks = store.extraction_chunks(None if document_ids is None else list(dict.fromkeys(document_ids)))
+    result.documents = len({c.document_id for c in chunks})
+    result.chunks = len(chunks)
+    known = store.known_entities()
+    report("read", 1, 1)
+    lap("read")
+
+    # extract
+    report("extract", 0, len(chunks))
+    extraction: ExtractionResult = extract.extract(chunks, known_entities=known)
+    report("extract", len(chunks), len(chunks))
+    result.dropped = dict(extraction.dropped)
+    lap("extract")
+
+    # embed (and optionally merge near-duplicates by embedding)
+    entities = list(extraction.entities)
+    texts = [entity_embedding_text(e) for e in entities]
+    vectors = _embed(embedder, texts, batch_size, report)
+    if merge_threshold is not None and entities:
+        mapping = merge_similar_entities(entities, vectors, threshold=merge_threshold)
+        result.merged = sum(1 for k, v in mapping.items() if k != v)
+        if result.merged:
+            by_id = {e.id: v for e, v in zip(entities, vectors)}
+            with_vectors = dataclasses.replace(
+                extraction,
+                entities=tuple(dataclasses.replace(e, embedding=tuple(by_id[e.id])) for e in entities),
+            )
+            extraction = remap_extraction(with_vectors, mapping)
+            entities = list(extraction.entities)
+            # a merged entity may have taken a longer description from a duplicate: re-embed it
+            embedded = dict(zip(texts, vectors))
+            texts = [entity_embedding_text(e) for e in entities]
+            stale = [t for t in texts if t not in embedded]
+            embedded.update(zip(stale, _embed(embedder, stale, batch_size, None)))
+            vectors = [embedded[t] for t in texts]
+    entities = [dataclasses.replace(e, embedding=tuple(v)) for e, v in zip(entities, vectors)]
+    lap("embed")
+
+    # write: entities first (mentions and relations attach to them)
+    report("write", 0, 3)
+    result.entities = store.upsert_entities(entities)
+    report("write", 1, 3)
+    result.mentions = store.upsert_mentions(extraction.mentions)
+    report("write", 2, 3)
+    result.relations = store.upsert_relations(extraction.relations)
+    report("write", 3, 3)
+    lap("write")
+    return result
+
+
+def _embed(
+    embedder: EmbeddingProvider, texts: list[str], batch_size: int, report: Progress | None
+) -> list[list[float]]:
+    out: list[list[float]] = []
+    for start in range(0, len(texts), batch_size):
+        out.extend(embed_batched(embedder, texts[start : start + batch_size], batch_size=batch_size))
+        if report is not None:
+            report("embed", min(start + batch_size, len(texts)), len(texts))
+    if len(out) != len(texts):
+        raise InputError(f"the embedder returned {len(out)} vectors for {len(texts)} texts")
+    return out

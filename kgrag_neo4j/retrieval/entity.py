@@ -1,0 +1,254 @@
+"""Seed 001: entity-boosted retrieval (WriterOS "graph-enhanced retrieval").
+
+1. the ``k * 2`` chunks nearest the query are the candidates (``scores.vector``: Neo4j's
+   normalised cosine, (1 + cos) / 2);
+2. the ``query_entities_top_k`` (3) entities nearest the query are the query entities;
+3. their neighbours within ``max_hops`` over entity relationships, each with its distance and
+   strength (weight of its best relationship at first reach), optionally only some
+   relationship types or only relationships with ``sequence <= max_sequence``;
+4. each candidate earns ``entity_boost_direct`` (0.3) per query entity it mentions plus
+   ``entity_boost_indirect * (1 / distance) * strength`` (0.1 * ...) per related entity it
+   mentions (:func:`kgrag_neo4j.retrieval.scoring.entity_boost`); with ``centrality``
+   (``"degree"`` or ``"pagerank"``, scaled to [0, 1]) the indirect term is further multiplied
+   by the related entity's centrality (the seed's "PageRank-style entity importance"), so a hub
+   boosts more than a leaf; direct terms are never scaled;
+5. candidates are re-ranked by ``similarity + boost``;
+6. with ``expand`` and fewer than ``k`` candidates, the source chunks of the related entities
+   (strongest relationship first) are appended, scored the same way, after the ranked ones.
+
+On ``Neo4jStore`` steps 1-3 and the look-ups of 4 and 6 are ONE database round trip
+(``cypher/entities/boost_retrieve.cypher``); centrality adds one more round trip the first time
+it is needed (it is cached on the retriever; ``refresh_centrality()`` after rebuilding
+entities). Every result explains its boost, entity path included.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from typing import Any, Mapping, Sequence
+
+from ..errors import ConfigurationError, InputError
+from ..protocols import EmbeddingProvider
+from ..types import ChunkFilter, ComponentScores, RetrievalResult
+from .scoring import entity_boost
+
+__all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
+
+log = logging.getLogger("kgrag_neo4j.retrieval.entity")
+
+CENTRALITY_KINDS = ("degree", "pagerank")
+MAX_HOPS = 3  # unrolled in cypher/entities/boost_retrieve.cypher
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EntityRetrievalTrace:
+    """What the last ``retrieve`` saw: for logging, debugging and the seed's metrics."""
+
+    query_entities: tuple[dict[str, Any], ...]
+    related: tuple[dict[str, Any], ...]
+    candidates: int
+    expanded: int
+    round_trips: int
+
+
+def _path_text(path: Sequence[Sequence[str]], target: str) -> str:
+    steps = "".join(f"{name} -[{rel}]- " for name, rel in path)
+    return f"{steps}{target}"
+
+
+def _load_metadata(raw: Any) -> dict[str, Any]:
+    if not raw:
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class EntityGraphRetriever:
+    """Vector candidates re-ranked by the entities they mention (seed 001); see the module
+    docstring for the algorithm. Defaults are the seed's.
+
+    Needs a store with the entity capability (``Neo4jStore``). ``filters`` restrict the chunks
+    (candidates and expansion alike); ``min_similarity`` drops weak candidates before the
+    expansion rule counts them (0 keeps the seed's behaviour).
+    """
+
+    kind = "entity"
+
+    def __init__(
+        self,
+        store: Any,
+        embedder: EmbeddingProvider,
+        *,
+        max_hops: int = 1,
+        entity_boost_direct: float = 0.3,
+        entity_boost_indirect: float = 0.1,
+        use_relationship_strength: bool = True,
+        query_entities_top_k: int = 3,
+        relationship_types: Sequence[str] | None = None,
+        max_sequence: int | None = None,
+        centrality: str | None = None,
+        filters: Sequence[ChunkFilter] = (),
+        expand: bool = True,
+        min_similarity: float = 0.0,
+    ):
+        if isinstance(max_hops, bool) or not isinstance(max_hops, int) or not 0 <= max_hops <= MAX_HOPS:
+            raise ConfigurationError(f"max_hops must be an integer in 0..{MAX_HOPS}, got {max_hops!r}")
+        for label, value in (("entity_boost_direct", entity_boost_direct), ("entity_boost_indirect", entity_boost_indirect)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ConfigurationError(f"{label} must be a number >= 0, got {value!r}")
+        if isinstance(query_entities_top_k, bool) or not isinstance(query_entities_top_k, int) or query_entities_top_k < 1:
+            raise ConfigurationError(f"query_entities_top_k must be a positive integer, got {query_entities_top_k!r}")
+        if centrality is not None and centrality not in CENTRALITY_KINDS:
+            raise ConfigurationError(f"centrality must be None, 'degree' or 'pagerank', got {centrality!r}")
+        if max_sequence is not None and (isinstance(max_sequence, bool) or not isinstance(max_sequence, int)):
+            raise ConfigurationError(f"max_sequence must be an integer or None, got {max_sequence!r}")
+        if isinstance(relationship_types, str):
+            relationship_types = [relationship_types]
+        if not callable(getattr(store, "entity_boost_context", None)):
+            raise ConfigurationError(
+                "EntityGraphRetriever needs a store with the entity capability (Neo4jStore)"
+            )
+        self.store, self.embedder = store, embedder
+        self.max_hops = max_hops
+        self.entity_boost_direct = float(entity_boost_direct)
+        self.entity_boost_indirect = float(entity_boost_indirect)
+        self.use_relationship_strength = bool(use_relationship_strength)
+        self.query_entities_top_k = query_entities_top_k
+        self.relationship_types = list(relationship_types) if relationship_types else None
+        self.max_sequence = max_sequence
+        self.centrality = centrality
+        self.filters = tuple(filters)
+        self.expand = bool(expand)
+        self.min_similarity = float(min_similarity)
+        self._centrality_scores: dict[str, float] | None = None
+        self.last_trace: EntityRetrievalTrace | None = None
+
+    def refresh_centrality(self) -> None:
+        """Forget cached centrality scores (call after the entity graph changed)."""
+        self._centrality_scores = None
+
+    def _centrality(self) -> dict[str, float] | None:
+        if self.centrality is None:
+            return None
+        if self._centrality_scores is None:
+            self._centrality_scores = self.store.entity_centrality(self.centrality)
+        return self._centrality_scores
+
+    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+        if not isinstance(query, str) or not query.strip():
+            raise InputError("query must be non-empty text")
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise InputError(f"top_k must be a positive integer, got {top_k!r}")
+        vectors = self.embedder.embed([query], input_type="query")
+        if not vectors:
+            raise InputError("the embedder returned no vector for the query")
+        before = getattr(getattr(self.store, "runner", None), "round_trips", 0)
+        centrality = self._centrality()
+        ctx = self.store.entity_boost_context(
+            vectors[0],
+            chunk_k=top_k * 2,
+            entity_k=self.query_entities_top_k,
+            max_hops=self.max_hops,
+            relation_types=self.relationship_types,
+            max_sequence=self.max_sequence,
+            expand_k=top_k if self.expand else 0,
+            min_similarity=self.min_similarity,
+            filters=self.filters,
+        )
+        results = self.rank(ctx, top_k, centrality=centrality)
+        after = getattr(getattr(self.store, "runner", None), "round_trips", 0)
+        self.last_trace = EntityRetrievalTrace(
+            query_entities=tuple(ctx["query_entities"]),
+            related=tuple(ctx["related"]),
+            candidates=len(ctx["candidates"]),
+            expanded=sum(1 for r in results if r.explanation and r.explanation[0].startswith("expansion:")),
+            round_trips=after - before,
+        )
+        log.debug(
+            "entity retrieval: %d query entities, %d related, %d candidates, %d results",
+            len(ctx["query_entities"]),
+            len(ctx["related"]),
+            len(ctx["candidates"]),
+            len(results),
+        )
+        return results
+
+    # -- pure part: the arithmetic of steps 4-6 on what the store returned ----------------------
+    def rank(
+        self, ctx: Mapping[str, Any], top_k: int, *, centrality: Mapping[str, float] | None = None
+    ) -> list[RetrievalResult]:
+        """Boost, re-rank and expand the raw context of ``entity_boost_context``."""
+        query_ids = [e["id"] for e in ctx["query_entities"]]
+        names = {e["id"]: e["name"] for e in ctx["query_entities"]}
+        related: dict[str, tuple[float, float]] = {}
+        paths: dict[str, str] = {}
+        for r in ctx["related"]:
+            names[r["id"]] = r["name"]
+            strength = float(r["strength"]) if self.use_relationship_strength else 1.0
+            paths[r["id"]] = "path: " + _path_text(r["path"], r["name"])
+            if centrality is not None:
+                # the boost formula has one strength factor: it carries the centrality too
+                importance = float(centrality.get(r["id"], 0.0))
+                paths[r["id"]] = f"strength = {strength:.2f} x centrality {importance:.2f}; " + paths[r["id"]]
+                strength *= importance
+            related[r["id"]] = (int(r["distance"]), strength)
+
+        def scored(row: Mapping[str, Any], extra: list[str]) -> RetrievalResult:
+            similarity = row.get("score")
+            boost, lines = entity_boost(
+                row.get("mentions") or [],
+                query_ids,
+                related,
+                direct=self.entity_boost_direct,
+                indirect=self.entity_boost_indirect,
+                use_strength=True,  # the strength above already is 1.0 when it is off
+            )
+            # entity_boost explains direct terms first, then indirect ones, each group in id order
+            mentioned = set(row.get("mentions") or [])
+            order = sorted(mentioned & set(query_ids)) + sorted((mentioned & set(related)) - set(query_ids))
+            explanation = list(extra)
+            for entity_id, line in zip(order, lines):
+                line = line.replace(entity_id, f"{names.get(entity_id, entity_id)} ({entity_id})", 1)
+                if entity_id in paths:
+                    line += f"; {paths[entity_id]}"
+                explanation.append(line)
+            c = row["chunk"]
+            return RetrievalResult(
+                id=c["id"],
+                content=c.get("content") or "",
+                score=(float(similarity) if similarity is not None else 0.0) + boost,
+                document_id=c.get("document_id") or "",
+                source=c.get("source") or "",
+                title=row.get("title") or "",
+                chunk_index=int(c.get("chunk_index") or 0),
+                parent_id=c.get("parent_id"),
+                metadata=_load_metadata(c.get("metadata")),
+                scores=ComponentScores(
+                    vector=float(similarity) if similarity is not None else None, boost=boost
+                ),
+                explanation=explanation,
+            )
+
+        ranked = [scored(row, []) for row in ctx["candidates"]]
+        ranked.sort(key=lambda r: (-r.score, r.id))
+        if self.expand and len(ranked) < top_k:
+            seen = {r.id for r in ranked}
+            for row in ctx.get("expansion") or []:
+                if len(ranked) >= top_k:
+                    break
+                if row["chunk"]["id"] in seen:
+                    continue
+                seen.add(row["chunk"]["id"])
+                note = (
+                    f"expansion: source chunk of related entity {row['entity']} ({row['entity_id']}), "
+                    f"distance {row['distance']}, strength {float(row['strength']):.2f}"
+                )
+                ranked.append(scored(row, [note]))
+        return ranked[:top_k]
