@@ -185,6 +185,23 @@ def test_a_transaction_that_lost_a_race_with_a_delete_is_run_again(store):
     assert store.runner.write_fn(work) == [] and len(attempts) == 2
 
 
+@pytest.mark.parametrize(
+    "row, torn",
+    [
+        ({"chunk": {"id": "c", "document_hash": "h1"}, "document_hash": "h1"}, False),
+        ({"chunk": {"id": "c", "document_hash": "h1~pending"}, "document_hash": "h1"}, False),
+        ({"chunk": {"id": "c", "document_hash": None}, "document_hash": "h2"}, False),  # stored before versions
+        ({"chunk": {"id": "c", "document_hash": "h1"}, "document_hash": "h2"}, True),  # old chunk, new document
+        ({"chunk": {"id": "c", "document_hash": "h1"}, "document_hash": None}, True),  # document deleted under it
+        ({"chunk": {"id": None, "document_hash": None}, "document_hash": None}, True),  # chunk deleted under it
+    ],
+)
+def test_torn_rows_are_recognised(row, torn):
+    from kgrag_neo4j.store.documents import is_torn
+
+    assert is_torn(row) is torn
+
+
 def _process_ingest(uri: str, user: str, password: str, database, namespace: str, order: list[int]) -> None:
     from kgrag_neo4j.providers.hashing import HashingEmbedder
     from kgrag_neo4j.settings import Neo4jSettings

@@ -8,7 +8,7 @@
 //   $top_k      INTEGER  results wanted
 //   $fetch_k    INTEGER  hits asked of the index first (>= top_k)
 //   $filter     MAP      {document_ids, source_prefix, meta_pairs, created_after, created_before}
-// returns: chunk MAP, title STRING, score FLOAT, exact BOOLEAN
+// returns: chunk MAP, title STRING, document_hash STRING, score FLOAT, exact BOOLEAN
 // browser: :params {namespace: 'default', query: 'neo4j vector', top_k: 5, fetch_k: 50, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}}
 CALL db.index.fulltext.queryNodes('chunk_content', $query, {limit: $fetch_k}) YIELD node, score
 WITH node AS c, score
@@ -39,6 +39,6 @@ CALL (hits) {
 }
 OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)
 RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata,
-          .source, .created_at} AS chunk,
-       d.title AS title, score, exact
+          .source, .created_at, .document_hash} AS chunk,
+       d.title AS title, d.content_hash AS document_hash, score, exact
 ORDER BY score DESC, chunk.id

@@ -27,7 +27,7 @@
 //   $relations       LIST<STRING>  relation kinds to follow (null = all)
 //   $min_weight      FLOAT         edges below this weight are not followed
 //   $top_k           INTEGER       results returned
-// returns: chunk MAP, title STRING, score FLOAT, hop INTEGER, seed_score FLOAT, vector_score FLOAT, keyword_score FLOAT, via MAP
+// returns: chunk MAP, title STRING, document_hash STRING, score FLOAT, hop INTEGER, seed_score FLOAT, vector_score FLOAT, keyword_score FLOAT, via MAP
 // browser: :params {namespace: 'default', embedding: [0.1, 0.2], keyword_query: '', keyword_weight: 0.0, rrf_k: 60, seed_top_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: false, relations: null, min_weight: 0.0, top_k: 5}
 CALL db.index.vector.queryNodes('chunk_embedding', $fetch_k, $embedding) YIELD node, score
 WITH node AS c, score
@@ -168,7 +168,7 @@ UNWIND scored AS x
 WITH x ORDER BY x.score DESC, x.c.id LIMIT $top_k
 WITH x, x.c AS c
 OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)
-RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata, .source, .created_at} AS chunk,
-       d.title AS title, x.score AS score, x.hop AS hop, x.seed_score AS seed_score,
+RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata, .source, .created_at, .document_hash} AS chunk,
+       d.title AS title, d.content_hash AS document_hash, x.score AS score, x.hop AS hop, x.seed_score AS seed_score,
        x.vector_score AS vector_score, x.keyword_score AS keyword_score, x.via AS via
 ORDER BY score DESC, chunk.id

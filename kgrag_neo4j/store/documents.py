@@ -65,6 +65,34 @@ def _same_content(stored: Any, new: str) -> bool:
     return isinstance(stored, str) and stored.removesuffix(PENDING_HASH_SUFFIX) == new.removesuffix(PENDING_HASH_SUFFIX)
 
 
+#: Neo4j reads at read-committed isolation: a retrieval racing a replace (or delete) of the
+#: same document can read an old-version chunk together with the new document, or a chunk
+#: deleted under it (found by tests/test_concurrency.py). Such "torn" rows make the read run
+#: again; after these retries the torn rows left are dropped.
+TORN_READ_RETRIES = 2
+
+
+def is_torn(row: Mapping[str, Any]) -> bool:
+    """Whether a retrieval row mixes two versions of its document (see ``TORN_READ_RETRIES``)."""
+    chunk = row.get("chunk") or {}
+    if not chunk.get("id"):
+        return True  # a node deleted while the statement ran
+    written_by = chunk.get("document_hash")
+    if written_by is None:
+        return False  # a chunk stored before versions were recorded
+    current = row.get("document_hash")
+    return current is None or not _same_content(current, written_by)
+
+
+def read_consistent(runner: CypherRunner, name: str, **params: Any) -> list[dict[str, Any]]:
+    """``runner.read`` of a retrieval statement, without torn rows."""
+    for _ in range(TORN_READ_RETRIES + 1):
+        rows = runner.read(name, **params)
+        if not any(is_torn(r) for r in rows):
+            return rows
+    return [r for r in rows if not is_torn(r)]
+
+
 def _metadata_json(metadata: Mapping[str, Any]) -> str:
     try:
         return json.dumps(dict(metadata), sort_keys=True, ensure_ascii=False, allow_nan=False)
@@ -236,6 +264,8 @@ class DocumentsMixin:
                         "meta_pairs": meta_pairs(merged_meta),
                         "source": document.source,
                         "created_at": int(c.created_at or created),
+                        # which version of the document wrote it: lets a read spot a torn row
+                        "document_hash": doc_props["content_hash"],
                     },
                 }
             )
@@ -304,7 +334,8 @@ class DocumentsMixin:
     ) -> list[RetrievalResult]:
         _check_top_k(top_k)
         vector = self.check_embedding(embedding, what="query embedding")
-        rows = self.runner.read(
+        rows = read_consistent(
+            self.runner,
             "chunks/search_vector",
             namespace=self.namespace,
             embedding=vector,
@@ -323,7 +354,8 @@ class DocumentsMixin:
         escaped = escape_lucene_query(query)
         if not escaped:
             return []
-        rows = self.runner.read(
+        rows = read_consistent(
+            self.runner,
             "chunks/search_keyword",
             namespace=self.namespace,
             query=escaped,

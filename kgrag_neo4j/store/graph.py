@@ -17,7 +17,7 @@ from ..types import (
     RetrievalResult,
     filters_to_param,
 )
-from .documents import _check_top_k, _load_metadata, escape_lucene_query
+from .documents import _check_top_k, _load_metadata, escape_lucene_query, read_consistent
 from .runner import CypherRunner
 
 __all__ = ["GraphMixin", "NATIVE_MAX_HOPS"]
@@ -194,7 +194,8 @@ class GraphMixin:
         vector = self.check_embedding(embedding, what="query embedding")
         relations = [RelationType.parse(r).value for r in relation_filter] if relation_filter else None
         keyword_query = escape_lucene_query(query_text) if seed_keyword_weight > 0 else ""
-        rows = self.runner.read(
+        rows = read_consistent(
+            self.runner,
             "graph/retrieve",
             namespace=self.namespace,
             embedding=vector,
