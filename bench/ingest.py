@@ -141,7 +141,7 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             if label == "kgrag store_document":
                 edges, secs = store_random_edges(store, size, doc_size=BATCH, progress=False)
                 out["edges"] = {"edges": edges, "seconds": round(secs, 2), "edges_per_s": round(edges / secs, 1),
-                                "note": "store_edges, 5 random typed edges per chunk + sequence edges, 10k chunks' edges per call"}
+                                "note": "store_edges, 5 random typed edges per chunk + sequence edges, 2000 edges per call (one transaction each)"}
                 print(f"    kgrag store_edges: {edges:,} edges in {secs:.1f}s = {edges / secs:,.0f}/s", flush=True)
     ceiling = out["systems"]["raw UNWIND ... CREATE (ceiling)"]["chunks_per_s"]
     for s in out["systems"].values():

@@ -107,7 +107,9 @@ def _plots(lat: dict[str, Any] | None, qual: dict[str, Any] | None) -> list[str]
         made.append("latency_vs_size.png")
         fig, ax = plt.subplots(figsize=(7, 4.2))
         for r in lat["runs"]:
-            hops = sorted(r["hops"], key=int)
+            hops = sorted(r.get("hops", {}), key=int)
+            if not hops:
+                continue
             ax.plot([int(h) for h in hops], [r["hops"][h]["one statement"]["p50"] for h in hops], marker="o",
                     label=f"one statement, {r['size']:,}")
             ax.plot([int(h) for h in hops], [r["hops"][h]["per-hop loop"]["p50"] for h in hops], marker="s", linestyle="--",
@@ -168,9 +170,12 @@ def _latency_section(lat: dict[str, Any], source: str) -> str:
             if n not in (NATIVE, PER_HOP, VECTOR):
                 lines.append(f"- one statement vs {n}: {s['p50'] / nat['p50']:.2f}x faster at p50")
         parts.append("\n".join(lines) + "\n")
+        if r.get("note"):
+            parts.append(f"({r['note']}.)\n")
         rows = [[h, m["one statement"]["p50"], m["per-hop loop"]["p50"], round(m["per-hop loop"]["p50"] / m["one statement"]["p50"], 2)]
-                for h, m in sorted(r["hops"].items())]
-        parts.append(f"Hops at {r['size']:,} chunks (p50 ms):\n\n" + _table(["hops", "one statement", "per-hop loop", "per-hop / one"], rows, 2) + "\n")
+                for h, m in sorted(r.get("hops", {}).items())]
+        if rows:
+            parts.append(f"Hops at {r['size']:,} chunks (p50 ms):\n\n" + _table(["hops", "one statement", "per-hop loop", "per-hop / one"], rows, 2) + "\n")
         if "dense" in r:
             d = r["dense"]
             rows = [[h, d["profile"][h]["db_hits_mean"], d["latency"][h]["one statement"]["p50"], d["latency"][h]["per-hop loop"]["p50"]]

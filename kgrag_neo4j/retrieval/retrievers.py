@@ -12,7 +12,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Mapping, Sequence
 
-from ..errors import ConfigurationError, InputError
+from ..errors import ConfigurationError, ConnectionFailed, InputError
 from ..protocols import EmbeddingProvider, GraphStore, GraphTraverser, KeywordSearcher, Reranker, Store
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from .scoring import GraphOptions, blend_and_rank, expand_per_hop, reciprocal_rank_fusion, resolve_parents
@@ -225,8 +225,8 @@ class GraphRetriever(_Traced):
         if self.uses_native:
             try:
                 results = self._native(query, embedding, top_k)
-            except InputError:
-                raise
+            except (InputError, ConnectionFailed):
+                raise  # bad input, or no server at all: the per-hop fallback cannot help
             except Exception as exc:
                 self.log.warning("native graph traversal failed, returning seeds only: %s", exc)
                 results = self._per_hop(query, embedding, top_k, traverse=False)
