@@ -312,3 +312,16 @@ def filters_active(param: Mapping[str, Any]) -> bool:
         or param.get("created_after") is not None
         or param.get("created_before") is not None
     )
+
+
+def load_metadata(raw: Any) -> dict[str, Any]:
+    """Metadata as stored (JSON text) back to a dict; anything unreadable becomes {}."""
+    if not raw:
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -33,6 +33,7 @@ from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from .scoring import entity_boost
+from ..types import load_metadata as _load_metadata
 
 __all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
 
@@ -58,16 +59,6 @@ def _path_text(path: Sequence[Sequence[str]], target: str) -> str:
     return f"{steps}{target}"
 
 
-def _load_metadata(raw: Any) -> dict[str, Any]:
-    if not raw:
-        return {}
-    if isinstance(raw, dict):
-        return raw
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 class EntityGraphRetriever:

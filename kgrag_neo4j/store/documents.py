@@ -25,6 +25,7 @@ from ..types import (
     meta_pairs,
 )
 from .runner import CypherRunner, TxRunner
+from ..types import load_metadata as _load_metadata
 
 __all__ = ["DocumentsMixin", "escape_lucene_query", "CHUNK_ROWS"]
 
@@ -100,16 +101,6 @@ def _metadata_json(metadata: Mapping[str, Any]) -> str:
         raise InputError(f"metadata must be JSON-serialisable: {exc}") from None
 
 
-def _load_metadata(raw: Any) -> dict[str, Any]:
-    if not raw:
-        return {}
-    if isinstance(raw, dict):
-        return raw
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def chunk_from_row(row: Mapping[str, Any], *, embedding: Sequence[float] | None = None) -> Chunk:
