@@ -152,23 +152,25 @@ def _plots(lat: dict[str, Any] | None, qual: dict[str, Any] | None) -> list[str]
 
 def _latency_section(lat: dict[str, Any], source: str) -> str:
     parts = [f"## Retrieval latency\n\nSource: `bench/results/` {source}; {_machine(lat)}.\n",
-             f"Setup: {lat.get('queries')}; graph: {lat.get('graph')}; retrieval: {lat.get('retrieval')}. "
+             f"Setup: precomputed query vectors (count per table), the same for every system; graph: {lat.get('graph')}; retrieval: {lat.get('retrieval')}. "
              "Each system gets the same precomputed query vectors (embedding time excluded) and is timed round-robin, "
              "query by query, so background load falls on all of them alike. `x vector` is p50 over vector-only p50; "
              "`same results` is the share of the one statement's result ids the system returns too (the peers' "
              "variable-length pattern scores a neighbour by its best path, kgrag's BFS by its first hop, so a few "
              "ties and hop-2 scores differ).\n"]
     for r in lat["runs"]:
-        rows = [[n, s["p50"], s["p95"], s["mean"], s["ratio_p50_to_vector"], s["round_trips"], s["overlap_with_native"]]
+        rows = [[n, s.get("n"), s["p50"], s["p95"], s["mean"], s["ratio_p50_to_vector"], s["round_trips"], s["overlap_with_native"]]
                 for n, s in r["systems"].items()]
         parts.append(f"### {r['size']:,} chunks, {r['edges']:,} edges (loaded in {r['load_seconds']:,.0f}s, edges in {r['edge_seconds']:,.0f}s)\n\n"
-                     + _table(["system", "p50 ms", "p95 ms", "mean ms", "x vector", "round trips", "same results"], rows, 2) + "\n")
+                     + _table(["system", "queries", "p50 ms", "p95 ms", "mean ms", "x vector", "round trips", "same results"], rows, 2) + "\n")
         nat, per, vec = r["systems"][NATIVE], r["systems"][PER_HOP], r["systems"][VECTOR]
         lines = [f"- one statement vs per-hop loop: {per['p50'] / nat['p50']:.2f}x faster at p50",
                  f"- one statement vs vector-only: {nat['p50'] / vec['p50']:.2f}x the vector-only p50"]
         for n, s in r["systems"].items():
             if n not in (NATIVE, PER_HOP, VECTOR):
-                lines.append(f"- one statement vs {n}: {s['p50'] / nat['p50']:.2f}x faster at p50")
+                ratio = s["p50"] / nat["p50"]
+                verdict = f"kgrag {ratio:.2f}x faster" if ratio >= 1 else f"kgrag {1 / ratio:.2f}x slower"
+                lines.append(f"- one statement vs {n}: {verdict} at p50")
         parts.append("\n".join(lines) + "\n")
         if r.get("note"):
             parts.append(f"({r['note']}.)\n")
@@ -281,7 +283,9 @@ def run(args: argparse.Namespace | None = None) -> Path:
     if lat:
         sections.append(_latency_section(lat, lat_src))
         if "latency_vs_size.png" in images:
-            sections.append("![latency vs size](img/latency_vs_size.png)\n\n![latency vs hops](img/latency_vs_hops.png)\n")
+            sections.append("![latency vs size](img/latency_vs_size.png)\n\n![latency vs hops](img/latency_vs_hops.png)\n\n"
+                            "(Each size ran at a different time under different background load: the curve's bumps are "
+                            "load, not size. Compare systems within one size.)\n")
     if ing:
         sections.append(_ingest_section(ing, ing_src))
     if qual:
