@@ -238,7 +238,7 @@ def run_stress(
             query = f"doc{d} v{v} " + " ".join(rng.choice(_WORDS) for _ in range(3))
             results = rec.timed(name, lambda: retrievers[name].retrieve(query, 5))
             for r in results or ():
-                _check_result(rec, r, doc_id_of)
+                _check_result(rec, r, doc_id_of, via=name)
 
     threads = [threading.Thread(target=_guard(writer, i, rec), name=f"stress-writer-{i}") for i in range(writers)]
     threads += [threading.Thread(target=_guard(edge_builder, i, rec), name=f"stress-edges-{i}") for i in range(edge_builders)]
@@ -319,7 +319,7 @@ def _guard(fn: Callable[[int], None], n: int, rec: _Recorder) -> Callable[[], No
     return run
 
 
-def _check_result(rec: _Recorder, r: Any, doc_id_of: dict[int, str]) -> None:
+def _check_result(rec: _Recorder, r: Any, doc_id_of: dict[int, str], *, via: str = "") -> None:
     """A result must come from a whole document of the version its chunk says."""
     problem = None
     marker = r.content.split(" paragraph ", 1)[0]  # "docN vK"
@@ -337,7 +337,7 @@ def _check_result(rec: _Recorder, r: Any, doc_id_of: dict[int, str]) -> None:
     with rec.lock:
         rec.results_checked += 1
         if problem:
-            rec.half_written.append(problem)
+            rec.half_written.append(f"{via}: {problem}" if via else problem)
 
 
 def namespace_checks(store: Neo4jStore) -> dict[str, int]:

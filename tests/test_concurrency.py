@@ -185,6 +185,88 @@ def test_a_transaction_that_lost_a_race_with_a_delete_is_run_again(store):
     assert store.runner.write_fn(work) == [] and len(attempts) == 2
 
 
+def _server_error(code: str):
+    import neo4j
+
+    return neo4j.exceptions.Neo4jError._hydrate_neo4j(code=code, message="m")
+
+
+def _masked(inner):
+    """What the driver raises when the rollback re-reads a failed result."""
+    import neo4j
+
+    try:
+        try:
+            raise inner
+        except Exception as exc:
+            raise neo4j.exceptions.ResultFailedError(None, "The result has failed.") from exc
+    except neo4j.exceptions.ResultFailedError as outer:
+        return outer
+
+
+@pytest.mark.parametrize(
+    "make, retried",
+    [
+        (lambda: _server_error("Neo.ClientError.Statement.EntityNotFound"), True),
+        (lambda: _server_error("Neo.TransientError.Transaction.DeadlockDetected"), True),
+        (lambda: _server_error("Neo.ClientError.Statement.SyntaxError"), False),
+        (lambda: _server_error("Neo.ClientError.Schema.ConstraintValidationFailed"), False),
+        (lambda: _masked(_server_error("Neo.TransientError.Transaction.DeadlockDetected")), True),
+        (lambda: _masked(_server_error("Neo.ClientError.Statement.EntityNotFound")), True),
+        (lambda: _masked(_server_error("Neo.ClientError.Statement.SyntaxError")), False),
+        (lambda: _masked(ValueError("not from the server")), False),
+        (lambda: ValueError("not from the server"), False),
+    ],
+)
+def test_which_failures_count_as_a_lost_race(make, retried):
+    from kgrag_neo4j.store.runner import lost_race
+
+    assert lost_race(make()) is retried
+
+
+def test_a_masked_server_error_is_unwrapped():
+    from kgrag_neo4j.store.runner import underlying_error
+
+    inner = _server_error("Neo.TransientError.Transaction.DeadlockDetected")
+    assert underlying_error(_masked(inner)) is inner
+    assert underlying_error(inner) is inner
+
+
+@pytest.mark.parametrize(
+    "attempt, jitter, pause",
+    [(0, 1.0, 0.05), (1, 1.0, 0.1), (3, 1.0, 0.4), (4, 1.0, 0.8), (5, 1.0, 1.0), (20, 1.0, 1.0), (0, 0.5, 0.025), (9, 1.5, 1.5)],
+)
+def test_race_pauses_double_to_a_cap(attempt, jitter, pause):
+    from kgrag_neo4j.store.runner import race_pause
+
+    assert race_pause(attempt, jitter=jitter) == pytest.approx(pause)
+
+
+def test_a_deadlock_masked_by_the_driver_is_run_again(store):
+    """The driver reports a failed statement's rollback as ResultFailedError, which it does
+    not retry; the runner looks through it to the deadlock and runs the transaction again."""
+    attempts = []
+
+    def work(tx):
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise _masked(_server_error("Neo.TransientError.Transaction.DeadlockDetected"))
+        return tx.run("documents/list_documents", namespace=store.namespace, limit=1)
+
+    assert store.runner.write_fn(work) == [] and len(attempts) == 2
+
+
+def test_a_masked_real_error_surfaces_as_itself(store):
+    from kgrag_neo4j.errors import StoreError
+
+    def work(tx):
+        raise _masked(_server_error("Neo.ClientError.Statement.SyntaxError"))
+
+    with pytest.raises(StoreError, match="SyntaxError") as info:
+        store.runner.write_fn(work)
+    assert "result has failed" not in str(info.value)
+
+
 @pytest.mark.parametrize(
     "row, torn",
     [
@@ -194,6 +276,10 @@ def test_a_transaction_that_lost_a_race_with_a_delete_is_run_again(store):
         ({"chunk": {"id": "c", "document_hash": "h1"}, "document_hash": "h2"}, True),  # old chunk, new document
         ({"chunk": {"id": "c", "document_hash": "h1"}, "document_hash": None}, True),  # document deleted under it
         ({"chunk": {"id": None, "document_hash": None}, "document_hash": None}, True),  # chunk deleted under it
+        # one node's properties read half old, half new: the title betrays the hash
+        ({"chunk": {"id": "c", "document_hash": "h1", "document_title": "v1"}, "document_hash": "h1", "title": "v2"}, True),
+        ({"chunk": {"id": "c", "document_hash": "h1", "document_title": "v1"}, "document_hash": "h1", "title": "v1"}, False),
+        ({"chunk": {"id": "c", "document_hash": "h1", "document_title": None}, "document_hash": "h1", "title": "v2"}, False),
     ],
 )
 def test_torn_rows_are_recognised(row, torn):

@@ -39,6 +39,6 @@ CALL (hits) {
 }
 OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)
 RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata,
-          .source, .created_at, .document_hash} AS chunk,
+          .source, .created_at, .document_hash, .document_title} AS chunk,
        d.title AS title, d.content_hash AS document_hash, score, exact
 ORDER BY score DESC, chunk.id

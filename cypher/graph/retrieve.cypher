@@ -168,7 +168,7 @@ UNWIND scored AS x
 WITH x ORDER BY x.score DESC, x.c.id LIMIT $top_k
 WITH x, x.c AS c
 OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)
-RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata, .source, .created_at, .document_hash} AS chunk,
+RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata, .source, .created_at, .document_hash, .document_title} AS chunk,
        d.title AS title, d.content_hash AS document_hash, x.score AS score, x.hop AS hop, x.seed_score AS seed_score,
        x.vector_score AS vector_score, x.keyword_score AS keyword_score, x.via AS via
 ORDER BY score DESC, chunk.id

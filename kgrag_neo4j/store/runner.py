@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import random
 import time
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -62,9 +63,39 @@ def connect_driver(
 #: Neo4j reads at read-committed isolation: a statement that meets a node another transaction
 #: deleted and committed meanwhile (a vector-index hit, a chunk being replaced) fails with this
 #: code, which the driver does not retry. Like a deadlock, running the transaction again is the
-#: cure, so the runner retries it ``RACE_RETRIES`` times (found by tests/test_concurrency.py).
+#: cure, so the runner retries it with growing, jittered pauses for up to ``RACE_RETRY_SECONDS``
+#: (found by tests/test_concurrency.py; under churn one transaction can lose several races in a row).
 CONCURRENT_DELETE_CODE = "Neo.ClientError.Statement.EntityNotFound"
-RACE_RETRIES = 3
+RACE_RETRY_SECONDS = 10.0
+_RACE_FIRST_PAUSE = 0.05
+_RACE_MAX_PAUSE = 1.0
+
+
+def underlying_error(exc: BaseException) -> BaseException:
+    """The server error a driver ``ResultFailedError`` stands for.
+
+    When a statement fails inside a managed transaction, the rollback consumes the failed
+    result again and the driver raises ``ResultFailedError`` (not retryable) in place of the
+    server's error, so a deadlock or a lost race would otherwise surface as a driver error."""
+    seen: BaseException = exc
+    while isinstance(seen, neo4j_exc.ResultFailedError) and seen.__cause__ is not None:
+        seen = seen.__cause__
+    return seen
+
+
+def lost_race(exc: BaseException) -> bool:
+    """True when running the transaction again is the cure: a concurrent delete met
+    (``CONCURRENT_DELETE_CODE``) or a transient error the driver could not retry itself."""
+    root = underlying_error(exc)
+    if not isinstance(root, neo4j_exc.Neo4jError):
+        return False
+    return root.code == CONCURRENT_DELETE_CODE or bool(root.is_retryable())
+
+
+def race_pause(attempt: int, *, jitter: float) -> float:
+    """Seconds to wait before retry ``attempt`` (0-based): doubling from 50 ms to a 1 s cap,
+    times ``jitter`` (0.5 to 1.5) so colliding writers do not retry in lockstep."""
+    return min(_RACE_MAX_PAUSE, _RACE_FIRST_PAUSE * 2**attempt) * jitter
 
 _CODE_MAP: tuple[tuple[str, type[StoreError]], ...] = (
     ("Neo.ClientError.Database.DatabaseNotFound", DatabaseNotFound),
@@ -143,20 +174,26 @@ class CypherRunner:
         return self.driver.session(database=self.database, default_access_mode=access_mode)
 
     def _execute(self, access_mode: str, work: Callable[[neo4j.ManagedTransaction], Any]) -> Any:
-        """A managed transaction (the driver retries transient errors), run again when it
-        lost a race with a concurrent delete (see ``CONCURRENT_DELETE_CODE``)."""
-        for attempt in range(RACE_RETRIES + 1):
+        """A managed transaction (the driver retries transient errors), run again while it
+        keeps losing races with concurrent deletes (see ``lost_race``), for a bounded time."""
+        deadline = time.monotonic() + RACE_RETRY_SECONDS
+        attempt = 0
+        while True:
             try:
                 with self._session(access_mode) as session:
                     if access_mode == neo4j.READ_ACCESS:
                         return session.execute_read(work)
                     return session.execute_write(work)
-            except neo4j_exc.Neo4jError as exc:
-                if exc.code != CONCURRENT_DELETE_CODE or attempt == RACE_RETRIES:
+            except (neo4j_exc.Neo4jError, neo4j_exc.ResultFailedError) as exc:
+                root = underlying_error(exc)
+                if not lost_race(exc) or time.monotonic() >= deadline:
+                    if root is not exc:
+                        raise root from None
                     raise
-                log.debug("transaction met a concurrently deleted node; retry %d: %s", attempt + 1, exc.message)
-                time.sleep(0.05 * (attempt + 1))
-        raise AssertionError("unreachable")
+                pause = race_pause(attempt, jitter=random.uniform(0.5, 1.5))
+                log.debug("transaction lost a race (retry %d in %.2fs): %s", attempt + 1, pause, root)
+                time.sleep(pause)
+                attempt += 1
 
     def _trace(self, name: str, params: Mapping[str, Any], started: float) -> None:
         self.round_trips += 1
