@@ -7,6 +7,10 @@
 // returns: documents INTEGER, chunks INTEGER, entities INTEGER
 // browser: :params {namespace: 'default', document_id: 'doc_...'}
 MATCH (d:Document {id: $document_id, namespace: $namespace})
+// the write lock first: a replace in flight (which holds it) commits before the chunks are read,
+// so chunks it adds are deleted too instead of being left without a document
+SET d.deleting = true
+WITH d
 OPTIONAL MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
 OPTIONAL MATCH (c)-[:MENTIONS]->(e:Entity)
 WITH d, collect(DISTINCT c) AS chunks, collect(DISTINCT e) AS entities
