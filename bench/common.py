@@ -70,7 +70,7 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def package_versions(names: Sequence[str] = ("neo4j", "neo4j-graphrag", "langchain-neo4j", "wordllama", "numpy")) -> dict[str, str]:
+def package_versions(names: Sequence[str] = ("neo4j", "neo4j-rust-ext", "neo4j-graphrag", "langchain-neo4j", "wordllama", "numpy")) -> dict[str, str]:
     out = {}
     for name in names:
         try:

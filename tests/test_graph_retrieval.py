@@ -221,6 +221,39 @@ def test_best_edge_at_a_hop_wins(store):
     assert t.graph_context[0].relation == "elaborates"
 
 
+def test_tied_best_edges_resolve_by_from_chunk_then_relation(store):
+    emb = FixedEmbedder({"q": unit(0)})
+    put_graph(
+        store,
+        {"s2": unit(0), "s1": unit(0, 1, 0.99), "t": unit(5)},
+        [ChunkEdge("s2", "t", RelationType.ELABORATES, 0.6), ChunkEdge("s1", "t", RelationType.REFERENCES, 0.6),
+         ChunkEdge("s1", "t", RelationType.DEPENDS_ON, 0.6)],
+    )
+    for store_ in (store, PerHopStore(store)):
+        (t,) = [r for r in GraphRetriever(store_, emb, seed_top_k=2).retrieve("q", 10) if r.id.endswith("-t")]
+        via = t.graph_context[0]
+        assert (via.from_chunk_id, via.relation) == (f"{store.namespace}-s1", "depends_on")
+
+
+def test_relates_to_into_foreign_nodes_is_not_followed(store, driver, chain):
+    # a RELATES_TO written outside the library, to a node of no namespace and to another
+    # tenant's chunk, must not leak either into the results
+    ns = store.namespace
+    with driver.session() as s:
+        s.run("MATCH (a:Chunk {id: $a}) CREATE (a)-[:RELATES_TO {relation: 'references', weight: 1.0}]->(:Note {id: 'n1'}) "
+              "CREATE (a)<-[:RELATES_TO {relation: 'references', weight: 1.0}]-(:Chunk {id: $other, namespace: $other_ns, content: 'x'})",
+              a=f"{ns}-a", other=f"{ns}-foreign", other_ns=ns + "-other").consume()
+    try:
+        for bidirectional in (False, True):
+            got = [r.id for r in GraphRetriever(store, chain, seed_top_k=1, max_hops=2, bidirectional=bidirectional).retrieve("q", 10)]
+            assert f"{ns}-a" in got and f"{ns}-b" in got
+            assert "n1" not in got and f"{ns}-foreign" not in got
+    finally:
+        with driver.session() as s:
+            s.run("MATCH (n) WHERE (n:Note AND n.id = 'n1') OR (n:Chunk AND n.id = $other) DETACH DELETE n",
+                  other=f"{ns}-foreign").consume()
+
+
 def test_hybrid_seeding_finds_keyword_only_seeds(store):
     emb = FixedEmbedder({"zebra crossing": unit(0)})
     doc = Document(id=f"doc-{store.namespace}", source="k.txt", title="K", content="k", content_hash="h")

@@ -6,6 +6,11 @@
 // with the number of paths. A chunk is scored at the first hop that reaches it, through its
 // best edge at that hop (ties: lower from-chunk id, then relation name). Hops are unrolled
 // (up to 4); the retriever uses the per-hop loop beyond that.
+// Costs are kept to what the result needs: with both directions one undirected expand walks
+// each relationship chain once (a directed expand walks all of it anyway); neighbours carry
+// no label test, as RELATES_TO only ever joins chunks and the namespace test keeps foreign
+// nodes out; candidates carry references to their best edges, and the from-chunk id, relation
+// and description are read only for the $top_k rows returned.
 //   seed score  = vector_weight * seed_score + graph_weight * 1.0
 //   graph score = graph_weight * edge_weight * hop_decay[hop]   (last decay value repeats)
 // With $keyword_weight > 0 the seed score is the normalised RRF score (k = $rrf_k).
@@ -94,81 +99,93 @@ WITH seeds, [x IN seeds | x.c] AS frontier0
 CALL (frontier0) {
   UNWIND CASE WHEN $max_hops >= 1 THEN frontier0 ELSE [] END AS f
   CALL (f) {
-    MATCH (f)-[r:RELATES_TO]->(n:Chunk) RETURN r, n
+    WITH f WHERE NOT $bidirectional
+    MATCH (f)-[r:RELATES_TO]->(n) RETURN r, n
     UNION ALL
     WITH f WHERE $bidirectional
-    MATCH (f)<-[r:RELATES_TO]-(n:Chunk) RETURN r, n
+    MATCH (f)-[r:RELATES_TO]-(n) RETURN r, n
   }
   WITH f, r, n
   WHERE n.namespace = $namespace AND NOT n IN frontier0
     AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
-  WITH n, f, r ORDER BY r.weight DESC, f.id, r.relation, r.description
-  WITH n, head(collect({from_chunk_id: f.id, relation: r.relation, weight: r.weight, description: r.description})) AS via
-  RETURN collect({c: n, hop: 1, via: via}) AS hop1
+  WITH n, max(r.weight) AS w, collect({f: f, r: r, w: r.weight}) AS edges
+  RETURN collect({c: n, hop: 1, w: w, edges: [e IN edges WHERE e.w = w]}) AS hop1
 }
 WITH seeds, hop1, frontier0 + [h IN hop1 | h.c] AS visited1, [h IN hop1 | h.c] AS frontier1
 // hop 2
 CALL (visited1, frontier1) {
   UNWIND CASE WHEN $max_hops >= 2 THEN frontier1 ELSE [] END AS f
   CALL (f) {
-    MATCH (f)-[r:RELATES_TO]->(n:Chunk) RETURN r, n
+    WITH f WHERE NOT $bidirectional
+    MATCH (f)-[r:RELATES_TO]->(n) RETURN r, n
     UNION ALL
     WITH f WHERE $bidirectional
-    MATCH (f)<-[r:RELATES_TO]-(n:Chunk) RETURN r, n
+    MATCH (f)-[r:RELATES_TO]-(n) RETURN r, n
   }
   WITH f, r, n
   WHERE n.namespace = $namespace AND NOT n IN visited1
     AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
-  WITH n, f, r ORDER BY r.weight DESC, f.id, r.relation, r.description
-  WITH n, head(collect({from_chunk_id: f.id, relation: r.relation, weight: r.weight, description: r.description})) AS via
-  RETURN collect({c: n, hop: 2, via: via}) AS hop2
+  WITH n, max(r.weight) AS w, collect({f: f, r: r, w: r.weight}) AS edges
+  RETURN collect({c: n, hop: 2, w: w, edges: [e IN edges WHERE e.w = w]}) AS hop2
 }
 WITH seeds, hop1 + hop2 AS hits, visited1 + [h IN hop2 | h.c] AS visited2, [h IN hop2 | h.c] AS frontier2
 // hop 3
 CALL (visited2, frontier2) {
   UNWIND CASE WHEN $max_hops >= 3 THEN frontier2 ELSE [] END AS f
   CALL (f) {
-    MATCH (f)-[r:RELATES_TO]->(n:Chunk) RETURN r, n
+    WITH f WHERE NOT $bidirectional
+    MATCH (f)-[r:RELATES_TO]->(n) RETURN r, n
     UNION ALL
     WITH f WHERE $bidirectional
-    MATCH (f)<-[r:RELATES_TO]-(n:Chunk) RETURN r, n
+    MATCH (f)-[r:RELATES_TO]-(n) RETURN r, n
   }
   WITH f, r, n
   WHERE n.namespace = $namespace AND NOT n IN visited2
     AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
-  WITH n, f, r ORDER BY r.weight DESC, f.id, r.relation, r.description
-  WITH n, head(collect({from_chunk_id: f.id, relation: r.relation, weight: r.weight, description: r.description})) AS via
-  RETURN collect({c: n, hop: 3, via: via}) AS hop3
+  WITH n, max(r.weight) AS w, collect({f: f, r: r, w: r.weight}) AS edges
+  RETURN collect({c: n, hop: 3, w: w, edges: [e IN edges WHERE e.w = w]}) AS hop3
 }
 WITH seeds, hits + hop3 AS hits, visited2 + [h IN hop3 | h.c] AS visited3, [h IN hop3 | h.c] AS frontier3
 // hop 4
 CALL (visited3, frontier3) {
   UNWIND CASE WHEN $max_hops >= 4 THEN frontier3 ELSE [] END AS f
   CALL (f) {
-    MATCH (f)-[r:RELATES_TO]->(n:Chunk) RETURN r, n
+    WITH f WHERE NOT $bidirectional
+    MATCH (f)-[r:RELATES_TO]->(n) RETURN r, n
     UNION ALL
     WITH f WHERE $bidirectional
-    MATCH (f)<-[r:RELATES_TO]-(n:Chunk) RETURN r, n
+    MATCH (f)-[r:RELATES_TO]-(n) RETURN r, n
   }
   WITH f, r, n
   WHERE n.namespace = $namespace AND NOT n IN visited3
     AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
-  WITH n, f, r ORDER BY r.weight DESC, f.id, r.relation, r.description
-  WITH n, head(collect({from_chunk_id: f.id, relation: r.relation, weight: r.weight, description: r.description})) AS via
-  RETURN collect({c: n, hop: 4, via: via}) AS hop4
+  WITH n, max(r.weight) AS w, collect({f: f, r: r, w: r.weight}) AS edges
+  RETURN collect({c: n, hop: 4, w: w, edges: [e IN edges WHERE e.w = w]}) AS hop4
 }
-WITH [x IN seeds | {c: x.c, hop: 0, via: null, seed_score: x.seed_score, vector_score: x.vector_score,
+WITH [x IN seeds | {c: x.c, hop: 0, edges: null, seed_score: x.seed_score, vector_score: x.vector_score,
                     keyword_score: x.keyword_score,
                     score: $vector_weight * x.seed_score + $graph_weight * 1.0}]
-   + [h IN hits + hop4 | {c: h.c, hop: h.hop, via: h.via, seed_score: null, vector_score: null, keyword_score: null,
-                          score: $graph_weight * h.via.weight
+   + [h IN hits + hop4 | {c: h.c, hop: h.hop, edges: h.edges, seed_score: null, vector_score: null, keyword_score: null,
+                          score: $graph_weight * h.w
                                  * $hop_decay[CASE WHEN h.hop < size($hop_decay) THEN h.hop ELSE size($hop_decay) - 1 END]}]
    AS scored
-UNWIND scored AS x
+// the k-th best score first (no property reads), so only rows at or above it read their id for the tie order
+CALL (scored) {
+  UNWIND scored AS x
+  WITH x.score AS s ORDER BY s DESC LIMIT $top_k
+  RETURN min(s) AS cutoff
+}
+UNWIND [x IN scored WHERE x.score >= cutoff] AS x
 WITH x ORDER BY x.score DESC, x.c.id LIMIT $top_k
-WITH x, x.c AS c
+// the edge a graph hit came through: of its best-weight edges, the lowest from-chunk id, then relation
+CALL (x) {
+  UNWIND coalesce(x.edges, []) AS e
+  WITH e.f.id AS from_id, e.r AS r, e.w AS w ORDER BY from_id, r.relation, r.description
+  RETURN head(collect({from_chunk_id: from_id, relation: r.relation, weight: w, description: r.description})) AS via0
+}
+WITH x, x.c AS c, via0
 OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)
 RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata, .source, .created_at, .document_hash, .document_title} AS chunk,
        d.title AS title, d.content_hash AS document_hash, x.score AS score, x.hop AS hop, x.seed_score AS seed_score,
-       x.vector_score AS vector_score, x.keyword_score AS keyword_score, x.via AS via
+       x.vector_score AS vector_score, x.keyword_score AS keyword_score, via0 AS via
 ORDER BY score DESC, chunk.id
