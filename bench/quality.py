@@ -44,7 +44,7 @@ ENTITY_EDGES_PER_CHUNK = 10
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sets", nargs="+", choices=SETS, help="question sets (default: all three)")
     p.add_argument("--questions", type=int, help="first N questions of each set (the corpus is always whole)")
-    p.add_argument("--embedders", nargs="+", help="embedders (default: wordllama and hashing; quick: wordllama)")
+    p.add_argument("--embedders", nargs="+", help="embedders (default: wordllama, hashing, and minilm when the extra `local` is installed; quick: wordllama)")
     p.add_argument("--tune", action="store_true", help="run the graph-settings grid on the train files instead")
 
 
@@ -387,7 +387,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     notes = {}
     try:
         import sentence_transformers  # noqa: F401
-        if "minilm" not in embedders:
+        # MiniLM embeds every corpus on the CPU: full runs only, unless asked for
+        if "minilm" not in embedders and not args.embedders and not args.quick:
             embedders.append("minilm")
     except ImportError:
         notes["minilm"] = "sentence-transformers is not installed (extra `local`), so no MiniLM rows"

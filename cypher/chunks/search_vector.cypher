@@ -22,11 +22,12 @@ WHERE c.namespace = $namespace
 WITH c, score ORDER BY score DESC LIMIT $top_k
 WITH collect({c: c, score: score}) AS hits
 CALL (hits) {
-  WITH hits WHERE size(hits) >= $top_k
-  UNWIND hits AS h
+  // a WITH ... WHERE guard here does not stop the planner from running the fallback's scan
+  // on every call (PROFILE: 10,001 db hits on 10k chunks); an empty UNWIND does
+  UNWIND CASE WHEN size(hits) >= $top_k THEN hits ELSE [] END AS h
   RETURN h.c AS c, h.score AS score, false AS exact
   UNION
-  WITH hits WHERE size(hits) < $top_k
+  UNWIND CASE WHEN size(hits) < $top_k THEN [1] ELSE [] END AS fallback
   MATCH (c:Chunk {namespace: $namespace})
   WHERE c.embedding IS NOT NULL
     AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)

@@ -7,6 +7,7 @@ with another model in the same namespace, is refused naming both.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -202,6 +203,6 @@ class SchemaMixin:
                 expected=dims,
                 got=len(vector),
             )
-        if any(v != v or v in (float("inf"), float("-inf")) for v in vector):
+        if not all(map(math.isfinite, vector)):
             raise InputError(f"{what} contains NaN or infinity")
         return vector
