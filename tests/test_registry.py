@@ -72,6 +72,14 @@ def test_every_statement_explains_on_the_real_server(name, store):
     store.runner.explain(name)
 
 
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_statement_returns_values_not_graph_entities(name):
+    # the runner copies records shallowly (store/runner.py as_rows): a NODE, RELATIONSHIP or
+    # PATH column would reach callers as a driver object instead of a dict
+    returns = REGISTRY[name].returns
+    assert not re.search(r"\b(NODE|RELATIONSHIP|PATH)\b", returns), f"{name} returns {returns}"
+
+
 def _python_sources() -> str:
     return "\n".join(p.read_text() for p in (ROOT / "kgrag_neo4j").rglob("*.py")) + "\n".join(
         p.read_text() for p in (ROOT / "bench").rglob("*.py")
