@@ -279,7 +279,9 @@ def run(args: argparse.Namespace | None = None) -> Path:
         "python -m bench quality [--sets musique hotpotqa 2wikimultihopqa] [--questions N] [--embedders wordllama hashing]\n"
         "python -m bench quality --tune   # the graph-settings grid, on the train files only\n"
         "python -m bench report\n```\n\n"
-        "Peers: `pip install \"kgrag-neo4j[bench]\"` (neo4j-graphrag, langchain-neo4j, matplotlib).\n",
+        "Peers: `pip install \"kgrag-neo4j[bench]\"` (neo4j-graphrag, langchain-neo4j, matplotlib). MiniLM rows: "
+        "`pip install \"kgrag-neo4j[local]\"` (sentence-transformers and torch; the quality benchmark adds MiniLM to a full "
+        "run when it is installed).\n",
     ]
     for name, res, src in (("latency", lat, lat_src), ("ingest", ing, ing_src), ("quality", qual, qual_src)):
         if res and src.endswith("-quick.json") and "+" not in src:
@@ -288,8 +290,8 @@ def run(args: argparse.Namespace | None = None) -> Path:
         sections.append(_latency_section(lat, lat_src))
         if "latency_vs_size.png" in images:
             sections.append("![latency vs size](img/latency_vs_size.png)\n\n![latency vs hops](img/latency_vs_hops.png)\n\n"
-                            "(Each size ran at a different time under different background load: the curve's bumps are "
-                            "load, not size. Compare systems within one size.)\n")
+                            "(Each size ran on its own fresh server, one after another; compare systems within one size "
+                            "first, then the slope across sizes.)\n")
     if ing:
         sections.append(_ingest_section(ing, ing_src))
     if qual:
