@@ -4,7 +4,7 @@
 // Expansion is frontier-based: each hop expands only the chunks first reached at the hop
 // before (visited chunks are never expanded again), so its cost grows with the frontier, not
 // with the number of paths. A chunk is scored at the first hop that reaches it, through its
-// best edge at that hop (ties: lower from-chunk id, then relation name). Hops are unrolled
+// best edge at that hop (ties: lower from-chunk id, relation, description). Hops are unrolled
 // (up to 4); the retriever uses the per-hop loop beyond that.
 // Costs are kept to what the result needs: with both directions one undirected expand walks
 // each relationship chain once (a directed expand walks all of it anyway); neighbours carry
@@ -181,11 +181,11 @@ WITH x ORDER BY x.score DESC, x.c.id LIMIT $top_k
 CALL (x) {
   UNWIND coalesce(x.edges, []) AS e
   WITH e.f.id AS from_id, e.r AS r, e.w AS w ORDER BY from_id, r.relation, r.description
-  RETURN head(collect({from_chunk_id: from_id, relation: r.relation, weight: w, description: r.description})) AS via0
+  RETURN head(collect({from_chunk_id: from_id, relation: r.relation, weight: w, description: r.description})) AS came_through
 }
-WITH x, x.c AS c, via0
+WITH x, x.c AS c, came_through
 OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)
 RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata, .source, .created_at, .document_hash, .document_title} AS chunk,
        d.title AS title, d.content_hash AS document_hash, x.score AS score, x.hop AS hop, x.seed_score AS seed_score,
-       x.vector_score AS vector_score, x.keyword_score AS keyword_score, via0 AS via
+       x.vector_score AS vector_score, x.keyword_score AS keyword_score, came_through AS via
 ORDER BY score DESC, chunk.id
