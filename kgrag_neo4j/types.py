@@ -192,6 +192,9 @@ class IngestResult:
     replaced_document_id: str | None = None
     skipped: list[str] = field(default_factory=list)
     edge_count: int = 0
+    #: the cancel event was set while edges were being extracted: the document is whole,
+    #: the model calls not yet sent were skipped
+    cancelled: bool = False
 
 
 # --- filters -------------------------------------------------------------------------------

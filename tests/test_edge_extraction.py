@@ -99,7 +99,43 @@ def test_sequence_edges_parent_child_link_only_siblings():
     pb = Chunk(id="PB", document_id="d", content="", chunk_index=4)
     b = chunks(2, parent="PB", start=5)  # c5, c6
     edges = build_sequence_edges([pb, *b, pa, *a])
-    assert [(e.source_id, e.target_id) for e in edges] == [("c1", "c2"), ("c2", "c3"), ("c5", "c6")]
+    # parents share the top-level group, so consecutive parents are linked too
+    assert sorted((e.source_id, e.target_id) for e in edges) == [
+        ("PA", "PB"), ("c1", "c2"), ("c2", "c3"), ("c5", "c6")
+    ]
+
+
+def _pc(cid, index, parent=None):
+    return Chunk(id=cid, document_id="d", content="", chunk_index=index, parent_id=parent)
+
+
+# The Ingestor numbers parents and children separately (parents 0, 1, ...; children 0, 1, ...),
+# so their indices interleave: a sort over all chunks puts parents between siblings.
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        (  # the Ingestor's numbering: P0 {a0 a1 a2}, P1 {b3 b4}
+            [_pc("P0", 0), _pc("a0", 0, "P0"), _pc("a1", 1, "P0"), _pc("a2", 2, "P0"),
+             _pc("P1", 1), _pc("b3", 3, "P1"), _pc("b4", 4, "P1")],
+            {("P0", "P1"), ("a0", "a1"), ("a1", "a2"), ("b3", "b4")},
+        ),
+        (  # a parent whose index equals a child's sits between siblings after a global sort
+            [_pc("P0", 0), _pc("P1", 1), _pc("P2", 2), _pc("x0", 0, "P0"), _pc("x1", 1, "P0"),
+             _pc("x2", 2, "P0"), _pc("x3", 3, "P0")],
+            {("P0", "P1"), ("P1", "P2"), ("x0", "x1"), ("x1", "x2"), ("x2", "x3")},
+        ),
+        (  # children given out of order and mixed with another group
+            [_pc("y2", 7, "P1"), _pc("x1", 5, "P0"), _pc("y1", 6, "P1"), _pc("x0", 2, "P0")],
+            {("x0", "x1"), ("y1", "y2")},
+        ),
+        ([_pc("only", 0, "P0"), _pc("P0", 0)], set()),
+    ],
+)
+def test_sequence_edges_group_by_parent_before_sorting(given, expected):
+    edges = build_sequence_edges(given)
+    assert {(e.source_id, e.target_id) for e in edges} == expected
+    assert len(edges) == len(expected)
+    assert all(e.weight == 1.0 and e.relation is R.SEQUENCE and e.origin == "sequence" for e in edges)
 
 
 @pytest.mark.parametrize("n", [0, 1])
