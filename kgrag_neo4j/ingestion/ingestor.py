@@ -333,8 +333,8 @@ class Ingestor:
         # similarity edges (which need the committed vector index) and cross-document edges
         # follow under a pending hash. A crash anywhere leaves either a whole document or one
         # that a re-run of the same ingest redoes (the pending hash never equals the real one).
-        edges = self._document_edges(chunks)
         self._stop_if_cancelled(source)
+        edges = self._document_edges(chunks)  # a cancel from here on keeps the document
         similarity = self._similarity_after_commit()
         post_commit = similarity or self._cross_document_wanted()
         stored_doc = dataclasses.replace(document, content_hash=digest + PENDING_HASH_SUFFIX) if post_commit else document
