@@ -10,7 +10,7 @@ from .context import AppContext, emit_json, handle_errors, namespace_option, pas
 def register(cli: click.Group) -> None:
     @cli.group()
     def edges() -> None:
-        """Chunk-to-chunk edges (seed 000)."""
+        """Chunk-to-chunk edges: sequence, similarity, LLM-extracted and cross-document."""
 
     @edges.command("build")
     @namespace_option
