@@ -27,8 +27,6 @@ from kgrag_neo4j.ingestion.edges import (
     dedupe_edges,
     extract_llm_edges,
     make_batches,
-    cross_document_batches,
-    edges_to_prune,
     parse_edges,
     prune_edges,
     similarity_edges,
@@ -562,6 +560,8 @@ def _c(cid):
     ],
 )
 def test_cross_document_batches(pairs, batch_size, expected):
+    from kgrag_neo4j.ingestion.edges import cross_document_batches
+
     got = cross_document_batches([(_c(s), _c(t)) for s, t in pairs], batch_size=batch_size)
     assert [[c.id for c in b] for b in got] == expected
     for s, t in pairs:
@@ -572,6 +572,8 @@ def test_cross_document_batches(pairs, batch_size, expected):
 
 @pytest.mark.parametrize("batch_size", [1, 0, True, 2.5])
 def test_cross_document_batches_reject_bad_sizes(batch_size):
+    from kgrag_neo4j.ingestion.edges import cross_document_batches
+
     with pytest.raises(ConfigurationError, match="batch size"):
         cross_document_batches([(_c("a1"), _c("b1"))], batch_size=batch_size)
 
@@ -590,6 +592,8 @@ def test_cross_document_batches_reject_bad_sizes(batch_size):
     ],
 )
 def test_edges_to_prune_is_what_prune_edges_drops(min_weight, max_per_chunk, dropped):
+    from kgrag_neo4j.ingestion.edges import edges_to_prune
+
     stored = [
         ChunkEdge("a", "b", R.SEQUENCE, 1.0, origin="sequence"),
         ChunkEdge("a", "c", R.SIMILAR_TO, 0.7, origin="similarity"),

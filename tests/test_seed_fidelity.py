@@ -16,7 +16,7 @@ import threading
 
 import pytest
 
-from kgrag_neo4j.errors import Cancelled, ConfigurationError
+from kgrag_neo4j.errors import ConfigurationError
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
 from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
@@ -223,6 +223,8 @@ def test_pruning_leaves_edges_of_other_sources_alone(store, hashing_embedder):
 
 
 def test_a_cancelled_ingestor_writes_nothing(store, hashing_embedder):
+    from kgrag_neo4j.errors import Cancelled
+
     ing = Ingestor(store, hashing_embedder)
     ing.cancel()
     with pytest.raises(Cancelled):
@@ -254,6 +256,8 @@ def test_cancel_during_edge_extraction_keeps_the_document_and_sends_no_more_call
 
 
 def test_ingest_document_spans_with_a_callable_tracer(store, hashing_embedder):
+    from kgrag_neo4j.errors import Cancelled
+
     events = []
     ing = Ingestor(store, hashing_embedder, tracer=lambda event, attrs: events.append((event, dict(attrs))),
                    graph=IngestGraphOptions(sequence_edges=True))
