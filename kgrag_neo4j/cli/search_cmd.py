@@ -33,15 +33,49 @@ def parse_filter(text: str) -> ChunkFilter:
     raise InputError(f"unknown --filter key {key!r}: use document=, source=, meta.KEY=, after= or before=")
 
 
-def build_retriever(mode: str, store, embedder, *, filters, reranker, min_score, hops, bidirectional, relations, seed_top_k):
+#: the tuning flags of each mode (flag name -> option name of the retriever); a flag given
+#: on the command line for a mode that does not use it is refused
+MODE_FLAGS: dict[str, dict[str, str]] = {
+    "vector": {},
+    "hybrid": {"keyword_weight": "keyword_weight", "overfetch": "overfetch"},
+    "graph": {
+        "bidirectional": "bidirectional", "relations": "relation_filter", "seed_top_k": "seed_top_k",
+        "graph_weight": "graph_weight", "vector_weight": "vector_weight", "hop_decay": "hop_decay",
+        "min_traversal_score": "min_traversal_score", "seed_keyword_weight": "seed_keyword_weight",
+    },
+    "entity": {"boost_direct": "entity_boost_direct", "boost_indirect": "entity_boost_indirect",
+               "query_entities": "query_entities_top_k"},
+    "local": {"top_k_entities": "top_k_entities", "top_k_relationships": "top_k_relationships",
+              "top_k_reports": "top_k_community_reports", "top_k_text_units": "top_k_text_units",
+              "max_tokens": "max_text_unit_tokens"},
+}
+MODE_FLAGS["graph"]["hops"] = "max_hops"
+MODE_FLAGS["entity"]["hops"] = "max_hops"
+
+
+def parse_decay(text: str) -> tuple[float, ...]:
+    """``1.0,0.7,0.5`` -> (1.0, 0.7, 0.5)."""
+    try:
+        values = tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise InputError(f"--hop-decay takes numbers separated by commas, got {text!r}") from None
+    if not values:
+        raise InputError("--hop-decay needs at least one number")
+    return values
+
+
+def build_retriever(mode: str, store, embedder, *, filters, reranker, min_score, hops=None, bidirectional=False,
+                    relations=None, seed_top_k=10, tuning=None):
+    """The retriever of ``mode``; ``tuning`` holds the mode's options by their library names."""
     from ..retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 
+    tuning = dict(tuning or {})
     if mode == "vector":
         return VectorRetriever(store, embedder, filters=filters, min_score=min_score)
     if mode == "hybrid":
-        return HybridRetriever(store, embedder, filters=filters, reranker=reranker, min_score=min_score)
+        return HybridRetriever(store, embedder, filters=filters, reranker=reranker, min_score=min_score, **tuning)
     if mode == "graph":
-        options = {"bidirectional": bidirectional, "seed_top_k": seed_top_k}
+        options = {"bidirectional": bidirectional, "seed_top_k": seed_top_k, **tuning}
         if hops is not None:
             options["max_hops"] = hops
         if relations:
@@ -50,15 +84,22 @@ def build_retriever(mode: str, store, embedder, *, filters, reranker, min_score,
     if mode == "entity":
         from ..retrieval.entity import EntityGraphRetriever
 
-        kwargs = {"filters": filters}
+        kwargs = {"filters": filters, **tuning}
         if hops is not None:
             kwargs["max_hops"] = hops
         return EntityGraphRetriever(store, embedder, **kwargs)
     if mode == "local":
         from ..retrieval.local_search import LocalSearchRetriever
 
-        return LocalSearchRetriever(store, embedder)
+        return LocalSearchRetriever(store, embedder, **tuning)
     raise ConfigurationError(f"unknown mode {mode!r}")
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    """Whether the user set ``name`` (command line or environment), not its default."""
+    from click.core import ParameterSource
+
+    return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
 
 
 def build_reranker(name: str, min_score: float):
@@ -84,19 +125,60 @@ def register(cli: click.Group) -> None:
     @click.option("--hops", type=int, help="graph / entity modes: hops to expand (default 2 / 1).")
     @click.option("--bidirectional", is_flag=True, help="graph mode: follow incoming edges too.")
     @click.option("--relations", help="graph mode: relation kinds to follow, comma-separated.")
-    @click.option("--seed-top-k", type=int, default=10, show_default=True, help="graph mode: seeds from the vector search.")
+    @click.option("--seed-top-k", type=int, default=10, show_default=True, help="graph mode: seed chunks from the vector search.")
+    @click.option("--graph-weight", type=float, default=0.3, show_default=True, help="graph mode: weight of graph scores in the blend.")
+    @click.option("--vector-weight", type=float, default=0.7, show_default=True, help="graph mode: weight of vector scores in the blend.")
+    @click.option("--hop-decay", default="1.0,0.7,0.5", show_default=True, help="graph mode: score factor per hop (index 0 = seed chunks).")
+    @click.option("--min-traversal-score", type=float, default=0.0, show_default=True, help="graph mode: edges lighter than this are not followed.")
+    @click.option("--seed-keyword-weight", type=float, default=0.0, show_default=True, help="graph mode: keyword share of the seed search (RRF); 0 = vector only.")
+    @click.option("--keyword-weight", type=float, default=0.3, show_default=True, help="hybrid mode: keyword share of the rank fusion.")
+    @click.option("--overfetch", type=int, default=3, show_default=True, help="hybrid mode: candidates fetched per result before fusion.")
+    @click.option("--boost-direct", type=float, default=0.3, show_default=True, help="entity mode: boost per query entity a chunk mentions.")
+    @click.option("--boost-indirect", type=float, default=0.1, show_default=True, help="entity mode: boost per related entity (times 1/distance x strength).")
+    @click.option("--query-entities", type=int, default=3, show_default=True, help="entity mode: entities nearest the query to start from.")
+    @click.option("--top-k-entities", type=int, default=10, show_default=True, help="local mode: entities nearest the query.")
+    @click.option("--top-k-relationships", type=int, default=20, show_default=True, help="local mode: heaviest relationships of those entities.")
+    @click.option("--top-k-reports", type=int, default=3, show_default=True, help="local mode: community reports.")
+    @click.option("--top-k-text-units", type=int, default=10, show_default=True, help="local mode: text units at most.")
+    @click.option("--max-tokens", type=int, default=4000, show_default=True, help="local mode: token budget of the text units.")
     @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere (default: Cohere with a key, else WordLlama).")
     @namespace_option
     @click.option("--json", "as_json", is_flag=True, help="Print JSON: id, document, content, score and component scores per result.")
     @pass_app
     @handle_errors
-    def search(app: AppContext, query, mode, top_k, filters, rerank, min_score, hops, bidirectional, relations, seed_top_k, embedder, namespace, as_json) -> None:
+    def search(app: AppContext, query, mode, top_k, filters, rerank, min_score, hops, bidirectional, relations, seed_top_k,
+               graph_weight, vector_weight, hop_decay, min_traversal_score, seed_keyword_weight, keyword_weight,
+               overfetch, boost_direct, boost_indirect, query_entities, top_k_entities, top_k_relationships,
+               top_k_reports, top_k_text_units, max_tokens, embedder, namespace, as_json) -> None:
         """Search what was ingested; graph-found results show how they were reached.
+
+        Each mode has its tuning flags (defaults shown); a flag of another mode is refused.
 
         Example: kgrag search "how are indexes created?" --mode graph --hops 2 --json
         """
         from ..providers.select import describe_embedder, select_embedder
 
+        ctx = click.get_current_context()
+        values = {
+            "hops": hops, "bidirectional": bidirectional, "relations": relations, "seed_top_k": seed_top_k,
+            "graph_weight": graph_weight, "vector_weight": vector_weight, "hop_decay": hop_decay,
+            "min_traversal_score": min_traversal_score, "seed_keyword_weight": seed_keyword_weight,
+            "keyword_weight": keyword_weight, "overfetch": overfetch, "boost_direct": boost_direct,
+            "boost_indirect": boost_indirect, "query_entities": query_entities, "top_k_entities": top_k_entities,
+            "top_k_relationships": top_k_relationships, "top_k_reports": top_k_reports,
+            "top_k_text_units": top_k_text_units, "max_tokens": max_tokens,
+        }
+        given = [name for name in values if _given(ctx, name)]
+        foreign = [name for name in given if name not in MODE_FLAGS[mode]]
+        if foreign:
+            flags = ", ".join("--" + n.replace("_", "-") for n in foreign)
+            raise click.UsageError(f"{flags} cannot be used with --mode {mode}")
+        tuning = {}
+        for name, option in MODE_FLAGS[mode].items():
+            if name in ("hops", "bidirectional", "relations", "seed_top_k"):
+                continue
+            value = values[name]
+            tuning[option] = parse_decay(value) if name == "hop_decay" else value
         emb = select_embedder(embedder)
         if not as_json:
             click.echo(f"embedder: {describe_embedder(emb)}", err=True)
@@ -113,6 +195,7 @@ def register(cli: click.Group) -> None:
             bidirectional=bidirectional,
             relations=relations,
             seed_top_k=seed_top_k,
+            tuning=tuning,
         )
         results = retriever.retrieve(query, top_k)
         if as_json:

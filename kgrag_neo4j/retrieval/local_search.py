@@ -3,7 +3,8 @@
 query -> embedding -> the ``top_k_entities`` (10) entities whose description embedding is
 nearest -> the chunks ("text units") mentioning them, ranked by the cosine of their stored
 embedding to the query and taken in that order while they fit ``max_text_unit_tokens`` (4000;
-the first unit that would overflow stops the selection, as the seed does) -> the
+the first unit that would overflow stops the selection, as the seed does), at most
+``top_k_text_units`` (10) of them -> the
 ``top_k_relationships`` (20) heaviest relationships touching those entities -> the reports of
 the ``top_k_community_reports`` (3) highest-ranked communities those entities belong to.
 
@@ -17,6 +18,7 @@ returns the selected text units as results, so the retriever plugs in wherever a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -217,6 +219,7 @@ class LocalSearchRetriever:
         max_text_unit_tokens: int = 4000,
         top_k_relationships: int = 20,
         top_k_community_reports: int = 3,
+        top_k_text_units: int = 10,
     ):
         if isinstance(top_k_entities, bool) or not isinstance(top_k_entities, int) or top_k_entities < 1:
             raise ConfigurationError(f"top_k_entities must be a positive integer, got {top_k_entities!r}")
@@ -224,6 +227,7 @@ class LocalSearchRetriever:
             ("max_text_unit_tokens", max_text_unit_tokens),
             ("top_k_relationships", top_k_relationships),
             ("top_k_community_reports", top_k_community_reports),
+            ("top_k_text_units", top_k_text_units),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigurationError(f"{label} must be an integer >= 0, got {value!r}")
@@ -234,6 +238,7 @@ class LocalSearchRetriever:
         self.max_text_unit_tokens = max_text_unit_tokens
         self.top_k_relationships = top_k_relationships
         self.top_k_community_reports = top_k_community_reports
+        self.top_k_text_units = top_k_text_units
 
     def context(self, query: str) -> LocalContext:
         """Entities, text units, relationships and community reports for ``query``."""
@@ -249,7 +254,9 @@ class LocalSearchRetriever:
             relationship_k=self.top_k_relationships,
             report_k=self.top_k_community_reports,
         )
-        return context_from_row(row)
+        ctx = context_from_row(row)
+        # the seed's top_k_text_units caps the units the token budget let through
+        return dataclasses.replace(ctx, text_units=ctx.text_units[: self.top_k_text_units])
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
         """The first ``top_k`` selected text units, most similar first; ``scores.vector`` is

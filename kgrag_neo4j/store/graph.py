@@ -93,6 +93,21 @@ class GraphMixin:
         ]
         return sum(r[0]["stored"] for r in self.runner.write_tx(steps))
 
+    def delete_edges(self, edges: Sequence[ChunkEdge]) -> int:
+        """Delete the stored edges with these (source, target, relation) keys, in one
+        transaction; returns how many were deleted (absent ones are ignored)."""
+        rows = sorted(
+            {(e.source_id, e.target_id, RelationType.parse(e.relation).value) for e in edges}
+        )
+        if not rows:
+            return 0
+        params = [{"source_id": s, "target_id": t, "relation": r} for s, t, r in rows]
+        steps = [
+            ("graph/delete_edges", {"namespace": self.namespace, "rows": params[i : i + EDGE_ROWS]})
+            for i in range(0, len(params), EDGE_ROWS)
+        ]
+        return sum(int(r[0]["deleted"]) for r in self.runner.write_tx(steps))
+
     def get_edges(self, chunk_ids: Sequence[str]) -> list[ChunkEdge]:
         if not chunk_ids:
             return []
