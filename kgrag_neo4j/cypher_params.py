@@ -26,8 +26,10 @@ __all__ = [
     "browser_defaults",
     "format_params",
     "fulltext_params",
+    "params_for_store",
     "parse_params",
     "statement_params",
+    "takes_embedding",
     "to_literal",
 ]
 
@@ -288,7 +290,8 @@ def statement_params(
         if takes_embedding(query) and EMBEDDING_PARAM not in given:
             if embed is None:
                 raise ConfigurationError("an embedder is needed for the query vector")
-            values[EMBEDDING_PARAM] = [float(x) for x in embed(query_text)]
+            # 8 significant digits: vectors are stored as float32 (~7 digits), so nothing is lost
+            values[EMBEDDING_PARAM] = [float(f"{float(x):.8g}") for x in embed(query_text)]
         from .store.documents import escape_lucene_query
 
         for name in keyword:
@@ -300,3 +303,41 @@ def statement_params(
         raise InputError(f"{query.name}: no value for {', '.join(missing)} (the file's :params line lacks it)")
     ordered = {name: values[name] if name in values else defaults[name] for name in declared}
     return StatementParams(values=ordered, from_file=from_file)
+
+
+def params_for_store(
+    store: Any,
+    query: CypherQuery,
+    *,
+    namespace: str | None = None,
+    query_text: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    filters: Sequence[Any] = (),
+    embedder: Any = None,
+) -> StatementParams:
+    """``statement_params`` with the query vector made by the embedder the statement's
+    namespace recorded (or ``embedder``, checked against it). ``store`` is read only when a
+    query vector is needed."""
+    from .types import filters_to_param
+
+    embed = None
+    if query_text is not None and takes_embedding(query) and EMBEDDING_PARAM not in (params or {}):
+        target = namespace or (params or {}).get("namespace") or browser_defaults(query).get("namespace")
+        scoped = store.with_namespace(target) if isinstance(target, str) and target else store
+        if embedder is None:
+            from .providers.select import embedder_for_model
+
+            embedder = embedder_for_model(scoped.schema_status().model)
+        scoped.check_embedder(embedder.name, embedder.dimensions)
+
+        def embed(text: str) -> Sequence[float]:
+            return embedder.embed([text], input_type="query")[0]
+
+    return statement_params(
+        query,
+        namespace=namespace,
+        query_text=query_text,
+        params=params,
+        filter_param=filters_to_param(filters) if filters else None,
+        embed=embed,
+    )
