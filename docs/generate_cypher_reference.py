@@ -92,9 +92,18 @@ Browser; `kgrag cypher params` reads it through `--uri` / `NEO4J_URI`.
 
 
 def _explore() -> list[str]:
-    out = ["## Explore in Browser", "", "Run the `:params` line, then the statement; each draws a graph of the demo namespace.", ""]
+    out = [
+        "## Explore in Browser",
+        "",
+        "Run the `:params` line, then the statement; each draws a graph of the demo namespace.",
+        "",
+        "![An entity's neighbourhood in Neo4j Browser: entities, the chunks that mention them, and",
+        "their relationships captioned with their kind](img/browser-entity-neighbourhood.png)",
+        "",
+    ]
     for q in EXPLORE:
         out += [f"**{q.title}**", "", "```cypher", q.params, q.statement, "```", ""]
+    out += ["![A document's chunk graph in Neo4j Browser](img/browser-chunk-graph.png)", ""]
     return out
 
 

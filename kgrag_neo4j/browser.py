@@ -18,10 +18,10 @@ __all__ = ["BROWSER_STYLE", "EXPLORE", "ExploreQuery", "style_command"]
 
 #: Browser graph style (GraSS as JSON): only what differs from Browser's defaults
 BROWSER_STYLE: dict[str, dict[str, str]] = {
-    "node.Document": {"caption": "{title}", "diameter": "65px"},
-    "node.Chunk": {"caption": "{name}", "diameter": "45px"},
-    "node.Entity": {"caption": "{name}", "diameter": "55px"},
-    "node.Community": {"caption": "{title}", "diameter": "70px"},
+    "node.Document": {"caption": "{title}", "diameter": "80px"},
+    "node.Chunk": {"caption": "{name}", "diameter": "65px"},
+    "node.Entity": {"caption": "{name}", "diameter": "65px"},
+    "node.Community": {"caption": "{title}", "diameter": "90px"},
     "relationship.RELATES_TO": {"caption": "{relation}"},
     "relationship.RELATED_TO": {"caption": "{type}"},
 }
@@ -45,29 +45,32 @@ class ExploreQuery:
 #: docs/cypher.md "Explore in Browser"; tests run each on the demo namespace
 EXPLORE: tuple[ExploreQuery, ...] = (
     ExploreQuery(
-        "A document's chunk graph: its chunks and the edges between them (next, similar_to, ...)",
+        "A document's chunk graph: its chunks and their edges (sequence, similar_to, ...), also to other documents' chunks",
         ":params {namespace: 'demo', source: 'docs/retrieval.md'}",
         "MATCH (d:Document {namespace: $namespace, source: $source})-[h:HAS_CHUNK]->(c:Chunk)\n"
-        "OPTIONAL MATCH (c)-[r:RELATES_TO]->(o:Chunk)<-[:HAS_CHUNK]-(d)\n"
+        "OPTIONAL MATCH (c)-[r:RELATES_TO]-(o:Chunk {namespace: $namespace})\n"
         "RETURN d, h, c, r, o",
     ),
     ExploreQuery(
-        "An entity's neighbourhood: its heaviest relationships and the chunks that mention it",
-        ":params {namespace: 'demo', name_key: 'neo4j', limit: 15}",
+        "An entity's neighbourhood: its heaviest relationships and the chunks that mention it most",
+        ":params {namespace: 'demo', name_key: 'neo4j', limit: 8}",
         "MATCH (e:Entity {namespace: $namespace, name_key: $name_key})\n"
         "CALL (e) {\n"
         "  MATCH (e)-[r:RELATED_TO]-(n:Entity)\n"
         "  RETURN r, n ORDER BY r.weight DESC, n.id LIMIT toInteger($limit)\n"
         "}\n"
-        "OPTIONAL MATCH (c:Chunk)-[m:MENTIONS]->(e)\n"
+        "CALL (e) {\n"
+        "  MATCH (c:Chunk)-[m:MENTIONS]->(e)\n"
+        "  RETURN m, c ORDER BY m.count DESC, c.id LIMIT toInteger($limit)\n"
+        "}\n"
         "RETURN e, r, n, m, c",
     ),
     ExploreQuery(
-        "A community: the highest-ranked one of a level, its members and their relationships",
+        "A community: the smallest one of a level, with its members and their relationships",
         ":params {namespace: 'demo', level: 0}",
         "MATCH (m:Community {namespace: $namespace})\n"
         "WHERE m.level = $level\n"
-        "WITH m ORDER BY m.rank DESC, m.id LIMIT 1\n"
+        "WITH m ORDER BY m.size, m.rank DESC, m.id LIMIT 1\n"
         "MATCH (e:Entity)-[i:IN_COMMUNITY]->(m)\n"
         "OPTIONAL MATCH (e)-[r:RELATED_TO]-(f:Entity)-[:IN_COMMUNITY]->(m)\n"
         "RETURN m, i, e, r, f",

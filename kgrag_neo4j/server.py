@@ -555,7 +555,7 @@ def browser_post_connect_command() -> str:
     quotes, and JSON style text has none."""
     from .browser import style_command
 
-    return style_command()
+    return style_command().removeprefix(":")  # Browser adds the colon to post-connect commands
 
 
 def _wait_http(port: int, timeout: float) -> bool:
