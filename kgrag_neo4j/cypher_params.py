@@ -26,8 +26,8 @@ __all__ = [
     "browser_defaults",
     "format_params",
     "fulltext_params",
-    "params_for_store",
     "parse_params",
+    "resolve_params",
     "statement_params",
     "takes_embedding",
     "to_literal",
@@ -305,10 +305,10 @@ def statement_params(
     return StatementParams(values=ordered, from_file=from_file)
 
 
-def params_for_store(
-    store: Any,
+def resolve_params(
     query: CypherQuery,
     *,
+    open_store: Callable[[str], Any] | None = None,
     namespace: str | None = None,
     query_text: str | None = None,
     params: Mapping[str, Any] | None = None,
@@ -316,19 +316,23 @@ def params_for_store(
     embedder: Any = None,
 ) -> StatementParams:
     """``statement_params`` with the query vector made by the embedder the statement's
-    namespace recorded (or ``embedder``, checked against it). ``store`` is read only when a
-    query vector is needed."""
+    namespace recorded (or ``embedder``, checked against it), and ``filters`` (``ChunkFilter``
+    values) as the ``$filter`` map. ``open_store(namespace)`` gives a store; it is called only
+    when a query vector is needed."""
     from .types import filters_to_param
 
     embed = None
-    if query_text is not None and takes_embedding(query) and EMBEDDING_PARAM not in (params or {}):
-        target = namespace or (params or {}).get("namespace") or browser_defaults(query).get("namespace")
-        scoped = store.with_namespace(target) if isinstance(target, str) and target else store
+    given = dict(params or {})
+    if query_text is not None and takes_embedding(query) and EMBEDDING_PARAM not in given:
+        if open_store is None:
+            raise ConfigurationError(f"{query.name} needs the database for the query vector's embedder")
+        target = namespace or given.get("namespace") or browser_defaults(query).get("namespace")
+        store = open_store(target if isinstance(target, str) and target else "default")
         if embedder is None:
             from .providers.select import embedder_for_model
 
-            embedder = embedder_for_model(scoped.schema_status().model)
-        scoped.check_embedder(embedder.name, embedder.dimensions)
+            embedder = embedder_for_model(store.schema_status().model)
+        store.check_embedder(embedder.name, embedder.dimensions)
 
         def embed(text: str) -> Sequence[float]:
             return embedder.embed([text], input_type="query")[0]
@@ -337,7 +341,7 @@ def params_for_store(
         query,
         namespace=namespace,
         query_text=query_text,
-        params=params,
+        params=given,
         filter_param=filters_to_param(filters) if filters else None,
         embed=embed,
     )

@@ -152,9 +152,12 @@ def test_statement_params_refuses_what_the_statement_cannot_take(name, kwargs, m
 
 
 def test_a_query_vector_needs_an_embedder():
+    from kgrag_neo4j.cypher_params import resolve_params
     from kgrag_neo4j.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError):
         statement_params(REGISTRY["chunks/search_vector"], query_text="x")
+    with pytest.raises(ConfigurationError, match="needs the database"):
+        resolve_params(REGISTRY["chunks/search_vector"], query_text="x")
     keyword_only = statement_params(REGISTRY["chunks/search_keyword"], query_text="Graph-RAG: hops?")
     assert keyword_only.values["query"] == "graph rag hops"

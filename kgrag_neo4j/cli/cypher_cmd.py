@@ -113,26 +113,16 @@ def register(cli: click.Group) -> None:
 
 
 def _statement_params(app: AppContext, name, query_text, namespace, params, filters, embedder_name):
-    from ..cypher_params import params_for_store, statement_params, takes_embedding
+    from ..cypher_params import resolve_params
     from ..providers.select import select_embedder
     from .search_cmd import parse_filter
 
-    query = load_registry()[name]
-    given = dict(parse_param(p) for p in params)
-    chunk_filters = [parse_filter(f) for f in filters]
-    embedder = select_embedder(embedder_name) if embedder_name else None
-    if query_text is not None and takes_embedding(query) and "embedding" not in given:
-        target = namespace or given.get("namespace")
-        store = app.store(target if isinstance(target, str) and target else "default")
-        return params_for_store(
-            store, query, namespace=namespace, query_text=query_text, params=given, filters=chunk_filters, embedder=embedder
-        )
-    from ..types import filters_to_param
-
-    return statement_params(
-        query,
+    return resolve_params(
+        load_registry()[name],
+        open_store=app.store,
         namespace=namespace,
         query_text=query_text,
-        params=given,
-        filter_param=filters_to_param(chunk_filters) if chunk_filters else None,
+        params=dict(parse_param(p) for p in params),
+        filters=[parse_filter(f) for f in filters],
+        embedder=select_embedder(embedder_name) if embedder_name else None,
     )
