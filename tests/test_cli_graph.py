@@ -152,7 +152,7 @@ def test_clear_force_json_touches_one_namespace(kgrag, graph):
         result = kgrag("clear", "--force", "--namespace", ns, "--json")
         assert result.exit_code == 0 and result.stderr == ""  # no prompt with --force
         entities = len({n for t in TRIPLES for n in (t.subject, t.object)})
-        assert json.loads(result.stdout) == {"namespace": ns, "edges": len(TRIPLES), "mentions": 2, "entities": entities}
+        assert json.loads(result.stdout) == {"namespace": ns, "edges": len(TRIPLES), "mentions": 2, "kept_mentions": 0, "entities": entities}
         assert graph.count_triples() == 0 and other.count_triples() == 2
         assert json.loads(kgrag("stats", "--namespace", ns + "-other", "--json").stdout)["total_triples"] == 2
     finally:

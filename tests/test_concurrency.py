@@ -152,10 +152,10 @@ def test_a_deadlock_is_retried_not_surfaced(store, hashing_embedder):
             def work(tx):
                 attempts[order] += 1
                 first, second = props[order[0]], props[order[1]]
-                tx.run("documents/upsert_document", document={**first, "title": order}, chunk_ids=[first["id"] + "-c"])
+                tx.run("documents/upsert_document", namespace=store.namespace, document={**first, "title": order}, chunk_ids=[first["id"] + "-c"])
                 if attempts[order] == 1:
                     barrier.wait()  # both hold their first lock now
-                tx.run("documents/upsert_document", document={**second, "title": order}, chunk_ids=[second["id"] + "-c"])
+                tx.run("documents/upsert_document", namespace=store.namespace, document={**second, "title": order}, chunk_ids=[second["id"] + "-c"])
 
             store.runner.write_fn(work)
 

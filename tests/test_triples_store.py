@@ -315,7 +315,7 @@ def test_clear_removes_only_the_triple_graph(store, driver, neo4j_settings):
     removed = store.clear_triples()
     after = store.graph_stats()
     triple_entities = {normalise_name(n) for t in SEED_TRIPLES for n in (t.subject, t.object)} | {"winterfell"}
-    assert removed == {"edges": len(SEED_TRIPLES) + 1, "mentions": 2, "entities": len(triple_entities)}
+    assert removed == {"edges": len(SEED_TRIPLES) + 1, "mentions": 2, "kept_mentions": 0, "entities": len(triple_entities)}
     assert store.count_triples() == 0
     for label in ("Document", "Chunk"):
         assert after["nodes"][label] == before["nodes"][label] > 0
@@ -323,7 +323,7 @@ def test_clear_removes_only_the_triple_graph(store, driver, neo4j_settings):
         assert after["edges"][kind] == before["edges"][kind] > 0
     assert after["nodes"]["Entity"] == 2  # Ned (still mentioned and related) and Robb
     assert after["edges"]["RELATED_TO"] == 1 and after["edges"]["MENTIONS"] == 1
-    assert store.clear_triples() == {"edges": 0, "mentions": 0, "entities": 0}
+    assert store.clear_triples() == {"edges": 0, "mentions": 0, "kept_mentions": 0, "entities": 0}
 
 
 def test_clear_runs_in_batches(store, monkeypatch):

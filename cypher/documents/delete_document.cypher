@@ -1,5 +1,8 @@
 // Delete a document, its chunks (and with them their RELATES_TO, CHILD_OF and MENTIONS
-// relationships), then the entities that no chunk mentions any more.
+// relationships), then the entities it leaves orphaned: those that no chunk mentions any more
+// and no triple uses. A triple (RELATED_TO written through the triples API) is a fact of its
+// own, not derived from a chunk, so it keeps its entities; relations the entity extractor read
+// from the deleted text go with their entity.
 // mode: write
 // params:
 //   $namespace    STRING  tenant
@@ -24,6 +27,7 @@ WITH chunks, entities
 CALL (entities) {
   UNWIND entities AS e
   WITH e WHERE NOT EXISTS { (e)<-[:MENTIONS]-(:Chunk) }
+    AND NOT EXISTS { (e)-[:RELATED_TO {origin: 'triple'}]-(:Entity) }
   DETACH DELETE e
   RETURN count(e) AS orphaned
 }

@@ -1,9 +1,13 @@
-// The stored content hash of a document, or no row when it is absent. Run inside the write
-// transaction of store_document so "unchanged" is decided on what that transaction sees.
+// The stored content hash of a document of the namespace, or no row when the id is free.
+// Run inside the write transaction of store_document so "unchanged" is decided on what that
+// transaction sees. An id taken by another namespace answers with owned = false and no hash:
+// the caller refuses it, and nothing of the other tenant is read.
 // mode: read
 // params:
+//   $namespace    STRING  tenant
 //   $document_id  STRING  document id
-// returns: content_hash STRING, namespace STRING
-// browser: :params {document_id: 'doc_...'}
+// returns: content_hash STRING, owned BOOLEAN
+// browser: :params {namespace: 'default', document_id: 'doc_...'}
 MATCH (d:Document {id: $document_id})
-RETURN d.content_hash AS content_hash, d.namespace AS namespace
+RETURN CASE WHEN d.namespace = $namespace THEN d.content_hash END AS content_hash,
+       d.namespace = $namespace AS owned

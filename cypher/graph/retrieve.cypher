@@ -18,7 +18,7 @@
 // params:
 //   $namespace       STRING        tenant
 //   $embedding       LIST<FLOAT>   query vector
-//   $keyword_query   STRING        escaped full-text query ('' when keyword seeding is off)
+//   $keyword_query   STRING        escaped full-text query, as chunks/search_keyword's ('' when keyword seeding is off)
 //   $keyword_weight  FLOAT         RRF weight of the keyword list (0 = vector seeds only)
 //   $rrf_k           INTEGER       RRF constant (60)
 //   $seed_top_k      INTEGER       seeds kept
@@ -38,7 +38,7 @@
 // Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
 // (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
 // created_before (epoch seconds or null); `kgrag cypher params graph/retrieve --filter meta.KEY=VALUE` writes them.
-// The full-text query is plain terms; `kgrag cypher params graph/retrieve --query "..."` escapes any text.
+// The full-text query names its namespace; `kgrag cypher params graph/retrieve --query "..."` writes it from any text.
 CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), $embedding) YIELD node, score
 WITH node AS c, score
 WHERE c.namespace = $namespace
@@ -68,17 +68,44 @@ CALL (vhits) {
 // an aggregation over no rows still yields one row, so no seeds never drops the statement
 WITH c, score ORDER BY score DESC, c.id
 WITH collect({c: c, score: score}) AS vseeds
+// keyword seeds, namespace-exact as in chunks/search_keyword: the index is asked for $fetch_k
+// hits of the namespace's Lucene query; when fewer than $seed_top_k pass and it had more to
+// give, every hit is read (score 0: the namespace phrase alone matched, no term did)
 CALL () {
   UNWIND CASE WHEN $keyword_weight > 0 AND $keyword_query <> '' THEN [1] ELSE [] END AS on
   CALL db.index.fulltext.queryNodes('chunk_content', $keyword_query, {limit: toInteger($fetch_k)}) YIELD node, score
-  WITH node AS c, score
-  WHERE c.namespace = $namespace
+  RETURN collect({c: node, score: score}) AS kraw
+}
+CALL (kraw) {
+  UNWIND kraw AS h
+  WITH h.c AS c, h.score AS score
+  WHERE score > 0 AND c.namespace = $namespace
     AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
     AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
     AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
     AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
   WITH c, score ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
+  RETURN collect({c: c, score: score}) AS khits
+}
+CALL (kraw, khits) {
+  CALL (kraw, khits) {
+    UNWIND CASE WHEN size(khits) >= $seed_top_k OR size(kraw) < $fetch_k THEN khits ELSE [] END AS h
+    RETURN h.c AS c, h.score AS score
+    UNION
+    UNWIND CASE WHEN size(khits) < $seed_top_k AND size(kraw) >= $fetch_k THEN [1] ELSE [] END AS exact
+    CALL db.index.fulltext.queryNodes('chunk_content', $keyword_query) YIELD node, score
+    WITH node AS c, score
+    WHERE score > 0 AND c.namespace = $namespace
+        AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
+        AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
+        AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
+        AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
+        AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
+    WITH c, score ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
+    RETURN c, score
+  }
+  WITH c, score ORDER BY score DESC, c.id
   RETURN collect({c: c, score: score}) AS kseeds
 }
 // fuse: without keyword seeds this keeps the vector seeds and their cosine scores

@@ -1,7 +1,6 @@
 // Candidate pairs for cross-document edge extraction: for each chunk of the scoped documents,
-// up to $max_pairs chunks of OTHER documents with cosine >= $threshold. When other namespaces
-// crowd the vector index's answer (fewer than $max_pairs candidates of ours among $fetch_k),
-// an exact scan over the namespace finds them instead: a shared server loses no candidate.
+// up to $max_pairs chunks of OTHER documents of the namespace with cosine >= $threshold, the
+// nearest first, never lost to other namespaces (exact scan when they crowd the index).
 // mode: read
 // params:
 //   $namespace     STRING        tenant
@@ -15,20 +14,26 @@ MATCH (s:Chunk {namespace: $namespace})
 WHERE s.embedding IS NOT NULL AND ($document_ids IS NULL OR s.document_id IN $document_ids)
 CALL (s) {
   CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), s.embedding) YIELD node, score
-  WITH node AS t, 2 * score - 1 AS cosine
-  WHERE t.namespace = $namespace AND t.document_id <> s.document_id
-  RETURN collect({t: t, cosine: cosine}) AS hits
+  WITH collect({t: node, cosine: 2 * score - 1}) AS raw
+  RETURN raw, [h IN raw WHERE h.t.namespace = $namespace AND h.t.document_id <> s.document_id
+                              AND h.cosine >= $threshold] AS hits
 }
-CALL (s, hits) {
-  UNWIND CASE WHEN size(hits) >= $max_pairs THEN hits ELSE [] END AS h
+// namespace-exact: the index's $fetch_k nearest are enough when $max_pairs of them qualify, when
+// the index had no more, or when the farthest of them is already below $threshold; otherwise
+// (other namespaces or this document crowd the answer) an exact scan over the namespace answers
+CALL (s, raw, hits) {
+  UNWIND CASE WHEN size(hits) >= $max_pairs OR size(raw) < $fetch_k OR raw[-1].cosine < $threshold
+              THEN hits ELSE [] END AS h
   RETURN h.t AS t, h.cosine AS cosine
   UNION
-  UNWIND CASE WHEN size(hits) < $max_pairs THEN [1] ELSE [] END AS exact
+  UNWIND CASE WHEN size(hits) < $max_pairs AND size(raw) >= $fetch_k AND raw[-1].cosine >= $threshold
+              THEN [1] ELSE [] END AS exact
   MATCH (t:Chunk {namespace: $namespace})
   WHERE t.embedding IS NOT NULL AND t.document_id <> s.document_id
-  RETURN t, 2 * vector.similarity.cosine(s.embedding, t.embedding) - 1 AS cosine
+  WITH t, 2 * vector.similarity.cosine(s.embedding, t.embedding) - 1 AS cosine
+  WHERE cosine >= $threshold
+  RETURN t, cosine
 }
-WITH s, t, cosine WHERE cosine >= $threshold
 WITH s, t, cosine ORDER BY cosine DESC, t.id
 WITH s, collect({t: t, cosine: cosine})[..toInteger($max_pairs)] AS best
 UNWIND best AS b

@@ -17,11 +17,12 @@ MATCH (s:Chunk {id: id})
 WHERE s.namespace = $namespace AND s.embedding IS NOT NULL
 CALL (s) {
   CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), s.embedding) YIELD node, score
-  WITH node AS t, score WHERE t <> s AND t.namespace = $namespace
+  WITH node AS t, score
+  WHERE t <> s AND t.namespace = $namespace AND (NOT $cross_document OR t.document_id <> s.document_id)
   RETURN collect({t: t, cosine: 2 * score - 1}) AS hits
 }
-// when other namespaces crowd the index's answer (fewer than $top_k of ours among $fetch_k),
-// the namespace is a small share of the index: an exact scan over it is cheap and complete
+// when other namespaces (or, across documents only, this document) crowd the index's answer
+// (fewer than $top_k candidates among $fetch_k), an exact scan over the namespace answers
 CALL (s, hits) {
   UNWIND CASE WHEN size(hits) >= $top_k THEN hits ELSE [] END AS h
   RETURN h.t AS t, h.cosine AS cosine

@@ -3,8 +3,10 @@
 // (s)-[:RELATED_TO {type: predicate, origin: 'triple'}]->(o) per (subject, predicate, object).
 // Re-adding a triple keeps one edge: the highest weight wins, non-empty metadata replaces the
 // stored one, created_at stays the first. A row with a chunk_id also links that chunk of the
-// namespace to both ends with MENTIONS {origin: 'triple'} (how graph RAG reaches the triples
-// from vector hits); an unknown chunk id links nothing. The predicate is a property value
+// namespace to both ends with MENTIONS (how graph RAG reaches the triples from vector hits),
+// marked `triple: true` whoever created it: the entity extractor marks the same relationship
+// `extracted: true`, and `kgrag graph clear` removes a mention only when no other source keeps
+// it. An unknown chunk id links nothing. The predicate is a property value
 // checked against the allow-list in Python, never Cypher text.
 // Why MERGE on triple_key (= the predicate) and not on type: MERGE cannot take a hint, and
 // on a small or fresh graph the planner answers `{type: ...}` with the related_to_type index,
@@ -40,6 +42,8 @@ CALL (s, o, row) {
   USING INDEX c:Chunk(id)
   WHERE c.namespace = $namespace
   MERGE (c)-[ms:MENTIONS]->(s) ON CREATE SET ms.count = 1, ms.origin = 'triple'
+  SET ms.triple = true
   MERGE (c)-[mo:MENTIONS]->(o) ON CREATE SET mo.count = 1, mo.origin = 'triple'
+  SET mo.triple = true
 }
 RETURN count(r) AS stored

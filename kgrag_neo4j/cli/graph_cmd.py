@@ -171,9 +171,10 @@ def register(cli: click.Group) -> None:
         if as_json:
             emit_json({"namespace": namespace, **removed})
         else:
+            kept = f" ({removed['kept_mentions']} mentions kept: the entity extractor uses them)" if removed["kept_mentions"] else ""
             click.echo(
                 f"cleared namespace {namespace!r}: {removed['edges']} triples, "
-                f"{removed['mentions']} chunk mentions, {removed['entities']} entities"
+                f"{removed['mentions']} chunk mentions, {removed['entities']} entities{kept}"
             )
 
     @graph.command("prune")

@@ -27,7 +27,7 @@ from ..types import (
 from .runner import CypherRunner, TxRunner
 from ..types import load_metadata as _load_metadata
 
-__all__ = ["DocumentsMixin", "escape_lucene_query", "CHUNK_ROWS"]
+__all__ = ["DocumentsMixin", "escape_lucene_query", "keyword_lucene_query", "CHUNK_ROWS"]
 
 #: chunk rows per UNWIND statement: large enough to amortise the round trip, small enough to
 #: keep one statement's parameter map well under the Bolt message limits
@@ -51,6 +51,8 @@ def escape_lucene_query(text: str) -> str:
     kept: list[str] = []
     size = 0
     for term in dict.fromkeys(t.lower() for t in _TERM.findall(text or "")):
+        if not any(ch.isalnum() for ch in term):
+            continue  # "___" or a lone combining mark: the analyser makes no token of it
         # the analyser may split a term further (CJK: one token per character), so the
         # characters are bounded too
         if len(kept) == MAX_QUERY_TERMS or size + len(term) > MAX_QUERY_CHARS:
@@ -64,6 +66,24 @@ def chunk_caption(document: Document, chunk: Chunk, *, parent: bool = False) -> 
     """``title #index`` (``(parent)`` for a parent chunk): what Browser shows on the node."""
     label = document.title or document.source or document.id
     return f"{label} #{int(chunk.chunk_index)}" + (" (parent)" if parent else "")
+
+
+def keyword_lucene_query(escaped: str, namespace: str | None) -> str:
+    """The Lucene query of a keyword search over ``chunk_content`` from escaped terms.
+
+    The terms search the ``content`` field only. With ``namespace`` (an index that holds the
+    chunk's namespace, see ``schema/fulltext_indexes``) the namespace is a required phrase of
+    boost 0: the index answers with this namespace's chunks only, so other tenants can neither
+    crowd its hits nor make the exact fallback read theirs, and the scores stay the BM25 of the
+    content. The namespace test in Cypher still decides what is returned: the phrase may match
+    a longer namespace that contains it, and one with no word characters matches everything."""
+    if not escaped:
+        return ""
+    terms = f"content:({escaped})"
+    if namespace is None:
+        return terms
+    phrase = namespace.replace("\\", "\\\\").replace('"', '\\"')
+    return f'+namespace:"{phrase}"^0 +{terms}'
 
 
 def _same_content(stored: Any, new: str) -> bool:
@@ -175,6 +195,13 @@ class DocumentsMixin:
 
     def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
 
+    def chunk_text_namespaced(self) -> bool: ...
+
+    def keyword_query(self, text: str) -> str:
+        """The Lucene query a keyword search of ``text`` sends ('' when no term is left)."""
+        namespace = self.namespace if self.chunk_text_namespaced() else None
+        return keyword_lucene_query(escape_lucene_query(text), namespace)
+
     #: ``store_document`` takes ``edges=`` and writes them in the document's transaction
     atomic_document_edges = True
 
@@ -193,14 +220,12 @@ class DocumentsMixin:
         edge_params = edge_rows(edges) if edges else []
 
         def work(tx: TxRunner) -> str:
-            found = tx.run("documents/get_content_hash", document_id=document.id)
-            if found and found[0]["namespace"] != self.namespace:
-                raise InputError(
-                    f"document id {document.id!r} belongs to namespace {found[0]['namespace']!r}"
-                )
+            found = tx.run("documents/get_content_hash", namespace=self.namespace, document_id=document.id)
+            if found and not found[0]["owned"]:
+                raise InputError(f"document id {document.id!r} belongs to another namespace")
             if found and _same_content(found[0]["content_hash"], doc_props["content_hash"]):
                 return "unchanged"
-            tx.run("documents/upsert_document", document=doc_props, chunk_ids=chunk_ids)
+            tx.run("documents/upsert_document", namespace=self.namespace, document=doc_props, chunk_ids=chunk_ids)
             foreign = tx.run(
                 "chunks/find_foreign_chunks", namespace=self.namespace, document_id=document.id, ids=chunk_ids
             )
@@ -210,7 +235,12 @@ class DocumentsMixin:
                     f"chunk id {foreign[0]['id']!r} already belongs to document {foreign[0]['document_id']!r}"
                 )
             for start in range(0, len(rows), CHUNK_ROWS):
-                tx.run("chunks/upsert_chunks", document_id=document.id, rows=rows[start : start + CHUNK_ROWS])
+                tx.run(
+                    "chunks/upsert_chunks",
+                    namespace=self.namespace,
+                    document_id=document.id,
+                    rows=rows[start : start + CHUNK_ROWS],
+                )
             for start in range(0, len(edge_params), EDGE_ROWS):
                 tx.run("graph/store_edges", namespace=self.namespace, rows=edge_params[start : start + EDGE_ROWS])
             return "replaced" if found else "new"
@@ -304,8 +334,8 @@ class DocumentsMixin:
     def document_state(self, document_id: str) -> str | None:
         """The stored content hash of a document of this namespace, or None (one cheap read,
         so an unchanged re-ingest costs no chunking and no embedding)."""
-        rows = self.runner.read("documents/get_content_hash", document_id=document_id)
-        if not rows or rows[0]["namespace"] != self.namespace:
+        rows = self.runner.read("documents/get_content_hash", namespace=self.namespace, document_id=document_id)
+        if not rows or not rows[0]["owned"]:
             return None
         return rows[0]["content_hash"]
 
@@ -358,14 +388,14 @@ class DocumentsMixin:
         _check_top_k(top_k)
         if not isinstance(query, str):
             raise InputError("keyword query must be text")
-        escaped = escape_lucene_query(query)
-        if not escaped:
+        lucene = self.keyword_query(query)
+        if not lucene:
             return []
         rows = read_consistent(
             self.runner,
             "chunks/search_keyword",
             namespace=self.namespace,
-            query=escaped,
+            query=lucene,
             top_k=top_k,
             fetch_k=max(top_k * self.vector_overfetch, top_k + 10),
             filter=filters_to_param(filters),

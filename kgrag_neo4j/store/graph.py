@@ -17,7 +17,7 @@ from ..types import (
     RetrievalResult,
     filters_to_param,
 )
-from .documents import _check_top_k, _load_metadata, escape_lucene_query, read_consistent
+from .documents import _check_top_k, _load_metadata, read_consistent
 from .runner import CypherRunner
 
 __all__ = ["GraphMixin", "NATIVE_MAX_HOPS"]
@@ -80,6 +80,8 @@ class GraphMixin:
     vector_overfetch: int
 
     def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
+
+    def keyword_query(self, text: str) -> str: ...
 
     def store_edges(self, edges: Sequence[ChunkEdge]) -> int:
         """Idempotent upsert; duplicates keep the highest weight. Returns edges written (edges
@@ -208,7 +210,7 @@ class GraphMixin:
             raise ConfigurationError("hop_decay needs at least one value")
         vector = self.check_embedding(embedding, what="query embedding")
         relations = [RelationType.parse(r).value for r in relation_filter] if relation_filter else None
-        keyword_query = escape_lucene_query(query_text) if seed_keyword_weight > 0 else ""
+        keyword_query = self.keyword_query(query_text) if seed_keyword_weight > 0 else ""
         rows = read_consistent(
             self.runner,
             "graph/retrieve",

@@ -58,11 +58,17 @@ class SchemaStatus:
         }
 
 
+def _chunk_text_namespaced(indexes: list[dict[str, Any]]) -> bool:
+    """Whether the ``chunk_content`` index among ``indexes`` holds the namespace field."""
+    return any(i["name"] == "chunk_content" and "namespace" in (i["properties"] or []) for i in indexes)
+
+
 class SchemaMixin:
     runner: CypherRunner
     namespace: str
     _dimensions: int | None
     _model: str | None
+    _chunk_text_namespaced: bool | None = None
 
     def init_schema(self, dimensions: int, *, model: str | None = None, timeout: float = 300.0) -> SchemaStatus:
         """Create constraints and indexes idempotently and wait until they are ONLINE.
@@ -84,9 +90,12 @@ class SchemaMixin:
         self.runner.schema("schema/constraints")
         self.runner.schema("schema/vector_indexes", dimensions=dimensions)
         self.runner.schema("schema/fulltext_indexes")
-        index_dims = {
-            i["name"]: i["dimensions"] for i in self.runner.read("schema/index_status") if i["dimensions"]
-        }
+        indexes = self.runner.read("schema/index_status")
+        if not _chunk_text_namespaced(indexes):
+            # made by an earlier version (content only): make it again with the namespace field
+            self.runner.schema("schema/drop_chunk_content")
+            self.runner.schema("schema/fulltext_indexes")
+        index_dims = {i["name"]: i["dimensions"] for i in indexes if i["dimensions"]}
         for name, dims in index_dims.items():
             if dims != dimensions:
                 raise DimensionMismatchError(
@@ -95,7 +104,10 @@ class SchemaMixin:
                     got=dimensions,
                 )
         self.record_embedding_config(model or "unknown", dimensions)
-        return self.wait_for_schema(timeout=timeout)
+        status = self.wait_for_schema(timeout=timeout)
+        self.runner.write("schema/record_chunk_text_namespaced")
+        self._chunk_text_namespaced = True
+        return status
 
     def wait_for_schema(self, *, timeout: float = 300.0) -> SchemaStatus:
         deadline = time.monotonic() + timeout
@@ -123,7 +135,20 @@ class SchemaMixin:
 
     def _read_embedding_config(self) -> dict[str, Any]:
         rows = self.runner.read("schema/get_embedding_config", namespace=self.namespace)
-        return rows[0] if rows else {"dimensions": None, "model": None, "namespace_dimensions": None}
+        row = rows[0] if rows else {}
+        self._chunk_text_namespaced = bool(row.get("chunk_text_namespaced"))
+        return {
+            "dimensions": row.get("dimensions"),
+            "model": row.get("model"),
+            "namespace_dimensions": row.get("namespace_dimensions"),
+        }
+
+    def chunk_text_namespaced(self) -> bool:
+        """Whether the chunk full-text index holds the namespace field (read once per store),
+        i.e. whether keyword queries may name their namespace."""
+        if getattr(self, "_chunk_text_namespaced", None) is None:
+            self._read_embedding_config()
+        return bool(self._chunk_text_namespaced)
 
     def record_embedding_config(self, model: str, dimensions: int) -> None:
         """Record the model for this namespace (first time) and refuse a mismatch."""
@@ -143,8 +168,8 @@ class SchemaMixin:
         if model != "unknown" and row["model"] not in (model, "unknown"):
             raise ConfigurationError(
                 f"namespace {self.namespace!r} was embedded with {row['model']!r}; "
-                f"embedder {model!r} would give incomparable vectors. Use {row['model']!r} "
-                "or another namespace"
+                f"embedder {model!r} would give incomparable vectors. Use {row['model']!r}, "
+                f"another namespace, or start this one over (`kgrag namespace delete {self.namespace}`)"
             )
         self._dimensions = row["dimensions"]
         self._model = row["model"]
@@ -155,14 +180,18 @@ class SchemaMixin:
         if self._dimensions == dimensions and self._model in (model, "unknown"):
             return
         config = self._read_embedding_config()
-        if config["dimensions"] is None:
+        if config["dimensions"] is None or not self._chunk_text_namespaced:
+            # no schema yet, or one made by an earlier version: create or bring it up to date
             self.init_schema(dimensions, model=model)
         else:
             self.record_embedding_config(model, dimensions)
 
     def check_embedder(self, model: str, dimensions: int) -> None:
         """Refuse a query embedder whose vectors cannot be compared with the stored ones.
-        Reads only; a namespace with nothing recorded accepts any model of the right size."""
+        Reads only; a namespace with nothing recorded accepts any model of the right size.
+        A model found compatible is remembered, so retrievers may call this on every query."""
+        if (model, dimensions) in self._compatible_models():
+            return
         config = self._read_embedding_config()
         if config["dimensions"] is None:
             raise SchemaNotReady("no schema in this database yet: run `kgrag init` or ingest something first")
@@ -179,6 +208,14 @@ class SchemaMixin:
                 f"search with --embedder matching it"
             )
         self._dimensions = dimensions
+        if config["model"] not in (None, "unknown"):
+            self._compatible_models().add((model, dimensions))
+
+    def _compatible_models(self) -> set[tuple[str, int]]:
+        found = getattr(self, "_checked_models", None)
+        if found is None:
+            found = self._checked_models = set()
+        return found
 
     def expected_dimensions(self) -> int:
         if self._dimensions is None:

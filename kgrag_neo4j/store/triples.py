@@ -177,14 +177,15 @@ class TriplesMixin:
     def clear_triples(self) -> dict[str, int]:
         """Remove the namespace's triple graph: every RELATED_TO and MENTIONS edge a triple
         wrote, then the entities left with neither. Documents, chunks, chunk edges and the
-        entity extractor's entities and relations stay. Runs in batches (each its own
-        transaction); returns ``{"edges", "mentions", "entities"}`` removed."""
-        total = {"edges": 0, "mentions": 0, "entities": 0}
+        entity extractor's entities, relations and mentions stay (a mention both wrote is
+        kept, counted in ``kept_mentions``). Runs in batches (each its own transaction);
+        returns ``{"edges", "mentions", "kept_mentions", "entities"}``."""
+        total = {"edges": 0, "mentions": 0, "kept_mentions": 0, "entities": 0}
         while True:
             row = self.runner.write("triples/clear", namespace=self.namespace, batch_size=CLEAR_BATCH)[0]
             for k in total:
                 total[k] += int(row[k])
-            if not row["edges"] and not row["mentions"]:
+            if not row["edges"] and not row["mentions"] and not row["kept_mentions"]:
                 return total
 
     def propagate_confidence(self, tool: str, *, propagation_rate: float = 0.3) -> list[ConfidenceUpdate]:
