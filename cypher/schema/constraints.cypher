@@ -1,4 +1,5 @@
-// Uniqueness constraints on every id, plus the range indexes every namespaced lookup uses.
+// Uniqueness constraints on every id, plus the range indexes every namespaced lookup uses
+// (entity_staged finds the entities of an entity build that is not finished yet).
 // No index on RELATES_TO.relation: nothing looks edges up by kind, and the planner would
 // otherwise pick it for the MERGE in graph/store_edges and scan every edge of a kind.
 // Ids already embed the namespace (see kgrag_neo4j/ids.py), so one constraint per label is enough.
@@ -16,4 +17,5 @@ CREATE INDEX chunk_namespace IF NOT EXISTS FOR (c:Chunk) ON (c.namespace);
 CREATE INDEX chunk_document IF NOT EXISTS FOR (c:Chunk) ON (c.document_id);
 CREATE INDEX entity_namespace_name IF NOT EXISTS FOR (e:Entity) ON (e.namespace, e.name_key);
 CREATE INDEX community_namespace IF NOT EXISTS FOR (m:Community) ON (m.namespace, m.level);
+CREATE INDEX entity_staged IF NOT EXISTS FOR (e:Entity) ON (e.staged_namespace);
 CREATE INDEX related_to_type IF NOT EXISTS FOR ()-[r:RELATED_TO]-() ON (r.type)

@@ -6,6 +6,7 @@ import functools
 import json
 import os
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import urlsplit
@@ -15,7 +16,7 @@ import click
 from ..errors import KgragError, ServerError
 from ..settings import DEFAULT_NAMESPACE, Neo4jSettings
 
-__all__ = ["AppContext", "connection_options", "emit_json", "handle_errors", "namespace_option", "pass_app"]
+__all__ = ["AppContext", "connection_options", "emit_json", "handle_errors", "namespace_option", "pass_app", "printable"]
 
 
 @dataclass
@@ -135,4 +136,28 @@ def handle_errors(fn: Callable) -> Callable:
 
 
 def emit_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    # a lone surrogate (a file name that is not UTF-8) cannot be written as UTF-8; its JSON
+    # escape \udcXX is what backslashreplace writes, so the output stays valid JSON
+    click.echo(text.encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
+#: categories shown escaped in text output: controls, format (bidi, zero-width), surrogates,
+#: line and paragraph separators. A name holding them could forge lines or hide its ending.
+_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def printable(text: Any) -> str:
+    """``text`` for a terminal: characters that could move the cursor, colour the output,
+    start a new line or reorder what follows are shown as escapes (``\\x1b``, ``\\n``,
+    ``\\u202e``); everything else as it is."""
+    value = str(text)
+    if all(ch.isprintable() and unicodedata.category(ch) not in _HIDDEN for ch in value):
+        return value
+    out = []
+    for ch in value:
+        if ch == " " or (ch.isprintable() and unicodedata.category(ch) not in _HIDDEN):
+            out.append(ch)
+        else:
+            out.append(ch.encode("unicode_escape", "backslashreplace").decode("ascii"))
+    return "".join(out)

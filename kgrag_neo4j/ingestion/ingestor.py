@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable, Literal, Mapping, Sequence
 
 from .. import ids
-from ..errors import Cancelled, ConfigurationError, InputError, KgragError, ProviderError, ProviderResponseError
+from ..errors import (
+    Cancelled,
+    ConfigurationError,
+    InputError,
+    KgragError,
+    ProviderError,
+    ProviderResponseError,
+    SchemaNotReady,
+)
 from ..protocols import EmbeddingProvider, GraphStore, Store, embed_batched
 from ..tracing import TracerOption, check_tracer, span
 from ..types import PENDING_HASH_SUFFIX, Chunk, ChunkEdge, Document, IngestResult
@@ -299,7 +307,7 @@ class Ingestor:
         doc_id = document_id or ids.document_id(namespace, source)
         fingerprint = self.options.fingerprint(content_type, self.embedder.name)
         digest = ids.content_hash(fingerprint + "\x1f" + text)
-        self._ensure_schema()
+        self._check_schema()
         if self._stored_hash(doc_id) == digest:
             chunk_count = self._chunk_count(doc_id)
             return IngestResult(document_id=doc_id, chunk_count=chunk_count, status="unchanged")
@@ -318,6 +326,9 @@ class Ingestor:
         if not any(c.content.strip() for c in chunks):
             raise InputError(f"{source} has no text to chunk")
         skipped = self._embed(chunks)
+        # Why here: the first write records the embedder for the namespace (and, on an empty
+        # database, its dimensions); an embedder that failed must not bind the namespace to itself
+        self._ensure_schema()
         if not getattr(self.store, "atomic_document_edges", False):
             self._stop_if_cancelled(source)
             status = self.store.store_document(document, chunks)
@@ -414,6 +425,18 @@ class Ingestor:
             and hasattr(self.store, "build_similarity_edges")
             and hasattr(self.store, "complete_document")
         )
+
+    def _check_schema(self) -> None:
+        """Refuse an embedder the namespace cannot take before any work is done (reads only)."""
+        if self._schema_checked:
+            return
+        check = getattr(self.store, "check_embedder", None)
+        if check is None:
+            return
+        try:
+            check(self.embedder.name, self.embedder.dimensions)
+        except SchemaNotReady:
+            pass  # an empty database: the first write creates the schema
 
     def _ensure_schema(self) -> None:
         if self._schema_checked:

@@ -18,6 +18,7 @@ from ..settings import DEFAULT_NAMESPACE, Neo4jSettings, validate_namespace
 from .documents import DocumentsMixin
 from .entities import EntitiesMixin
 from .graph import GraphMixin
+from .namespaces import NamespacesMixin
 from .runner import CypherRunner, connect_driver, map_neo4j_errors
 from .schema import SchemaMixin
 from .triples import TriplesMixin
@@ -25,7 +26,7 @@ from .triples import TriplesMixin
 __all__ = ["Neo4jStore"]
 
 
-class Neo4jStore(SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, EntitiesMixin):
+class Neo4jStore(SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, EntitiesMixin, NamespacesMixin):
     """Documents, chunks and their graph in one Neo4j database, scoped to one namespace."""
 
     def __init__(

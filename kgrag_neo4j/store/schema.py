@@ -205,7 +205,8 @@ class SchemaMixin:
         if config["model"] not in (None, "unknown", model):
             raise ConfigurationError(
                 f"namespace {self.namespace!r} was embedded with {config['model']!r}, not {model!r}; "
-                f"search with --embedder matching it"
+                f"use an embedder of that model (--embedder), another namespace, or start this one "
+                f"over (`kgrag namespace delete {self.namespace}`)"
             )
         self._dimensions = dimensions
         if config["model"] not in (None, "unknown"):

@@ -1,0 +1,70 @@
+// One batch of `kgrag namespace delete`: up to $batch_size each of the namespace's chunks,
+// documents, entities (with those of an unfinished entity build) and communities, every
+// relationship on them included. Only nodes whose namespace is $namespace are touched, so no
+// other tenant loses anything. The batch that finds nothing left also removes the embedding
+// model recorded for the namespace, which frees it for any embedder. The caller repeats it
+// until a batch removes nothing (each batch is its own transaction, so memory stays bounded).
+// mode: write
+// params:
+//   $namespace   STRING   tenant to delete
+//   $batch_size  INTEGER  nodes of each kind removed per statement at most
+// returns: chunks INTEGER, documents INTEGER, entities INTEGER, communities INTEGER, other INTEGER, records INTEGER
+// browser: :params {namespace: 'scratch', batch_size: 10000}
+CALL () {
+  MATCH (c:Chunk {namespace: $namespace})
+  WITH c LIMIT $batch_size
+  DETACH DELETE c
+  RETURN count(c) AS chunks
+}
+CALL () {
+  MATCH (d:Document)
+  USING INDEX d:Document(namespace, source)
+  WHERE d.namespace = $namespace AND d.source IS NOT NULL
+  WITH d LIMIT $batch_size
+  DETACH DELETE d
+  RETURN count(d) AS documents
+}
+CALL () {
+  MATCH (e:Entity)
+  USING INDEX e:Entity(namespace, name_key)
+  WHERE e.namespace = $namespace AND e.name_key IS NOT NULL
+  WITH e LIMIT $batch_size
+  DETACH DELETE e
+  RETURN count(e) AS named
+}
+CALL () {
+  MATCH (e:Entity {staged_namespace: $namespace})
+  WITH e LIMIT $batch_size
+  DETACH DELETE e
+  RETURN count(e) AS staged
+}
+CALL () {
+  MATCH (m:Community)
+  USING INDEX m:Community(namespace, level)
+  WHERE m.namespace = $namespace AND m.level IS NOT NULL
+  WITH m LIMIT $batch_size
+  DETACH DELETE m
+  RETURN count(m) AS communities
+}
+// what the indexes above cannot see (written by other tools without a source, name or level)
+// is looked for by scanning, once the indexed kinds are gone
+CALL (chunks, documents, named, staged, communities) {
+  UNWIND CASE WHEN chunks + documents + named + staged + communities = 0 THEN [1] ELSE [] END AS last
+  CALL () {
+    MATCH (n:Document {namespace: $namespace}) RETURN n
+    UNION
+    MATCH (n:Entity {namespace: $namespace}) RETURN n
+    UNION
+    MATCH (n:Community {namespace: $namespace}) RETURN n
+  }
+  WITH n LIMIT $batch_size
+  DETACH DELETE n
+  RETURN count(n) AS other
+}
+CALL (chunks, documents, named, staged, communities, other) {
+  UNWIND CASE WHEN chunks + documents + named + staged + communities + other = 0 THEN [1] ELSE [] END AS done
+  MATCH (k:KgragMeta {key: 'embedding:' + $namespace})
+  DELETE k
+  RETURN count(k) AS records
+}
+RETURN chunks, documents, named + staged AS entities, communities, other, records

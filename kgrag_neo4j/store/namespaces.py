@@ -1,0 +1,77 @@
+"""Namespace lifecycle of Neo4jStore: what each namespace of the database holds, and deleting
+one namespace completely (documents, chunks, entities, communities, triples, model record)
+without touching any other."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..errors import InputError
+from .runner import CypherRunner
+
+__all__ = ["NamespaceInfo", "NamespacesMixin", "NAMESPACE_DELETE_BATCH"]
+
+#: nodes of each kind removed per transaction by ``delete_namespace``
+NAMESPACE_DELETE_BATCH = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceInfo:
+    """One namespace and what it holds. ``embedder`` and ``dimensions`` are what its first
+    write recorded (None when nothing was recorded)."""
+
+    namespace: str
+    documents: int
+    chunks: int
+    entities: int
+    communities: int
+    triples: int
+    embedder: str | None
+    dimensions: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class NamespacesMixin:
+    runner: CypherRunner
+    namespace: str
+
+    def list_namespaces(self) -> list[NamespaceInfo]:
+        """Every namespace of the database (not only this store's), by name."""
+        return [
+            NamespaceInfo(
+                namespace=r["namespace"],
+                documents=int(r["documents"]),
+                chunks=int(r["chunks"]),
+                entities=int(r["entities"]),
+                communities=int(r["communities"]),
+                triples=int(r["triples"]),
+                embedder=r["embedder"],
+                dimensions=r["dimensions"],
+            )
+            for r in self.runner.read("namespaces/list_namespaces")
+        ]
+
+    def delete_namespace(self, *, batch_size: int = NAMESPACE_DELETE_BATCH) -> dict[str, int]:
+        """Delete everything of this store's namespace: documents, chunks, entities (triples
+        and relations with them), communities, and last the embedding model recorded for it,
+        so the namespace can start over with any embedder. Nothing of another namespace is
+        touched. Runs in transactions of at most ``batch_size`` nodes of each kind; an
+        interrupted delete is finished by calling it again. Returns what was removed:
+        ``{"documents", "chunks", "entities", "communities", "other", "records"}`` (all zero
+        when the namespace did not exist)."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InputError(f"batch_size must be a positive integer, got {batch_size!r}")
+        total = {"documents": 0, "chunks": 0, "entities": 0, "communities": 0, "other": 0, "records": 0}
+        while True:
+            row = self.runner.write("namespaces/delete_namespace_batch", namespace=self.namespace, batch_size=batch_size)[0]
+            for key in total:
+                total[key] += int(row[key])
+            if not any(int(row[k]) for k in ("documents", "chunks", "entities", "communities", "other")):
+                break
+        # what this store remembered of the namespace's schema is gone with it
+        self._model = None
+        self._checked_models = set()
+        return total

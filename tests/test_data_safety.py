@@ -1,0 +1,295 @@
+"""Data safety between sources and tenants (red-team findings 1, 2, 3, 7, 8): a delete keeps
+what another source still uses, no statement crosses namespaces even when run by hand, clearing
+one source leaves the other's data, a failed first ingest binds nothing, and a namespace can be
+listed and deleted completely without touching any other."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from click.testing import CliRunner
+
+from kgrag_neo4j.cli import cli
+from kgrag_neo4j.cypher_registry import load_registry
+from kgrag_neo4j.entities import EntityMention
+from kgrag_neo4j.entities.model import entity_id
+from kgrag_neo4j.errors import DimensionMismatchError, ProviderError
+from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
+from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.providers.hashing import HashingEmbedder
+from kgrag_neo4j.triples.model import Triple
+
+from .entity_helpers import make_entity, mention, put_document, relate, unit
+from .reliability_helpers import no_leaked_threads  # noqa: F401
+
+
+@pytest.fixture
+def kgrag(neo4j_settings, schema_ready):
+    """``kgrag`` against the test server; returns (exit code, stdout, stderr)."""
+
+    def invoke(*args: str, input: str | None = None):
+        base = ["--uri", neo4j_settings.uri, "--user", neo4j_settings.user]
+        if neo4j_settings.password:
+            base += ["--password", neo4j_settings.password]
+        if neo4j_settings.database:
+            base += ["--database", neo4j_settings.database]
+        result = CliRunner().invoke(cli, base + list(args), input=input)
+        if result.exception and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return result.exit_code, result.stdout, result.stderr
+
+    return invoke
+
+
+@pytest.fixture
+def other(store):
+    """A second namespace on the same driver, deleted afterwards."""
+    s = store.with_namespace("t-" + uuid.uuid4().hex[:12])
+    yield s
+    s.delete_namespace()
+
+
+def _fetch(driver, query: str, **params):
+    records, _, _ = driver.execute_query(query, **params)
+    return [r.data() for r in records]
+
+
+def _snapshot(driver, namespace: str) -> list:
+    """Every node of a namespace with all its properties and relationships (embeddings aside)."""
+    rows = _fetch(
+        driver,
+        "MATCH (n) WHERE n.namespace = $ns OR n.staged_namespace = $ns "
+        "OPTIONAL MATCH (n)-[r]->(m) "
+        "WITH n, r, m ORDER BY type(r), m.id "
+        "RETURN n.id AS id, labels(n) AS labels, properties(n) AS props, "
+        "       collect([type(r), m.id, properties(r)]) AS out ORDER BY id",
+        ns=namespace,
+    )
+    for row in rows:
+        row["props"].pop("embedding", None)
+    return rows
+
+
+# -- 1. deleting a document keeps what triples use ----------------------------------------------
+
+
+def test_deleting_a_document_keeps_the_triples_and_their_entities(store, driver):
+    ns = store.namespace
+    doc_x, chunks_x = put_document(store, "x.md", ["Ned Stark rules Winterfell.", "Robb rides south."])
+    put_document(store, "y.md", ["Nothing about the north."])
+    # the entity extractor saw Ned (a triple subject too) and Robb (nothing else uses him) in x.md
+    ned, robb = make_entity(store, "Ned Stark", "PERSON"), make_entity(store, "Robb", "PERSON")
+    store.upsert_entities([ned, robb])
+    store.upsert_mentions([mention(chunks_x[0], ned), mention(chunks_x[1], robb)])
+    store.upsert_relations([relate(ned, robb, "FATHER_OF", 0.9)])
+    triples = [
+        Triple("Ned Stark", "related_to", "Winterfell", {"subject_type": "PERSON", "chunk_id": chunks_x[0]}),
+        Triple("error:timeout", "caused_by", "tool:http_client"),
+        Triple("error:timeout", "resolved_by", "fix:retry"),
+    ]
+    assert store.add_triples(triples) == 3
+    assert entity_id(ns, "Ned Stark", "PERSON") == ned.id
+
+    assert store.delete_document(doc_x)
+
+    assert store.count_triples() == 3
+    assert {(t.subject, t.predicate, t.object) for t in store.query_triples()} == {
+        ("Ned Stark", "related_to", "Winterfell"),
+        ("error:timeout", "caused_by", "tool:http_client"),
+        ("error:timeout", "resolved_by", "fix:retry"),
+    }
+    names = {e.entity.name for e in store.list_entities()}
+    assert "Ned Stark" in names and "Winterfell" in names
+    assert "Robb" not in names  # only the deleted text mentioned him and no triple uses him
+
+
+# -- 2. hand-run statements cannot cross namespaces ----------------------------------------------
+
+
+TENANT_LABELS = ("Document", "Chunk", "Entity", "Community")
+#: the one statement that spans namespaces: it counts what each holds and reads no content
+CROSS_NAMESPACE = {"namespaces/list_namespaces"}
+
+
+def test_every_statement_on_tenant_data_takes_the_namespace():
+    """The rule of the project, checked on the files: a statement that reads or writes
+    documents, chunks, entities or communities declares ``$namespace``."""
+    missing = [
+        q.name
+        for q in load_registry().values()
+        if q.mode != "schema"
+        and q.name not in CROSS_NAMESPACE
+        and any(f":{label}" in q.text for label in TENANT_LABELS)
+        and "namespace" not in q.param_names
+    ]
+    assert missing == []
+
+
+def _run(kgrag, name: str, **params):
+    args = ["cypher", "run", name]
+    for key, value in params.items():
+        args += ["--param", f"{key}={json.dumps(value)}"]
+    return kgrag(*args)
+
+
+def test_cypher_run_with_another_namespaces_ids_neither_reads_nor_writes_it(store, other, driver, kgrag):
+    victim = store
+    doc_id, chunk_ids = put_document(victim, "secret.md", ["the launch code is 0000", "meet at noon"], embeddings=[unit(1), unit(2)])
+    before = _snapshot(driver, victim.namespace)
+    stored_hash = victim.get_document(doc_id).content_hash
+    registry = load_registry()
+
+    def params(name: str, **values):
+        """What an attacker in ``other`` passes: every parameter the statement declares."""
+        declared = registry[name].param_names
+        out = {k: v for k, v in values.items() if k in declared}
+        if "namespace" in declared:
+            out["namespace"] = other.namespace
+        return out
+
+    code, out, err = _run(kgrag, "documents/get_content_hash", **params("documents/get_content_hash", document_id=doc_id))
+    assert code == 0, err
+    assert stored_hash not in out
+
+    document = {"id": doc_id, "namespace": other.namespace, "source": "stolen.md", "title": "mine", "content": "x",
+                "content_hash": "h", "created_at": 1, "metadata": "{}"}
+    code, _, err = _run(kgrag, "documents/upsert_document", **params("documents/upsert_document", document=document, chunk_ids=[]))
+    assert code == 0, err
+
+    rows = [{"id": c, "props": {"namespace": other.namespace, "document_id": doc_id, "content": "overwritten"},
+             "embedding": None, "parent_id": None} for c in chunk_ids]
+    code, _, err = _run(kgrag, "chunks/upsert_chunks", **params("chunks/upsert_chunks", document_id=doc_id, rows=rows))
+    assert code == 0, err
+
+    assert _snapshot(driver, victim.namespace) == before
+    assert _fetch(driver, "MATCH (n) WHERE n.namespace = $ns RETURN count(n) AS n", ns=other.namespace) == [{"n": 0}]
+
+
+# -- 3. clearing triples leaves what the entity extractor wrote ----------------------------------
+
+
+@pytest.mark.parametrize("triples_first", [True, False], ids=["triple-wrote-first", "extractor-wrote-first"])
+def test_graph_clear_keeps_the_mentions_the_extractor_also_wrote(store, triples_first):
+    ns = store.namespace
+    _, (c1, c2) = put_document(store, "notes.md", ["Ned Stark rules Winterfell.", "Winterfell is cold."])
+    ned = make_entity(store, "Ned Stark", "CONCEPT")
+    assert ned.id == entity_id(ns, "Ned Stark", "CONCEPT")  # the triple's subject is this entity
+
+    def extract():
+        store.upsert_entities([ned])
+        store.upsert_mentions([EntityMention(c1, ned.id, 2)])
+
+    def triple():
+        store.add_triples([Triple("Ned Stark", "related_to", "Winterfell", {"chunk_id": c1}),
+                           Triple("Winterfell", "related_to", "the North", {"chunk_id": c2})])
+
+    for step in ((triple, extract) if triples_first else (extract, triple)):
+        step()
+    removed = store.clear_triples()
+
+    assert store.count_triples() == 0
+    assert store.chunk_mentions([c1, c2]) == {c1: [ned.id], c2: []}  # the extractor's mention of Ned stays
+    assert [e.entity.name for e in store.list_entities()] == ["Ned Stark"]
+    assert removed == {"edges": 2, "mentions": 3, "kept_mentions": 1, "entities": 2}  # Winterfell, the North
+    # clearing again finds nothing, and the extractor's mention is still there
+    assert store.clear_triples() == {"edges": 0, "mentions": 0, "kept_mentions": 0, "entities": 0}
+    assert store.chunk_mentions([c1]) == {c1: [ned.id]}
+
+
+# -- 7. a failed first ingest binds nothing -------------------------------------------------------
+
+
+class _Renamed:
+    """A real embedder under another model name (a different model of the same size)."""
+
+    def __init__(self, inner, name: str, *, fail: bool = False):
+        self.inner, self.name, self.dimensions, self.fail = inner, name, inner.dimensions, fail
+
+    def embed(self, texts, *, input_type="document"):
+        if self.fail:
+            raise ProviderError(f"{self.name} is down")
+        return self.inner.embed(texts, input_type=input_type)
+
+
+def test_an_embedder_refused_for_its_size_does_not_bind_the_namespace(store, hashing_embedder):
+    with pytest.raises(DimensionMismatchError):
+        Ingestor(store, HashingEmbedder(dimensions=64)).ingest_text("Ned Stark rules Winterfell.", "a.txt")
+    result = Ingestor(store, hashing_embedder).ingest_text("Ned Stark rules Winterfell.", "a.txt")
+    assert result.status == "new"
+    assert store.schema_status().model == hashing_embedder.name
+
+
+def test_an_embedder_that_fails_does_not_bind_the_namespace(store, hashing_embedder):
+    down = _Renamed(hashing_embedder, "provider-that-is-down", fail=True)
+    with pytest.raises(ProviderError):
+        Ingestor(store, down).ingest_text("Ned Stark rules Winterfell.", "a.txt")
+    assert store.schema_status().model is None
+    assert Ingestor(store, hashing_embedder).ingest_text("Ned Stark rules Winterfell.", "a.txt").status == "new"
+
+
+# -- 8. namespaces: list and delete ---------------------------------------------------------------
+
+
+def _fill(store, embedder) -> None:
+    from kgrag_neo4j.communities.build import build_communities
+    from kgrag_neo4j.entities.pipeline import build_entities
+
+    ingestor = Ingestor(store, embedder, chunker=RecursiveChunker(max_tokens=20, overlap_tokens=0))
+    ingestor.ingest_text(
+        "Ned Stark rules Winterfell with Catelyn Stark.\n\nRobert Baratheon rides to Winterfell to see Ned Stark.",
+        "north.txt",
+    )
+    ingestor.ingest_text("Cersei Lannister plots against Ned Stark in Kings Landing.", "south.txt")
+    build_entities(store, embedder)
+    build_communities(store, levels=1, min_size=2)
+    store.add_triples([Triple("error:timeout", "caused_by", "tool:http_client")])
+
+
+def test_a_namespace_is_listed_and_deleted_whole_and_alone(store, other, driver, hashing_embedder):
+    _fill(store, hashing_embedder)
+    _fill(other, hashing_embedder)
+    other_before = _snapshot(driver, other.namespace)
+    listed = {n.namespace: n for n in store.list_namespaces()}
+    mine = listed[store.namespace]
+    assert mine.documents == 2 and mine.chunks >= 2 and mine.entities > 0 and mine.triples == 1
+    assert mine.communities > 0 and mine.embedder == hashing_embedder.name and mine.dimensions == 256
+    assert listed[other.namespace].as_dict() == {**mine.as_dict(), "namespace": other.namespace}
+
+    removed = store.delete_namespace(batch_size=3)  # several batches
+
+    assert removed["documents"] == 2 and removed["chunks"] == mine.chunks
+    assert removed["communities"] == mine.communities and removed["records"] == 1
+    assert _snapshot(driver, store.namespace) == []
+    assert _fetch(driver, "MATCH (k:KgragMeta {key: $key}) RETURN k", key="embedding:" + store.namespace) == []
+    assert store.namespace not in {n.namespace for n in store.list_namespaces()}
+    assert _snapshot(driver, other.namespace) == other_before
+    # the namespace starts over, with any embedder
+    renamed = _Renamed(hashing_embedder, "another-model")
+    assert Ingestor(store, renamed).ingest_text("A fresh start.", "new.txt").status == "new"
+    assert store.schema_status().model == "another-model"
+
+
+def test_namespace_commands(store, other, hashing_embedder, kgrag):
+    _fill(store, hashing_embedder)
+    code, out, _ = kgrag("namespace", "list", "--json")
+    assert code == 0
+    row = next(r for r in json.loads(out) if r["namespace"] == store.namespace)
+    assert row["documents"] == 2 and row["triples"] == 1 and row["embedder"] == hashing_embedder.name
+    code, out, _ = kgrag("namespace", "list")
+    assert code == 0 and out.startswith("NAMESPACE") and store.namespace in out
+
+    code, _, err = kgrag("namespace", "delete", store.namespace, input="n\n")
+    assert code == 1 and "Delete namespace" in err and "2 documents" in err
+    assert store.list_documents()  # refused: nothing deleted
+
+    code, out, _ = kgrag("namespace", "delete", store.namespace, "--yes", "--json")
+    assert code == 0
+    assert json.loads(out)["documents"] == 2
+    assert store.list_documents() == [] and store.count_triples() == 0
+
+    code, out, err = kgrag("namespace", "delete", store.namespace, "--yes")
+    assert code == 1 and err.count("\n") == 1 and "no namespace" in err
+    code, out, err = kgrag("namespace", "delete", "bad\u202ename", "--yes")
+    assert code == 1 and "Traceback" not in err
