@@ -293,3 +293,56 @@ def test_namespace_commands(store, other, hashing_embedder, kgrag):
     assert code == 1 and err.count("\n") == 1 and "no namespace" in err
     code, out, err = kgrag("namespace", "delete", "bad\u202ename", "--yes")
     assert code == 1 and "Traceback" not in err
+
+
+# -- 13. an entity build is switched on at once ------------------------------------------------------
+
+
+def _entity_view(store, embedder) -> dict:
+    """What readers of the entity graph see."""
+    from kgrag_neo4j.retrieval.entity import EntityGraphRetriever
+    from kgrag_neo4j.retrieval.local_search import LocalSearchRetriever
+
+    query = embedder.embed(["Ned Stark Winterfell"], input_type="query")[0]
+    local = store.local_context(query)
+    boost = store.entity_boost_context(query, chunk_k=6, max_hops=2, expand_k=6)
+    return {
+        "listed": sorted((e.entity.name, e.mentions, e.degree) for e in store.list_entities()),
+        "known": sorted(e.name for e in store.known_entities()),
+        "searched": sorted(s.entity.name for s in store.search_entities(query, 50)),
+        "local entities": sorted(e["name"] for e in local["entities"]),
+        "boost query entities": sorted(e["name"] for e in boost["query_entities"]),
+        "entity retrieval": [(r.content, round(r.score, 6)) for r in EntityGraphRetriever(store, embedder).retrieve("Ned Stark", 5)],
+        "local search": sorted(e.name for e in LocalSearchRetriever(store, embedder).context("Ned Stark").entities),
+    }
+
+
+@pytest.mark.parametrize("crash_before", ["entities/upsert_mentions", "entities/upsert_relations", "entities/publish_build"])
+def test_an_entity_build_that_dies_shows_nothing_until_a_rerun_finishes_it(store, other, driver, neo4j_settings, hashing_embedder, crash_before):
+    from kgrag_neo4j.entities.pipeline import build_entities
+    from kgrag_neo4j.store import Neo4jStore
+
+    from .reliability_helpers import SimulatedCrash, TriggerRegistry
+
+    for s in (store, other):
+        Ingestor(s, hashing_embedder, chunker=RecursiveChunker(max_tokens=20, overlap_tokens=0)).ingest_text(
+            "Ned Stark rules Winterfell with Catelyn Stark.\n\nRobert Baratheon rides to Winterfell to see Ned Stark.",
+            "north.txt",
+        )
+    empty = _entity_view(store, hashing_embedder)
+
+    def crash():
+        raise SimulatedCrash(crash_before)
+
+    dying = Neo4jStore(driver, namespace=store.namespace, database=neo4j_settings.database,
+                       registry=TriggerRegistry(load_registry(), name=crash_before, nth=1, action=crash))
+    with pytest.raises(SimulatedCrash):
+        build_entities(dying, hashing_embedder)
+    assert _fetch(driver, "MATCH (e:Entity {staged_namespace: $ns}) RETURN count(e) AS n", ns=store.namespace)[0]["n"] > 0
+    assert _entity_view(store, hashing_embedder) == empty  # nothing of the unfinished build is seen
+
+    build_entities(store, hashing_embedder)  # the re-run adopts what the dead build staged
+    build_entities(other, hashing_embedder)  # a clean build of the same text, for comparison
+    done = _entity_view(store, hashing_embedder)
+    assert done["listed"] and done == _entity_view(other, hashing_embedder)
+    assert _fetch(driver, "MATCH (e:Entity {staged_namespace: $ns}) RETURN count(e) AS n", ns=store.namespace)[0]["n"] == 0

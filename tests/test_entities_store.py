@@ -13,7 +13,7 @@ from kgrag_neo4j.communities.build import build_communities
 from kgrag_neo4j.entities import Entity, LLMEntityExtractor, entity_id
 from kgrag_neo4j.entities.centrality import normalise_max, pagerank
 from kgrag_neo4j.entities.pipeline import build_entities, entity_embedding_text
-from kgrag_neo4j.errors import ConfigurationError, DimensionMismatchError, InputError, NotFoundError, StoreError
+from kgrag_neo4j.errors import ConfigurationError, DimensionMismatchError, InputError, NotFoundError
 from kgrag_neo4j.types import Chunk, Document
 from kgrag_neo4j.ids import chunk_id, content_hash, document_id
 
@@ -110,10 +110,12 @@ def test_an_entity_id_used_in_another_namespace_cannot_be_taken_over(store):
     other = store.with_namespace("t-" + uuid.uuid4().hex[:12])
     e = make_entity(other, "Ned Stark", "PERSON", unit(1))
     other.upsert_entities([e])
-    # the same id claimed for this namespace: the uniqueness constraint refuses, nothing crosses
+    # the same id claimed for this namespace: refused (the batch rolled back), nothing crosses
     smuggled = Entity(id=e.id, name="Ned Stark", type="PERSON", namespace=store.namespace)
-    with pytest.raises(StoreError):
-        store.upsert_entities([smuggled])
+    mine = make_entity(store, "Arya Stark", "PERSON", unit(2))
+    with pytest.raises(InputError, match="another namespace"):
+        store.upsert_entities([smuggled, mine])
+    assert store.known_entities() == []
     assert store.search_entities(unit(1), 5) == []
 
 

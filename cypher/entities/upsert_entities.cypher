@@ -4,19 +4,33 @@
 // description it was made from: it is written when the description is replaced or when the
 // node has none yet. The first name recorded is kept, and so is the first source chunk while
 // that chunk exists (a re-ingested document may have dropped it; then the new one is taken).
-// MERGE includes the namespace: an id already used in another namespace fails the uniqueness
-// constraint instead of quietly crossing tenants.
+// With $build (an entity build in progress) a NEW entity is staged: it carries
+// staged_namespace instead of namespace, so no reader (they all test the namespace) sees it
+// until entities/publish_build switches the whole build on in one transaction; an entity
+// already visible is updated in place, and a staged one that a build which died left behind
+// is adopted by this one. Without $build the entity is visible at once (publishing a staged
+// one of the same id). An id of another namespace is left untouched and not returned, so the
+// caller can refuse it (and roll back) instead of quietly crossing tenants.
 // mode: write
 // params:
 //   $namespace  STRING     tenant
+//   $build      STRING     id of the entity build writing (null: write visible entities)
 //   $rows       LIST<MAP>  [{id, name, name_key, type, description, source_chunk_id, embedding: LIST<FLOAT>|null}]
-// returns: written INTEGER
-// browser: :params {namespace: 'demo', rows: [{id: 'ent_1', name: 'Ned Stark', name_key: 'ned stark', type: 'PERSON', description: 'Lord of Winterfell', source_chunk_id: null, embedding: null}]}
+// returns: written INTEGER, ids LIST<STRING>
+// browser: :params {namespace: 'demo', build: null, rows: [{id: 'ent_1', name: 'Ned Stark', name_key: 'ned stark', type: 'PERSON', description: 'Lord of Winterfell', source_chunk_id: null, embedding: null}]}
 UNWIND $rows AS row
-MERGE (e:Entity {id: row.id, namespace: $namespace})
+MERGE (e:Entity {id: row.id})
+  ON CREATE SET e.namespace = CASE WHEN $build IS NULL THEN $namespace END,
+                e.staged_namespace = CASE WHEN $build IS NULL THEN null ELSE $namespace END
+WITH e, row
+WHERE e.namespace = $namespace OR e.staged_namespace = $namespace
 WITH e, row,
+     $build IS NOT NULL AND e.staged_namespace IS NOT NULL AS staged,
      e.description IS NULL OR size(coalesce(row.description, '')) > size(e.description) AS replace_description
-SET e.name = coalesce(e.name, row.name),
+SET e.namespace = CASE WHEN staged THEN null ELSE $namespace END,
+    e.staged_namespace = CASE WHEN staged THEN $namespace ELSE null END,
+    e.staged_build = CASE WHEN staged THEN $build ELSE null END,
+    e.name = coalesce(e.name, row.name),
     e.name_key = row.name_key,
     e.type = row.type,
     e.source_chunk_id = CASE WHEN row.source_chunk_id IS NOT NULL
@@ -29,4 +43,4 @@ CALL (e, row, replace_description) {
   WHERE row.embedding IS NOT NULL AND (replace_description OR e.embedding IS NULL)
   CALL db.create.setNodeVectorProperty(e, 'embedding', row.embedding)
 }
-RETURN count(e) AS written
+RETURN count(e) AS written, collect(e.id) AS ids

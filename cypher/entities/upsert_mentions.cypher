@@ -1,8 +1,8 @@
 // Link chunks to the entities they mention: (c)-[:MENTIONS {count}]->(e). The count is set,
 // not added: the same chunk is the same text, so a re-run writes the same number. Rows whose
-// chunk or entity is not in the namespace are skipped. `extracted: true` records that the
-// extractor relies on the mention, so clearing the triples (which may have written the same
-// relationship first) leaves it.
+// chunk or entity is not in the namespace (an entity staged by a build in progress counts)
+// are skipped. `extracted: true` records that the extractor relies on the mention, so
+// clearing the triples (which may have written the same relationship first) leaves it.
 // mode: write
 // params:
 //   $namespace  STRING     tenant
@@ -13,7 +13,7 @@ UNWIND $rows AS row
 MATCH (c:Chunk {id: row.chunk_id})
 WHERE c.namespace = $namespace
 MATCH (e:Entity {id: row.entity_id})
-WHERE e.namespace = $namespace
+WHERE e.namespace = $namespace OR e.staged_namespace = $namespace
 MERGE (c)-[m:MENTIONS]->(e)
 SET m.count = row.count, m.extracted = true
 RETURN count(m) AS written

@@ -1,7 +1,8 @@
 // Create or update typed, weighted entity relationships: one (a)-[:RELATED_TO {type}]->(b)
 // per (source, target, type). A repeated relationship keeps the highest weight (and the
 // metadata that came with it), the longest description and the earliest sequence. Rows whose
-// ends are not entities of the namespace are skipped.
+// ends are not entities of the namespace (visible, or staged by a build in progress) are
+// skipped.
 // mode: write
 // params:
 //   $namespace  STRING     tenant
@@ -10,9 +11,9 @@
 // browser: :params {namespace: 'demo', rows: [{source_id: 'ent_1', target_id: 'ent_2', type: 'ALLY', weight: 0.9, description: '', sequence: null, metadata: '{}'}]}
 UNWIND $rows AS row
 MATCH (a:Entity {id: row.source_id})
-WHERE a.namespace = $namespace
+WHERE a.namespace = $namespace OR a.staged_namespace = $namespace
 MATCH (b:Entity {id: row.target_id})
-WHERE b.namespace = $namespace
+WHERE b.namespace = $namespace OR b.staged_namespace = $namespace
 // merged on an unindexed key: with {type: ...} the planner may pick the related_to_type
 // index and read every edge of that type, in every namespace, for each row
 MERGE (a)-[r:RELATED_TO {relation_key: row.type}]->(b)

@@ -7,7 +7,9 @@
 // marked `triple: true` whoever created it: the entity extractor marks the same relationship
 // `extracted: true`, and `kgrag graph clear` removes a mention only when no other source keeps
 // it. An unknown chunk id links nothing. The predicate is a property value
-// checked against the allow-list in Python, never Cypher text.
+// checked against the allow-list in Python, never Cypher text. An entity id of another
+// namespace is left alone (the row is skipped); an entity an unfinished entity build staged
+// becomes visible, since the triple needs it now.
 // Why MERGE on triple_key (= the predicate) and not on type: MERGE cannot take a hint, and
 // on a small or fresh graph the planner answers `{type: ...}` with the related_to_type index,
 // which reads every edge of that predicate (transaction state included) for each row:
@@ -25,11 +27,15 @@ UNWIND $rows AS row
 MERGE (s:Entity {id: row.subject_id})
   ON CREATE SET s.namespace = $namespace, s.name = row.subject, s.name_key = row.subject_key,
                 s.type = row.subject_type, s.created_at = $now
-  ON MATCH SET s.name_key = coalesce(s.name_key, row.subject_key)
+WITH s, row WHERE s.namespace = $namespace OR s.staged_namespace = $namespace
+SET s.name_key = coalesce(s.name_key, row.subject_key), s.namespace = $namespace,
+    s.staged_namespace = null, s.staged_build = null
 MERGE (o:Entity {id: row.object_id})
   ON CREATE SET o.namespace = $namespace, o.name = row.object, o.name_key = row.object_key,
                 o.type = row.object_type, o.created_at = $now
-  ON MATCH SET o.name_key = coalesce(o.name_key, row.object_key)
+WITH s, o, row WHERE o.namespace = $namespace OR o.staged_namespace = $namespace
+SET o.name_key = coalesce(o.name_key, row.object_key), o.namespace = $namespace,
+    o.staged_namespace = null, o.staged_build = null
 MERGE (s)-[r:RELATED_TO {triple_key: row.predicate}]->(o)
   ON CREATE SET r.type = row.predicate, r.origin = 'triple', r.namespace = $namespace,
                 r.weight = row.weight, r.metadata = row.metadata, r.created_at = $now

@@ -14,13 +14,16 @@ Only leaf chunks are read (one query, ``store.extraction_chunks``): a parent chu
 (parent-child chunking) repeats its children's text, so extracting from it would count every
 mention twice. An entity's ``source_chunk_id`` is the first chunk it was found in (chunks in
 ingestion order, then document id and chunk index).
-Re-running a build over the same chunks changes nothing.
+Re-running a build over the same chunks changes nothing. A build is switched on at once: the
+entities it adds are staged until its mentions and relations are written, then published in
+one transaction (``Neo4jStore.publish_entities``), so readers never see half of a build.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -160,14 +163,21 @@ def build_entities(
     entities = [dataclasses.replace(e, embedding=tuple(v)) for e, v in zip(entities, vectors)]
     lap("embed")
 
-    # write: entities first (mentions and relations attach to them)
-    report("write", 0, 3)
-    result.entities = store.upsert_entities(entities)
-    report("write", 1, 3)
+    # write: entities first (mentions and relations attach to them). New entities are staged
+    # and switched on together at the end, so a build that stops between these transactions
+    # shows no entity without its mentions and relations (a re-run adopts and finishes them).
+    staged = callable(getattr(store, "publish_entities", None))
+    build = uuid.uuid4().hex if staged else None
+    report("write", 0, 4)
+    result.entities = store.upsert_entities(entities, build=build) if staged else store.upsert_entities(entities)
+    report("write", 1, 4)
     result.mentions = store.upsert_mentions(extraction.mentions)
-    report("write", 2, 3)
+    report("write", 2, 4)
     result.relations = store.upsert_relations(extraction.relations)
-    report("write", 3, 3)
+    report("write", 3, 4)
+    if staged:
+        store.publish_entities(build)
+    report("write", 4, 4)
     lap("write")
     return result
 

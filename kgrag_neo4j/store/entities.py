@@ -203,11 +203,17 @@ class EntitiesMixin:
         return out
 
     # -- writes ---------------------------------------------------------------------------------
-    def upsert_entities(self, entities: Sequence[Entity]) -> int:
-        """MERGE entities by id (one statement per ``ENTITY_ROWS``). A stored description is
+    def upsert_entities(self, entities: Sequence[Entity], *, build: str | None = None) -> int:
+        """MERGE entities by id (one transaction per ``ENTITY_ROWS``). A stored description is
         replaced only by a longer one, together with its embedding; the first name and source
-        chunk are kept. Entities must belong to this store's namespace (their id embeds it).
-        Returns the rows written."""
+        chunk are kept. Entities must belong to this store's namespace (their id embeds it; an
+        id another namespace uses is refused and its batch rolled back).
+
+        With ``build`` (an id of your choosing) new entities are staged: no read sees them
+        until ``publish_entities(build)``, so a build that stops half-way shows nothing
+        half-built. Returns the rows written."""
+        if build is not None and (not isinstance(build, str) or not build):
+            raise InputError("build must be a non-empty string (or None)")
         rows: dict[str, dict[str, Any]] = {}
         for e in entities:
             if not isinstance(e, Entity):
@@ -238,10 +244,25 @@ class EntitiesMixin:
         ordered = [rows[k] for k in sorted(rows)]
         written = 0
         for start in range(0, len(ordered), ENTITY_ROWS):
-            written += self.runner.write(
-                "entities/upsert_entities", namespace=self.namespace, rows=ordered[start : start + ENTITY_ROWS]
-            )[0]["written"]
+            batch = ordered[start : start + ENTITY_ROWS]
+
+            def work(tx, batch=batch) -> int:
+                row = tx.run("entities/upsert_entities", namespace=self.namespace, build=build, rows=batch)[0]
+                taken = set(row["ids"])
+                foreign = [r["id"] for r in batch if r["id"] not in taken]
+                if foreign:  # raised inside the transaction: the batch is rolled back
+                    raise InputError(f"entity id {foreign[0]!r} belongs to another namespace")
+                return int(row["written"])
+
+            written += self.runner.write_fn(work)
         return written
+
+    def publish_entities(self, build: str) -> int:
+        """Make the entities ``upsert_entities(..., build=build)`` staged visible, in one
+        transaction, with every mention and relation written to them. Returns how many."""
+        if not isinstance(build, str) or not build:
+            raise InputError("build must be a non-empty string")
+        return int(self.runner.write("entities/publish_build", namespace=self.namespace, build=build)[0]["published"])
 
     def upsert_relations(self, relations: Sequence[EntityRelation]) -> int:
         """MERGE ``(a)-[:RELATED_TO {type}]->(b)``; a repeat keeps the highest weight, the
