@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 from urllib.parse import urlsplit
@@ -25,10 +26,17 @@ class Neo4jSettings:
     database: str | None = None
 
     def __post_init__(self) -> None:
-        scheme = urlsplit(self.uri).scheme
-        if scheme not in _SCHEMES:
+        parts = urlsplit(self.uri)
+        try:
+            parts.port
+        except ValueError:
+            # the message names the host only: the URI may carry a password
             raise ConfigurationError(
-                f"unsupported Neo4j URI scheme {scheme!r} in {self.redacted_uri}; "
+                f"the port in Neo4j URI {parts.scheme}://{parts.hostname or ''} is not a number in 0..65535"
+            ) from None
+        if parts.scheme not in _SCHEMES:
+            raise ConfigurationError(
+                f"unsupported Neo4j URI scheme {parts.scheme!r} in {self.redacted_uri}; "
                 f"use one of: {', '.join(_SCHEMES)}"
             )
 
@@ -70,13 +78,23 @@ class Neo4jSettings:
 _NAMESPACE_MAX = 128
 
 
+#: characters a namespace may not hold: controls, format characters (zero-width, bidi
+#: overrides), surrogates, private-use and unassigned code points, line and paragraph
+#: separators. Two names that print alike must be one name.
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
 def validate_namespace(namespace: str) -> str:
-    """Namespaces are parameter values, never Cypher text; still, keep them printable and short
-    so they read well in Browser and in logs."""
+    """Namespaces are parameter values, never Cypher text; still, keep them visible and short
+    so they read well in Browser and in logs, and so no two look the same."""
     if not isinstance(namespace, str) or not namespace.strip():
         raise ConfigurationError("namespace must be a non-empty string")
     if len(namespace) > _NAMESPACE_MAX:
         raise ConfigurationError(f"namespace is longer than {_NAMESPACE_MAX} characters")
-    if any(ord(ch) < 32 for ch in namespace):
-        raise ConfigurationError("namespace must not contain control characters")
+    for i, ch in enumerate(namespace):
+        if unicodedata.category(ch) in _INVISIBLE:
+            raise ConfigurationError(
+                f"namespace must hold only visible characters; character {i + 1} is U+{ord(ch):04X} "
+                f"({unicodedata.name(ch, 'a control, format or unassigned character')})"
+            )
     return namespace

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import click
 
 from .context import AppContext, connection_options
@@ -19,6 +21,23 @@ def cli(ctx: click.Context, uri, user, password, database, data_dir) -> None:
     app = AppContext(uri=uri, user=user, password=password, database=database, data_dir=data_dir)
     ctx.obj = app
     ctx.call_on_close(app.close)
+    ctx.call_on_close(_quiet_driver_logs())
+
+
+def _quiet_driver_logs():
+    """Keep the driver's own log lines (a warning per transaction retry during an outage) off
+    the terminal while a command runs: the command reports the outcome in one line. Returns
+    the undo."""
+    logger = logging.getLogger("neo4j")
+    handler, propagate = logging.NullHandler(), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+
+    def undo() -> None:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+    return undo
 
 
 def _register() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
+from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app
 
 
 def register(cli: click.Group) -> None:
@@ -15,7 +15,7 @@ def register(cli: click.Group) -> None:
     @communities.command("build")
     @namespace_option
     @click.option("--levels", type=int, default=2, show_default=True, help="Hierarchy levels (0 = finest).")
-    @click.option("--resolution", type=float, default=1.0, show_default=True, help="Leiden resolution (higher: smaller communities).")
+    @click.option("--resolution", type=FINITE_FLOAT, default=1.0, show_default=True, help="Leiden resolution (higher: smaller communities).")
     @click.option("--seed", type=int, default=42, show_default=True, help="Random seed (same seed, same communities).")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @pass_app

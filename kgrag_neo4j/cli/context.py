@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import sys
 import unicodedata
@@ -16,7 +17,7 @@ import click
 from ..errors import KgragError, ServerError
 from ..settings import DEFAULT_NAMESPACE, Neo4jSettings
 
-__all__ = ["AppContext", "connection_options", "emit_json", "handle_errors", "namespace_option", "pass_app", "printable"]
+__all__ = ["FINITE_FLOAT", "AppContext", "connection_options", "emit_json", "handle_errors", "namespace_option", "pass_app", "printable"]
 
 
 @dataclass
@@ -127,12 +128,36 @@ def handle_errors(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except KgragError as exc:
-            raise click.ClickException(f"{type(exc).__name__}: {exc}") from None
+            raise click.ClickException(f"{type(exc).__name__}: {printable(exc)}") from None
+        except (OverflowError, RecursionError, UnicodeError) as exc:
+            # input no check foresaw (a number past 64 bits, nesting, text that is not UTF-8)
+            raise click.ClickException(f"InputError: {printable(_first_line(exc))}") from None
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
 
     return wrapper
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class _FiniteFloat(click.ParamType):
+    """A float option that refuses nan and infinity (every comparison with nan is false, so
+    ``--min-score nan`` would quietly drop every result)."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+FINITE_FLOAT = _FiniteFloat()
 
 
 def emit_json(value: Any) -> None:

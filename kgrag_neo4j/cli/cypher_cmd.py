@@ -22,9 +22,34 @@ def parse_param(text: str) -> tuple[str, object]:
         raise InputError(f"parameter name {key!r} is not a valid identifier")
     try:
         value = json.loads(raw)
+    except RecursionError:
+        raise InputError(f"--param {key}: the value is nested too deeply") from None
     except ValueError:
         value = raw
+    _check_sendable(key, value)
     return key, value
+
+
+#: deeper values are refused before the driver recurses into them
+MAX_PARAM_DEPTH = 64
+
+
+def _check_sendable(key: str, value: object) -> None:
+    """Refuse what Neo4j cannot take as a parameter value: integers beyond 64 bits, nesting
+    deeper than ``MAX_PARAM_DEPTH``."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_PARAM_DEPTH:
+            raise InputError(f"--param {key}: the value is nested deeper than {MAX_PARAM_DEPTH} levels")
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int) and not -(2**63) <= item < 2**63:
+            raise InputError(f"--param {key}: {item} is outside the 64-bit integer range Neo4j stores")
+        if isinstance(item, list):
+            stack.extend((x, depth + 1) for x in item)
+        elif isinstance(item, dict):
+            stack.extend((x, depth + 1) for x in item.values())
 
 
 def register(cli: click.Group) -> None:

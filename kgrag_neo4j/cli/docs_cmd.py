@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import NotFoundError
-from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
+from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app, printable
 
 
 def register(cli: click.Group) -> None:
@@ -15,7 +15,7 @@ def register(cli: click.Group) -> None:
 
     @docs.command("list")
     @namespace_option
-    @click.option("--limit", type=int, default=100, show_default=True)
+    @click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True, help="Documents at most.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @pass_app
     @handle_errors
@@ -30,7 +30,7 @@ def register(cli: click.Group) -> None:
                         "metadata": d.metadata} for d, n in rows])
             return
         for d, n in rows:
-            click.echo(f"{d.id}  {n:5d} chunks  {d.source}")
+            click.echo(f"{d.id}  {n:5d} chunks  {printable(d.source)}")
 
     @docs.command("show")
     @click.argument("document_id")
@@ -71,7 +71,7 @@ def register(cli: click.Group) -> None:
         deleted = app.store(namespace).delete_document(document_id)
         if as_json:
             emit_json({"id": document_id, "deleted": deleted})
-        elif not deleted:
+        if not deleted:  # with --json too: a script must see that nothing was deleted
             raise NotFoundError(f"no document {document_id!r} in namespace {namespace!r}")
-        else:
-            click.echo(f"deleted {document_id}")
+        if not as_json:
+            click.echo(f"deleted {printable(document_id)}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
+from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app
 
 
 def register(cli: click.Group) -> None:
@@ -17,17 +17,17 @@ def register(cli: click.Group) -> None:
     @click.option("--document", "documents", multiple=True, help="Only these documents (default: all).")
     @click.option("--sequence/--no-sequence", default=True, show_default=True, help="Sequence edges (no LLM).")
     @click.option("--similarity/--no-similarity", default=True, show_default=True, help="similar_to edges (no LLM).")
-    @click.option("--similarity-threshold", type=float, default=0.75, show_default=True)
+    @click.option("--similarity-threshold", type=FINITE_FLOAT, default=0.75, show_default=True)
     @click.option("--similarity-top-k", type=int, default=5, show_default=True)
     @click.option("--extract-graph", is_flag=True, help="LLM edges within documents (Cohere chat).")
     @click.option("--graph-batch-size", type=int, default=5, show_default=True, help="Chunks per LLM extraction call.")
     @click.option("--graph-batch-overlap", type=int, default=0, show_default=True, help="Chunks shared by consecutive LLM calls.")
     @click.option("--graph-workers", type=int, default=3, show_default=True, help="Concurrent LLM calls.")
     @click.option("--cross-document", is_flag=True, help="LLM edges across documents (Cohere chat).")
-    @click.option("--cross-document-threshold", type=float, default=0.5, show_default=True, help="Minimum cosine of a cross-document candidate.")
+    @click.option("--cross-document-threshold", type=FINITE_FLOAT, default=0.5, show_default=True, help="Minimum cosine of a cross-document candidate.")
     @click.option("--cross-document-max-pairs", type=int, default=3, show_default=True, help="Candidates per chunk from other documents.")
     @click.option("--cross-document-batch-size", type=int, default=5, show_default=True, help="Chunks per cross-document LLM call.")
-    @click.option("--min-edge-weight", type=float, default=0.0, show_default=True, help="Edges lighter than this are dropped (every source).")
+    @click.option("--min-edge-weight", type=FINITE_FLOAT, default=0.0, show_default=True, help="Edges lighter than this are dropped (every source).")
     @click.option("--max-edges-per-chunk", type=int, default=0, show_default=True, help="Heaviest edges kept per chunk; 0 = all.")
     @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="Embedder the namespace was ingested with.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

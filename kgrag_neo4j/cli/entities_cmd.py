@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
+from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app
 
 
 def _progress(stage: str, done: int, total: int) -> None:
@@ -22,7 +22,7 @@ def register(cli: click.Group) -> None:
     @namespace_option
     @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere (default: wordllama, or cohere with a key).")
     @click.option("--document", "documents", multiple=True, help="Only this document id (repeatable; default: all).")
-    @click.option("--merge-threshold", type=float, help="Also merge same-type entities whose description embeddings have at least this cosine.")
+    @click.option("--merge-threshold", type=FINITE_FLOAT, help="Also merge same-type entities whose description embeddings have at least this cosine.")
     @click.option("--batch-size", type=int, default=64, show_default=True, help="Texts per embedding call.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @pass_app

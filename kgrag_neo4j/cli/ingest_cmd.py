@@ -7,7 +7,8 @@ import time
 
 import click
 
-from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
+from ..errors import InputError, KgragError
+from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app, printable
 
 
 def _chat_provider():
@@ -26,29 +27,38 @@ def register(cli: click.Group) -> None:
     @click.option("--batch-size", type=int, default=64, show_default=True, help="Chunks per embedding call.")
     @click.option("--sequence-edges", is_flag=True, help="Link consecutive chunks (no LLM).")
     @click.option("--similarity-edges", is_flag=True, help="similar_to edges to the nearest chunks (no LLM).")
-    @click.option("--similarity-threshold", type=float, default=0.75, show_default=True, help="Minimum cosine of a similar_to edge.")
+    @click.option("--similarity-threshold", type=FINITE_FLOAT, default=0.75, show_default=True, help="Minimum cosine of a similar_to edge.")
     @click.option("--similarity-top-k", type=int, default=5, show_default=True, help="similar_to edges per chunk at most.")
     @click.option("--extract-graph", is_flag=True, help="LLM edge extraction (Cohere chat; needs CO_API_KEY).")
     @click.option("--graph-batch-size", type=int, default=5, show_default=True, help="Chunks per LLM extraction call.")
     @click.option("--graph-batch-overlap", type=int, default=0, show_default=True, help="Chunks shared by consecutive LLM calls.")
     @click.option("--graph-workers", type=int, default=3, show_default=True, help="Concurrent LLM extraction calls.")
     @click.option("--cross-document", is_flag=True, help="Also LLM edges to similar chunks of other documents (needs --extract-graph).")
-    @click.option("--min-edge-weight", type=float, default=0.0, show_default=True, help="Edges lighter than this are dropped (every source).")
+    @click.option("--min-edge-weight", type=FINITE_FLOAT, default=0.0, show_default=True, help="Edges lighter than this are dropped (every source).")
     @click.option("--max-edges-per-chunk", type=int, default=0, show_default=True, help="Heaviest edges kept per chunk; 0 = all.")
+    @click.option("--source", help="The document's identity (one file only; default: the file's resolved path).")
+    @click.option("--follow-symlinks", is_flag=True,
+                  help="Follow symlinks that lead out of a folder (default: skipped and reported).")
     @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary with one row per file.")
     @pass_app
     @handle_errors
     def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, batch_size, sequence_edges,
                similarity_edges, similarity_threshold, similarity_top_k, extract_graph, graph_batch_size,
-               graph_batch_overlap, graph_workers, cross_document, min_edge_weight, max_edges_per_chunk, as_json) -> None:
+               graph_batch_overlap, graph_workers, cross_document, min_edge_weight, max_edges_per_chunk, source,
+               follow_symlinks, as_json) -> None:
         """Ingest files, folders (recursive) and globs. A failing file is reported and the
-        others go on; the exit code is 1 when any failed.
+        others go on; the exit code is 1 when any failed. Only regular files are read: FIFOs,
+        devices and symlinks leading out of a folder are reported and skipped. A file is one
+        document however it is reached (its resolved path is its identity, or --source). When
+        the database cannot be reached after its retries the run stops at once, with a summary
+        of what was not attempted.
 
         Example: kgrag ingest docs/ --sequence-edges --similarity-edges
         """
+        from ..ingestion.batch import IngestTally
         from ..ingestion.edges import IngestGraphOptions
         from ..ingestion.extractors import ExtractorRegistry
-        from ..ingestion.files import expand_paths
+        from ..ingestion.files import select_files
         from ..ingestion.ingestor import Ingestor
         from ..providers.select import describe_embedder, select_embedder
 
@@ -64,7 +74,10 @@ def register(cli: click.Group) -> None:
                 names = ", ".join("--" + f.replace("_", "-") for f in unused)
                 raise click.UsageError(f"{names} need(s) {needs}")
         registry = ExtractorRegistry.default()
-        files = expand_paths(paths, extensions=registry.extensions)
+        selection = select_files(paths, extensions=registry.extensions, follow_symlinks=follow_symlinks)
+        files = selection.files
+        if source is not None and len(files) != 1:
+            raise InputError(f"--source names one document; the paths give {len(files)} files")
         emb = select_embedder(embedder)
         click.echo(f"embedder: {describe_embedder(emb)}", err=True)
         graph = IngestGraphOptions(
@@ -82,39 +95,42 @@ def register(cli: click.Group) -> None:
         )
         ingestor = Ingestor(app.store(namespace), emb, strategy=strategy, batch_size=batch_size, graph=graph, extractors=registry)
         started = time.perf_counter()
-        rows = []
-        counts = {"new": 0, "unchanged": 0, "replaced": 0, "failed": 0}
+        tally = IngestTally()
+        for skipped in selection.skipped:
+            tally.skip(skipped)
+            if not as_json:
+                verb = "failed" if skipped.named else "skipped"
+                click.echo(f"{verb}: {printable(skipped.path)}: {printable(skipped.reason)}", err=True)
         show_bar = sys.stderr.isatty() and not as_json
         with click.progressbar(files, label="ingesting", file=sys.stderr, show_pos=True) if show_bar else _plain(files) as items:
-            for path in items:
+            for i, path in enumerate(items):
                 try:
-                    r = ingestor.ingest_file(path, content_type=content_type)
-                except Exception as exc:  # one bad file must not stop the others
-                    from ..errors import KgragError
-
-                    if not isinstance(exc, KgragError):
-                        raise
-                    counts["failed"] += 1
-                    rows.append({"path": str(path), "status": "failed", "error": f"{type(exc).__name__}: {exc}"})
+                    r = ingestor.ingest_file(path, content_type=content_type, source=source)
+                except KgragError as exc:  # one bad file must not stop the others
+                    stop = tally.fail(path, exc)
                     if not as_json:
-                        click.echo(f"failed: {path}: {exc}", err=True)
+                        click.echo(f"failed: {printable(path)}: {printable(exc)}", err=True)
+                    if stop:
+                        tally.not_attempted(files[i + 1 :])
+                        if not as_json:
+                            click.echo(f"stopped: {len(files) - i - 1} files not attempted; run the same command again "
+                                       "when the database is back (what was stored is kept)", err=True)
+                        break
                     continue
-                counts[r.status] += 1
-                rows.append({"path": str(path), "status": r.status, "document_id": r.document_id,
-                             "chunks": r.chunk_count, "edges": r.edge_count, "skipped": r.skipped})
+                tally.record(path, r)
         elapsed = time.perf_counter() - started
-        chunks = sum(r.get("chunks", 0) for r in rows if r["status"] in ("new", "replaced"))
-        summary = {"namespace": namespace, "files": len(files), **counts, "chunks": chunks,
-                   "edges": sum(r.get("edges", 0) for r in rows), "seconds": round(elapsed, 3),
-                   "embedder": emb.name}
+        summary = tally.summary(namespace=namespace, seconds=round(elapsed, 3), embedder=emb.name)
         if as_json:
-            emit_json({"summary": summary, "files": rows})
+            emit_json({"summary": summary, "files": tally.rows})
         else:
+            counts = tally.counts
+            extra = "".join(f", {counts[k]} {k.replace('_', ' ')}" for k in ("skipped", "not_attempted") if counts[k])
             click.echo(
                 f"documents: {counts['new']} new, {counts['unchanged']} unchanged, {counts['replaced']} replaced, "
-                f"{counts['failed']} failed; chunks: {chunks}; edges: {summary['edges']}; time: {elapsed:.1f}s"
+                f"{counts['failed']} failed{extra}; chunks: {summary['chunks']}; edges: {summary['edges']}; "
+                f"time: {elapsed:.1f}s"
             )
-        if counts["failed"]:
+        if tally.failed:
             sys.exit(1)
 
 

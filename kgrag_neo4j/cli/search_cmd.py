@@ -6,10 +6,36 @@ import click
 
 from ..errors import ConfigurationError, InputError
 from ..types import ChunkFilter, by_document, by_meta, by_source, created_after, created_before
-from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
+from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app
 
 MODES = ("vector", "hybrid", "graph", "entity", "local")
 RERANKERS = ("none", "score", "cohere")
+
+#: the shared options each mode honours (``MODE_FLAGS`` below holds each mode's tuning flags);
+#: one given to a mode that cannot honour it is refused, never silently ignored
+MODE_OPTIONS: dict[str, frozenset[str]] = {
+    "vector": frozenset({"filters", "min_score"}),
+    "hybrid": frozenset({"filters", "rerank", "min_score"}),
+    "graph": frozenset({"filters", "rerank"}),
+    "entity": frozenset({"filters"}),
+    "local": frozenset(),
+}
+_FLAG = {"filters": "--filter", "rerank": "--rerank", "min_score": "--min-score"}
+
+
+def refuse_unsupported(mode: str, given: set[str], *, rerank: str = "none") -> None:
+    """Raise ``InputError`` naming the first option in ``given`` that ``mode`` cannot honour.
+    ``--min-score`` is honoured in graph mode by ``--rerank score`` (its threshold)."""
+    honoured = set(MODE_OPTIONS[mode])
+    if mode == "graph" and rerank == "score":
+        honoured.add("min_score")
+    for name in _FLAG:
+        if name in given and name not in honoured:
+            modes = [m for m, opts in MODE_OPTIONS.items() if name in opts]
+            where = f"--mode {', '.join(modes)}" if modes else "no mode"
+            if name == "min_score":
+                where += " (and --mode graph with --rerank score)"
+            raise InputError(f"{_FLAG[name]} is not supported by --mode {mode}; it applies to {where}")
 
 
 def parse_filter(text: str) -> ChunkFilter:
@@ -29,6 +55,8 @@ def parse_filter(text: str) -> ChunkFilter:
             seconds = int(value)
         except ValueError:
             raise InputError(f"--filter {key}= takes unix seconds, got {value!r}") from None
+        if not -(2**63) <= seconds < 2**63:
+            raise InputError(f"--filter {key}= takes unix seconds within the 64-bit range, got {value}")
         return created_after(seconds) if key == "after" else created_before(seconds)
     raise InputError(f"unknown --filter key {key!r}: use document=, source=, meta.KEY=, after= or before=")
 
@@ -121,20 +149,20 @@ def register(cli: click.Group) -> None:
     @click.option("--top-k", type=int, default=5, show_default=True)
     @click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX (AND-combined).")
     @click.option("--rerank", type=click.Choice(RERANKERS), default="none", show_default=True)
-    @click.option("--min-score", type=float, default=0.0, show_default=True)
+    @click.option("--min-score", type=FINITE_FLOAT, default=0.0, show_default=True)
     @click.option("--hops", type=int, help="graph / entity modes: hops to expand (default 2 / 1).")
     @click.option("--bidirectional", is_flag=True, help="graph mode: follow incoming edges too.")
     @click.option("--relations", help="graph mode: relation kinds to follow, comma-separated.")
     @click.option("--seed-top-k", type=int, default=10, show_default=True, help="graph mode: seed chunks from the vector search.")
-    @click.option("--graph-weight", type=float, default=0.3, show_default=True, help="graph mode: weight of graph scores in the blend.")
-    @click.option("--vector-weight", type=float, default=0.7, show_default=True, help="graph mode: weight of vector scores in the blend.")
+    @click.option("--graph-weight", type=FINITE_FLOAT, default=0.3, show_default=True, help="graph mode: weight of graph scores in the blend.")
+    @click.option("--vector-weight", type=FINITE_FLOAT, default=0.7, show_default=True, help="graph mode: weight of vector scores in the blend.")
     @click.option("--hop-decay", default="1.0,0.7,0.5", show_default=True, help="graph mode: score factor per hop (index 0 = seed chunks).")
-    @click.option("--min-traversal-score", type=float, default=0.0, show_default=True, help="graph mode: edges lighter than this are not followed.")
-    @click.option("--seed-keyword-weight", type=float, default=0.0, show_default=True, help="graph mode: keyword share of the seed search (RRF); 0 = vector only.")
-    @click.option("--keyword-weight", type=float, default=0.3, show_default=True, help="hybrid mode: keyword share of the rank fusion.")
+    @click.option("--min-traversal-score", type=FINITE_FLOAT, default=0.0, show_default=True, help="graph mode: edges lighter than this are not followed.")
+    @click.option("--seed-keyword-weight", type=FINITE_FLOAT, default=0.0, show_default=True, help="graph mode: keyword share of the seed search (RRF); 0 = vector only.")
+    @click.option("--keyword-weight", type=FINITE_FLOAT, default=0.3, show_default=True, help="hybrid mode: keyword share of the rank fusion.")
     @click.option("--overfetch", type=int, default=3, show_default=True, help="hybrid mode: candidates fetched per result before fusion.")
-    @click.option("--boost-direct", type=float, default=0.3, show_default=True, help="entity mode: boost per query entity a chunk mentions.")
-    @click.option("--boost-indirect", type=float, default=0.1, show_default=True, help="entity mode: boost per related entity (times 1/distance x strength).")
+    @click.option("--boost-direct", type=FINITE_FLOAT, default=0.3, show_default=True, help="entity mode: boost per query entity a chunk mentions.")
+    @click.option("--boost-indirect", type=FINITE_FLOAT, default=0.1, show_default=True, help="entity mode: boost per related entity (times 1/distance x strength).")
     @click.option("--query-entities", type=int, default=3, show_default=True, help="entity mode: entities nearest the query to start from.")
     @click.option("--top-k-entities", type=int, default=10, show_default=True, help="local mode: entities nearest the query.")
     @click.option("--top-k-relationships", type=int, default=20, show_default=True, help="local mode: heaviest relationships of those entities.")
@@ -173,6 +201,9 @@ def register(cli: click.Group) -> None:
         if foreign:
             flags = ", ".join("--" + n.replace("_", "-") for n in foreign)
             raise click.UsageError(f"{flags} cannot be used with --mode {mode}")
+        # the shared options: a filter, a reranker or a minimum score a mode would ignore
+        asked = {"filters": bool(filters), "rerank": rerank != "none", "min_score": _given(ctx, "min_score")}
+        refuse_unsupported(mode, {k for k, v in asked.items() if v}, rerank=rerank)
         tuning = {}
         for name, option in MODE_FLAGS[mode].items():
             if name in ("hops", "bidirectional", "relations", "seed_top_k"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .context import AppContext, emit_json, handle_errors, pass_app
+from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, pass_app
 
 
 def _server(app: AppContext, data_dir: str | None, port: int | None = None, heap=None, pagecache=None, http_port=None):
@@ -32,12 +32,12 @@ def register(cli: click.Group) -> None:
         click.echo(f"Neo4j {NEO4J_VERSION} and Neo4j Browser {BROWSER_VERSION} jars in {lib}")
 
     @server.command("start")
-    @click.option("--port", type=int, envvar="KGRAG_PORT", help="Bolt port on 127.0.0.1 (default 7687, or the last one used).")
-    @click.option("--http-port", "http_port", type=int, envvar="KGRAG_HTTP_PORT", help="HTTP port of Neo4j Browser on 127.0.0.1 (default 7474 or the last one used; a free one when that is taken).")
+    @click.option("--port", type=click.IntRange(1, 65535), envvar="KGRAG_PORT", help="Bolt port on 127.0.0.1 (default 7687, or the last one used).")
+    @click.option("--http-port", "http_port", type=click.IntRange(1, 65535), envvar="KGRAG_HTTP_PORT", help="HTTP port of Neo4j Browser on 127.0.0.1 (default 7474 or the last one used; a free one when that is taken).")
     @click.option("--data-dir", "data_dir", help="Where data, logs and server.json live.")
     @click.option("--heap", help="JVM max heap, e.g. 1g (env KGRAG_NEO4J_HEAP).")
     @click.option("--pagecache", help="Page cache size, e.g. 256m (env KGRAG_NEO4J_PAGECACHE).")
-    @click.option("--timeout", type=float, default=120.0, show_default=True, help="Seconds to wait for Bolt and HTTP.")
+    @click.option("--timeout", type=FINITE_FLOAT, default=120.0, show_default=True, help="Seconds to wait for Bolt and HTTP.")
     @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (as `server status --json`).")
     @pass_app
     @handle_errors

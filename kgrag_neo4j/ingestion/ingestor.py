@@ -44,6 +44,7 @@ from .edges import (
     prune_edges,
 )
 from .extractors import ExtractorRegistry, decode_text, markdown_to_text
+from .files import read_regular_file
 
 __all__ = ["IngestOptions", "Ingestor", "STRATEGIES"]
 
@@ -106,6 +107,20 @@ class IngestOptions:
             embedder_name,
         ]
         return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (kept by the OS as lone surrogates)
+    become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _check_vector(vector: Any, dimensions: int, index: int) -> list[float]:
@@ -211,28 +226,34 @@ class Ingestor:
         metadata: Mapping[str, Any] | None = None,
     ) -> IngestResult:
         """Ingest a file (read from ``path``, or ``content`` bytes named by ``path``); the
-        content type comes from the extension unless given."""
-        name = str(path)
+        content type comes from the extension unless given.
+
+        The document's identity is its ``source``: by default the file's resolved path, so the
+        same file reached as ``docs/a.md``, ``./docs/a.md``, an absolute path, a ``..`` path or a
+        symlink is one document (with ``content``, ``path`` is only a name and is used as it
+        is). Only a regular file is read (``files.read_regular_file``). A file name that is not
+        valid UTF-8 cannot be an identity: it is refused unless ``source`` names the file."""
+        name = os.fsdecode(path)
         ctype = content_type or self.extractors.content_type_for_path(name)
         if content is None:
-            p = Path(path)
-            try:
-                size = p.stat().st_size
-            except OSError as exc:
-                raise InputError(f"cannot read {name}: {exc.strerror or exc}") from None
-            if size > self.extractors.max_bytes:
-                raise InputError(
-                    f"{name} is {size} bytes, over the limit of {self.extractors.max_bytes} bytes"
-                )
-            content = p.read_bytes()
+            content = read_regular_file(path, max_bytes=self.extractors.max_bytes)
+            if source is None:
+                source = str(Path(name).resolve())
+        if source is None:
+            source = name
+        if not _is_utf8(source):
+            raise InputError(
+                f"the file name {_shown(name)} is not valid UTF-8, so it cannot name the document; "
+                "rename the file or give the document a source (--source)"
+            )
         raw = self.extractors.extract(content, content_type=ctype)
         if ctype == "text/markdown":
             # the Markdown chunker needs the headings: keep the source, strip per chunk
             raw = decode_text(content, what="Markdown")
         return self._ingest(
             raw,
-            source=source or name,
-            title=title if title is not None else Path(name).name,
+            source=source,
+            title=title if title is not None else _shown(Path(name).name),
             metadata=metadata,
             content_type=ctype,
             document_id=None,
@@ -303,6 +324,9 @@ class Ingestor:
         if not source or not isinstance(source, str):
             raise InputError("source must be a non-empty string")
         self._stop_if_cancelled(source)
+        for what, value in (("source", source), ("title", title), ("text", text)):
+            if not _is_utf8(value):  # a lone surrogate: nothing can store or hash it
+                raise InputError(f"the {what} of {_shown(source)} is not valid Unicode text")
         namespace = getattr(self.store, "namespace", "default")
         doc_id = document_id or ids.document_id(namespace, source)
         fingerprint = self.options.fingerprint(content_type, self.embedder.name)

@@ -34,6 +34,7 @@ from ..protocols import EmbeddingProvider
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from .scoring import entity_boost
 from ..types import load_metadata as _load_metadata
+from .retrievers import embed_query
 
 __all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
 
@@ -142,9 +143,7 @@ class EntityGraphRetriever:
             raise InputError("query must be non-empty text")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise InputError(f"top_k must be a positive integer, got {top_k!r}")
-        vectors = self.embedder.embed([query], input_type="query")
-        if not vectors:
-            raise InputError("the embedder returned no vector for the query")
+        vectors = [embed_query(self.store, self.embedder, query)]
         before = getattr(getattr(self.store, "runner", None), "round_trips", 0)
         centrality = self._centrality()
         ctx = self.store.entity_boost_context(

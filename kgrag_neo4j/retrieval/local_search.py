@@ -26,6 +26,7 @@ from typing import Any, Mapping
 from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider
 from ..types import ComponentScores, RetrievalResult
+from .retrievers import embed_query
 
 __all__ = [
     "LocalContext",
@@ -244,9 +245,7 @@ class LocalSearchRetriever:
         """Entities, text units, relationships and community reports for ``query``."""
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
-        vectors = self.embedder.embed([query], input_type="query")
-        if not vectors:
-            raise InputError("the embedder returned no vector for the query")
+        vectors = [embed_query(self.store, self.embedder, query)]
         row = self.store.local_context(
             vectors[0],
             entity_k=self.top_k_entities,

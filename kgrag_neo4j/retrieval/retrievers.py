@@ -18,7 +18,7 @@ from ..tracing import Tracer, TracerOption, check_tracer, span
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from .scoring import GraphOptions, blend_and_rank, expand_per_hop, reciprocal_rank_fusion, resolve_parents
 
-__all__ = ["GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer"]
+__all__ = ["GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer", "embed_query"]
 
 log = logging.getLogger("kgrag_neo4j.retrieval")
 
@@ -33,7 +33,21 @@ def _check_query(query: Any, top_k: Any) -> None:
         raise InputError(f"top_k must be a positive integer, got {top_k!r}")
 
 
-def _embed_query(embedder: EmbeddingProvider, query: str) -> list[float]:
+def embed_query(store: Any, embedder: EmbeddingProvider, query: str) -> list[float]:
+    """The query's vector, once the store has agreed it can compare it with what it holds.
+
+    A store that records the embedding model of its namespace (``check_embedder``) refuses
+    another model, whose vectors would give meaningless hits; it remembers a model it accepted,
+    so this costs a round trip only the first time. A query that is not valid Unicode (a lone
+    surrogate, as a non-UTF-8 command line gives) is refused here, before any provider sees it.
+    """
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(f"the query is not valid Unicode text (at character {exc.start + 1})") from None
+    check = getattr(store, "check_embedder", None)
+    if callable(check):
+        check(embedder.name, embedder.dimensions)
     vectors = embedder.embed([query], input_type="query")
     if not vectors:
         raise InputError("the embedder returned no vector for the query")
@@ -87,7 +101,7 @@ class VectorRetriever(_Traced):
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
         _check_query(query, top_k)
         with self._span(top_k=top_k) as sp:
-            results = self.store.search_chunks(_embed_query(self.embedder, query), top_k, self.filters)
+            results = self.store.search_chunks(embed_query(self.store, self.embedder, query), top_k, self.filters)
             if self.resolve_parents:
                 results = _resolve_parent_results(self.store, results)
             results = [r for r in results if r.score >= self.min_score][:top_k]
@@ -135,7 +149,7 @@ class HybridRetriever(_Traced):
         return results
 
     def _retrieve(self, query: str, top_k: int) -> list[RetrievalResult]:
-        embedding = _embed_query(self.embedder, query)
+        embedding = embed_query(self.store, self.embedder, query)
         fetch_k = max(top_k * self.overfetch, top_k)
         keyword: list[RetrievalResult] = []
         if isinstance(self.store, KeywordSearcher) and self.keyword_weight > 0:
@@ -230,7 +244,7 @@ class GraphRetriever(_Traced):
         return results
 
     def _retrieve(self, query: str, top_k: int) -> list[RetrievalResult]:
-        embedding = _embed_query(self.embedder, query)
+        embedding = embed_query(self.store, self.embedder, query)
         if self.uses_native:
             try:
                 results = self._native(query, embedding, top_k)

@@ -26,6 +26,7 @@ from ..protocols import EmbeddingProvider, Store
 from ..triples.model import EXPANSION_PREDICATES
 from ..triples.records import ExpandedNode
 from ..types import ChunkFilter, RetrievalResult
+from .retrievers import embed_query
 
 __all__ = ["GraphRAGResult", "TripleGraphRetriever", "format_context"]
 
@@ -132,9 +133,7 @@ class TripleGraphRetriever:
             raise InputError("query must be non-empty text")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InputError(f"top_k must be a positive integer, got {k!r}")
-        vectors = self.embedder.embed([query], input_type="query")
-        if not vectors:
-            raise InputError("the embedder returned no vector for the query")
+        vectors = [embed_query(self.store, self.embedder, query)]
         semantic = list(self.store.search_chunks(vectors[0], k, self.filters))
         return GraphRAGResult(semantic=semantic, expanded=self._expand(semantic))
 

@@ -182,10 +182,27 @@ def _document_from_row(row: Mapping[str, Any]) -> Document:
     )
 
 
+#: the most results one search may ask for (the vector index is asked for a multiple of it)
+MAX_TOP_K = 1_000_000
+#: the largest integer Neo4j stores (a LIMIT beyond it cannot even be sent)
+MAX_INT64 = 2**63 - 1
+
+
 def _check_top_k(top_k: Any) -> int:
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
         raise InputError(f"top_k must be a positive integer, got {top_k!r}")
+    if top_k > MAX_TOP_K:
+        raise InputError(f"top_k must be at most {MAX_TOP_K:,}, got {top_k:,}")
     return top_k
+
+
+def _check_limit(limit: Any) -> int:
+    """A listing's ``limit``: None means every row; otherwise a positive 64-bit integer."""
+    if limit is None:
+        return MAX_INT64
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_INT64:
+        raise InputError(f"limit must be a positive integer of at most 64 bits, got {limit!r}")
+    return limit
 
 
 class DocumentsMixin:
@@ -344,11 +361,11 @@ class DocumentsMixin:
         return int(rows[0]["chunk_count"]) if rows else 0
 
     def list_documents(self, *, limit: int | None = None) -> list[Document]:
-        rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=limit or 1_000_000)
+        rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=_check_limit(limit))
         return [_document_from_row(r["document"]) for r in rows]
 
     def list_documents_with_counts(self, *, limit: int | None = None) -> list[tuple[Document, int]]:
-        rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=limit or 1_000_000)
+        rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=_check_limit(limit))
         return [(_document_from_row(r["document"]), int(r["chunk_count"])) for r in rows]
 
     def get_chunks_by_ids(self, chunk_ids: Sequence[str]) -> list[Chunk]:

@@ -73,5 +73,6 @@ class NamespacesMixin:
                 break
         # what this store remembered of the namespace's schema is gone with it
         self._model = None
+        self._config = None
         self._checked_models = set()
         return total

@@ -137,6 +137,16 @@ def map_neo4j_errors(where: str = "") -> Iterator[None]:
         raise StoreError(f"Neo4j error{suffix}: {code}: {_first_line(exc.message or str(exc))}") from exc
     except neo4j_exc.DriverError as exc:
         raise StoreError(f"Neo4j driver error{suffix}: {_first_line(exc)}") from exc
+    # what the driver cannot even send: caught here so bad input is one error, not a traceback
+    except OverflowError:
+        raise InputError("a number is outside the 64-bit integer range Neo4j stores") from None
+    except UnicodeEncodeError as exc:
+        raise InputError(
+            f"text is not valid Unicode (character {exc.start + 1} is a lone surrogate, as a file "
+            "name or argument that is not UTF-8 gives)"
+        ) from None
+    except RecursionError:
+        raise InputError("a parameter is nested too deeply to send") from None
 
 
 def _first_line(value: Any) -> str:

@@ -69,6 +69,7 @@ class SchemaMixin:
     _dimensions: int | None
     _model: str | None
     _chunk_text_namespaced: bool | None = None
+    _config: dict[str, Any] | None = None
 
     def init_schema(self, dimensions: int, *, model: str | None = None, timeout: float = 300.0) -> SchemaStatus:
         """Create constraints and indexes idempotently and wait until they are ONLINE.
@@ -137,11 +138,12 @@ class SchemaMixin:
         rows = self.runner.read("schema/get_embedding_config", namespace=self.namespace)
         row = rows[0] if rows else {}
         self._chunk_text_namespaced = bool(row.get("chunk_text_namespaced"))
-        return {
+        self._config = {
             "dimensions": row.get("dimensions"),
             "model": row.get("model"),
             "namespace_dimensions": row.get("namespace_dimensions"),
         }
+        return dict(self._config)
 
     def chunk_text_namespaced(self) -> bool:
         """Whether the chunk full-text index holds the namespace field (read once per store),
@@ -173,6 +175,8 @@ class SchemaMixin:
             )
         self._dimensions = row["dimensions"]
         self._model = row["model"]
+        self._config = {"dimensions": row["dimensions"], "model": row["model"],
+                        "namespace_dimensions": row["namespace_dimensions"]}
 
     def ensure_embedder(self, model: str, dimensions: int) -> None:
         """Make the schema ready for this embedder: create indexes when the database has none,
@@ -192,7 +196,8 @@ class SchemaMixin:
         A model found compatible is remembered, so retrievers may call this on every query."""
         if (model, dimensions) in self._compatible_models():
             return
-        config = self._read_embedding_config()
+        # what this store last read or recorded (a write path reads it first), else one read
+        config = dict(self._config) if getattr(self, "_config", None) else self._read_embedding_config()
         if config["dimensions"] is None:
             raise SchemaNotReady("no schema in this database yet: run `kgrag init` or ingest something first")
         if config["dimensions"] != dimensions:
@@ -209,8 +214,7 @@ class SchemaMixin:
                 f"over (`kgrag namespace delete {self.namespace}`)"
             )
         self._dimensions = dimensions
-        if config["model"] not in (None, "unknown"):
-            self._compatible_models().add((model, dimensions))
+        self._compatible_models().add((model, dimensions))
 
     def _compatible_models(self) -> set[tuple[str, int]]:
         found = getattr(self, "_checked_models", None)
