@@ -6,7 +6,8 @@ both pinned) with one Maven step into a cache folder named after that jar set, o
 Neo4j Browser, small memory, usage report and Browser telemetry off), starts
 ``org.neo4j.server.CommunityEntryPoint`` in its own process group, waits until Bolt and HTTP
 answer, sets the password on first start (generated, or the one given) and records
-``server.json`` (pid, ports, password; mode 0600) in the data dir. ``stop()`` sends SIGTERM,
+``server.json`` (pid, ports, password; mode 0600, written atomically) in the data dir (mode
+0700; Neo4j runs with umask 077, so its store files and logs are 0600). ``stop()`` sends SIGTERM,
 waits for the clean shutdown, then kills. ``disposable_server()`` gives tests a fresh one.
 """
 
@@ -21,6 +22,7 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -262,6 +264,9 @@ class LocalServer:
         version: str = NEO4J_VERSION,
     ):
         self.data_dir = Path(data_dir) if data_dir else default_data_dir()
+        for what, value in (("port", port), ("http_port", http_port)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535):
+                raise ServerError(f"{what} must be a number in 1..65535, got {value!r}")
         self.port = port
         self.http_port = http_port
         self.heap = heap or os.environ.get("KGRAG_NEO4J_HEAP", "1g")
@@ -284,12 +289,28 @@ class LocalServer:
             return {}
 
     def _write_state(self, state: dict) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.state_path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(state, f, indent=2)
-        os.replace(tmp, self.state_path)
+        """Write server.json atomically, readable by its owner only: a fresh temporary file is
+        created with mode 0600 before any byte is written (a stale one left by a crash, perhaps
+        of another mode, is never reused), then renamed over the old state."""
+        self._private_dir()
+        fd, tmp = tempfile.mkstemp(prefix=".server-", suffix=".tmp", dir=self.data_dir)
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w") as f:
+                json.dump(state, f, indent=2)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.state_path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def _private_dir(self) -> None:
+        """The data dir, made if needed, closed to other users (0700): it holds every tenant's
+        text in the store files and transaction logs, and the password in server.json."""
+        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.data_dir, 0o700)
 
     def _pid_alive(self, pid: int | None) -> bool:
         if not pid:
@@ -330,11 +351,13 @@ class LocalServer:
 
     # -- start / stop -------------------------------------------------------------------
     def _write_conf(self, port: int, http_port: int) -> Path:
+        self._private_dir()
         d = self.data_dir.resolve()
+        _owner_only(d)  # files an earlier version (or another umask) left readable to others
         conf_dir = d / "conf"
-        conf_dir.mkdir(parents=True, exist_ok=True)
+        conf_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         for sub in ("data", "logs", "run", "plugins", "import"):
-            (d / sub).mkdir(parents=True, exist_ok=True)
+            (d / sub).mkdir(mode=0o700, parents=True, exist_ok=True)
         conf = f"""# written by kgrag-neo4j; rewritten on every start
 server.default_listen_address=127.0.0.1
 server.bolt.enabled=true
@@ -358,7 +381,10 @@ server.directories.run={d / 'run'}
 server.directories.plugins={d / 'plugins'}
 server.directories.import={d / 'import'}
 """
-        (conf_dir / "neo4j.conf").write_text(conf)
+        fd = os.open(conf_dir / "neo4j.conf", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(conf)
         return conf_dir
 
     def start(self, *, timeout: float = 120.0, echo=None, password: str | None = None) -> ServerInfo:
@@ -399,10 +425,12 @@ server.directories.import={d / 'import'}
             "-cp", f"{lib}/*:{d / 'plugins'}/*",
             MAIN_CLASS, f"--home-dir={d}", f"--config-dir={conf_dir}", "--console-mode",
         ]
-        with open(self.log_path, "ab") as log:
+        log_fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with os.fdopen(log_fd, "ab") as log:
+            # umask 077: every store file and transaction log Neo4j creates is its owner's only
             proc = subprocess.Popen(
                 cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True, cwd=d,
+                start_new_session=True, cwd=d, umask=0o077,
             )
         if state.get("password_set"):
             password = state["password"]
@@ -525,6 +553,18 @@ server.directories.import={d / 'import'}
         while self._pid_alive(pid) and time.monotonic() < deadline:
             _reap(pid)
             time.sleep(0.1)
+
+
+def _owner_only(top: Path) -> None:
+    """Take group and other permissions off every file (to 0600) and folder (to 0700) under
+    ``top``; symlinks are left alone."""
+    for root, dirs, files in os.walk(top):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            with contextlib.suppress(OSError):
+                st = os.lstat(path)
+                if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o077:
+                    os.chmod(path, stat.S_IMODE(st.st_mode) & 0o700)
 
 
 def _reap(pid: int) -> None:
