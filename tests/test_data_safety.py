@@ -346,3 +346,30 @@ def test_an_entity_build_that_dies_shows_nothing_until_a_rerun_finishes_it(store
     done = _entity_view(store, hashing_embedder)
     assert done["listed"] and done == _entity_view(other, hashing_embedder)
     assert _fetch(driver, "MATCH (e:Entity {staged_namespace: $ns}) RETURN count(e) AS n", ns=store.namespace)[0]["n"] == 0
+
+
+# -- 6. Python retrievers refuse an embedder the namespace was not built with ------------------------
+
+
+def test_every_retriever_refuses_another_embedding_model(store, driver, neo4j_settings, hashing_embedder):
+    from kgrag_neo4j.errors import ConfigurationError
+    from kgrag_neo4j.retrieval.entity import EntityGraphRetriever
+    from kgrag_neo4j.retrieval.local_search import LocalSearchRetriever
+    from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
+    from kgrag_neo4j.retrieval.triples import TripleGraphRetriever
+    from kgrag_neo4j.store import Neo4jStore
+
+    _fill(store, hashing_embedder)
+    # a 256-dimension model of another name, as WordLlama is: its vectors fit the index but
+    # mean nothing next to the hashing ones
+    other_model = _Renamed(hashing_embedder, "wordllama-l2_supercat-256")
+    fresh = Neo4jStore(driver, namespace=store.namespace, database=neo4j_settings.database)  # remembers nothing
+    for s in (store, fresh):
+        retrievers = [
+            VectorRetriever(s, other_model), HybridRetriever(s, other_model), GraphRetriever(s, other_model),
+            EntityGraphRetriever(s, other_model), LocalSearchRetriever(s, other_model), TripleGraphRetriever(s, other_model),
+        ]
+        for retriever in retrievers:
+            with pytest.raises(ConfigurationError, match="was embedded with 'hashing-256'"):
+                retriever.retrieve("Ned Stark", 3)
+    assert VectorRetriever(fresh, hashing_embedder).retrieve("Ned Stark", 3)  # the right model is served

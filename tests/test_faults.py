@@ -6,6 +6,7 @@ The server tests are ``slow``: each restart of a Neo4j costs tens of seconds.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import uuid
@@ -64,6 +65,61 @@ def corpus(n: int, *, tag: str = "") -> list[tuple[str, str]]:
 
 def small_chunks() -> RecursiveChunker:
     return RecursiveChunker(max_tokens=80, overlap_tokens=0)
+
+
+# -- an outage stops a many-file ingest at once (red-team finding 12) -------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.server_restart
+def test_an_outage_stops_a_folder_ingest_with_one_line_and_a_summary(own_server, tmp_path, monkeypatch):
+    settings = own_server.status().settings()
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    for source, text in corpus(6):
+        (folder / source.replace("/", "-")).write_text(text)
+    namespace = "outage-" + uuid.uuid4().hex[:8]
+    real_ingest_file = Ingestor.ingest_file
+    calls = []
+
+    def ingest_then_outage(self, path, **kwargs):
+        calls.append(path)
+        result = real_ingest_file(self, path, **kwargs)
+        if len(calls) == 1:
+            own_server.kill()  # the server dies after the first file is stored
+        return result
+
+    monkeypatch.setattr(Ingestor, "ingest_file", ingest_then_outage)
+    restarted = False
+    try:
+        result = CliRunner().invoke(
+            cli,
+            ["--uri", settings.uri, "--password", settings.password, "ingest", str(folder),
+             "--namespace", namespace, "--embedder", "hashing"],
+        )
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        assert result.exit_code == 1
+        assert len(calls) == 2, f"the run went on after the outage: {len(calls)} files attempted"
+        lines = [line for line in result.stderr.splitlines() if not line.startswith("embedder:")]
+        assert len(lines) == 2, lines  # no driver retry warnings: the failure and the stop
+        assert lines[0].startswith("failed: ") and "cannot reach Neo4j" in lines[0]
+        assert lines[1].startswith("stopped: 4 files not attempted")
+        assert "1 new" in result.stdout and "1 failed" in result.stdout and "4 not attempted" in result.stdout
+
+        own_server.start(timeout=300)
+        restarted = True
+        monkeypatch.setattr(Ingestor, "ingest_file", real_ingest_file)
+        again = CliRunner().invoke(
+            cli,
+            ["--uri", settings.uri, "--password", settings.password, "ingest", str(folder),
+             "--namespace", namespace, "--embedder", "hashing", "--json"],
+        )
+        assert again.exit_code == 0, again.output
+        summary = json.loads(again.stdout)["summary"]
+        assert (summary["new"], summary["unchanged"], summary["stopped"]) == (5, 1, None)
+    finally:
+        if not restarted:
+            own_server.start(timeout=300)
 
 
 # -- the server dies mid-ingest, is down for a while, and restarts ----------------------------------

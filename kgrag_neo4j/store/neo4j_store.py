@@ -57,15 +57,20 @@ class Neo4jStore(SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, Entities
         cls, settings: Neo4jSettings, *, namespace: str = DEFAULT_NAMESPACE, verify: bool = True, **options: Any
     ) -> "Neo4jStore":
         """Open a driver for ``settings`` (owned: ``close()`` closes it) and check it answers."""
+        validate_namespace(namespace)  # before the driver exists: a refused name leaks nothing
         driver = connect_driver(settings)
-        store = cls(
-            driver,
-            namespace=namespace,
-            database=settings.database,
-            _owns_driver=True,
-            _where=settings.redacted_uri,
-            **options,
-        )
+        try:
+            store = cls(
+                driver,
+                namespace=namespace,
+                database=settings.database,
+                _owns_driver=True,
+                _where=settings.redacted_uri,
+                **options,
+            )
+        except BaseException:
+            driver.close()
+            raise
         if verify:
             try:
                 store.verify()
