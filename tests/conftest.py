@@ -54,9 +54,20 @@ def neo4j_settings(tmp_path_factory) -> Iterator[Neo4jSettings]:
 
 @pytest.fixture(scope="session")
 def driver(neo4j_settings):
+    """The session's driver. The server it reaches holds another tenant's data for the whole
+    run (red-team finding 16: the suite must pass on a server that is not empty), and the run
+    fails if a test leaves a namespace behind."""
     drv = connect_driver(neo4j_settings)
-    yield drv
-    drv.close()
+    before = _namespaces(drv, neo4j_settings.database)
+    foreign = Neo4jStore(drv, namespace=FOREIGN_NAMESPACE, database=neo4j_settings.database)
+    foreign.init_schema(TEST_DIMENSIONS, model="unknown")
+    _fill_foreign(foreign)
+    try:
+        yield drv
+        foreign.delete_namespace()
+        check_no_namespace_left(drv, neo4j_settings, before)
+    finally:
+        drv.close()
 
 
 @pytest.fixture(scope="session")
@@ -66,9 +77,38 @@ def schema_ready(driver, neo4j_settings) -> int:
     return TEST_DIMENSIONS
 
 
+#: this run's mark, in the name of every namespace a test makes: a run on a server that others
+#: use too can tell what it left behind
+RUN = uuid.uuid4().hex[:6]
+
+
+def new_namespace(prefix: str = "t") -> str:
+    """A namespace name no other test (or run) uses."""
+    return f"{prefix}-{RUN}-{uuid.uuid4().hex[:8]}"
+
+
+def delete_namespaces(driver, database: str | None, names) -> None:
+    for name in names:
+        Neo4jStore(driver, namespace=name, database=database).delete_namespace()
+
+
 @pytest.fixture
-def namespace() -> str:
-    return "t-" + uuid.uuid4().hex[:12]
+def make_namespace(driver, neo4j_settings):
+    """``make_namespace(prefix="t")``: a fresh namespace name, deleted after the test."""
+    made: list[str] = []
+
+    def make(prefix: str = "t") -> str:
+        made.append(new_namespace(prefix))
+        return made[-1]
+
+    yield make
+    delete_namespaces(driver, neo4j_settings.database, made)
+
+
+@pytest.fixture
+def namespace(make_namespace) -> str:
+    """The test's own namespace; everything in it is deleted after the test."""
+    return make_namespace()
 
 
 @pytest.fixture
@@ -140,3 +180,55 @@ def demo_server(tmp_path_factory):
     finally:
         server.stop(timeout=30)
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+# -- the suite runs on a server that holds other data, and leaves nothing behind --------------------
+
+
+#: the other tenant every run shares its server with (near-duplicates of the tests' own data)
+FOREIGN_NAMESPACE = f"foreign-{RUN}"
+#: namespaces a run may leave: the schema fixture's model record
+KEPT = {"kgrag-test-schema"}
+
+
+def _fill_foreign(store: Neo4jStore) -> None:
+    """Data like the tests': the same words and names, in more chunks than any fetch_k, with
+    entities, communities and triples, embedded with the tests' own embedder."""
+    from kgrag_neo4j.communities.build import build_communities
+    from kgrag_neo4j.entities.pipeline import build_entities
+    from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
+    from kgrag_neo4j.ingestion.edges import IngestGraphOptions
+    from kgrag_neo4j.ingestion.ingestor import Ingestor
+    from kgrag_neo4j.providers.hashing import HashingEmbedder
+    from kgrag_neo4j.triples.model import Triple
+
+    words = (
+        "Ned Stark rules Winterfell with Catelyn Stark. Robert Baratheon rides north. "
+        "Cersei Lannister plots in Kings Landing. Neo4j vector index, graph retrieval, alpha beta gamma. "
+        "The river flows past the mill; bridges, harbours and railways. Some text about quokka migration."
+    )
+    ingestor = Ingestor(
+        store, HashingEmbedder(dimensions=TEST_DIMENSIONS), chunker=RecursiveChunker(max_tokens=24, overlap_tokens=0),
+        graph=IngestGraphOptions(sequence_edges=True),
+    )
+    for i in range(12):
+        ingestor.ingest_text("\n\n".join(f"{words} Part {i}.{k}." for k in range(6)), f"foreign/{i}.txt", f"Foreign {i}")
+    build_entities(store, HashingEmbedder(dimensions=TEST_DIMENSIONS))
+    build_communities(store, levels=1, min_size=2)
+    store.add_triples([Triple("error:timeout", "caused_by", "tool:http_client"), Triple("Ned Stark", "related_to", "Winterfell")])
+
+
+def _namespaces(driver, database: str | None) -> set[str]:
+    probe = Neo4jStore(driver, namespace="kgrag-test-schema", database=database)
+    return {n.namespace for n in probe.list_namespaces()}
+
+
+def check_no_namespace_left(driver, settings, before: set[str]) -> None:
+    """Fail the run when a test left a namespace behind (deleting them, so the next run starts
+    clean). On a server of its own every new namespace is this run's; on a server others use
+    (``NEO4J_URI``) only those carrying this run's mark are."""
+    left = _namespaces(driver, settings.database) - before - KEPT
+    mine = sorted(n for n in left if RUN in n or not os.environ.get("NEO4J_URI"))
+    if mine:
+        delete_namespaces(driver, settings.database, mine)
+        pytest.fail(f"tests left {len(mine)} namespace(s) behind: {', '.join(map(repr, mine[:20]))}", pytrace=False)

@@ -144,9 +144,9 @@ def test_clear_asks_first_and_keeps_documents(kgrag, graph):
     assert after["edges"]["RELATES_TO"] == before["edges"]["RELATES_TO"] == 1
 
 
-def test_clear_force_json_touches_one_namespace(kgrag, graph):
+def test_clear_force_json_touches_one_namespace(kgrag, graph, make_namespace):
     ns = graph.namespace
-    other = graph.with_namespace(ns + "-other")
+    other = graph.with_namespace(make_namespace())
     other.add_triples(TRIPLES[:2])
     try:
         result = kgrag("clear", "--force", "--namespace", ns, "--json")
@@ -154,7 +154,7 @@ def test_clear_force_json_touches_one_namespace(kgrag, graph):
         entities = len({n for t in TRIPLES for n in (t.subject, t.object)})
         assert json.loads(result.stdout) == {"namespace": ns, "edges": len(TRIPLES), "mentions": 2, "kept_mentions": 0, "entities": entities}
         assert graph.count_triples() == 0 and other.count_triples() == 2
-        assert json.loads(kgrag("stats", "--namespace", ns + "-other", "--json").stdout)["total_triples"] == 2
+        assert json.loads(kgrag("stats", "--namespace", other.namespace, "--json").stdout)["total_triples"] == 2
     finally:
         other.clear_triples()
 

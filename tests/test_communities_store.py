@@ -113,12 +113,12 @@ def test_rebuild_replaces_every_old_community(store, driver):
     assert (records[0]["links"], records[0]["entities"]) == (12, 12)  # one level, every entity once
 
 
-def test_a_failed_replace_keeps_the_old_communities(store, driver):
+def test_a_failed_replace_keeps_the_old_communities(store, driver, make_namespace):
     clusters(store, {"Alpha": 4, "Beta": 4}, links=[("Alpha 0", "Beta 0", 0.1)])
     build_communities(store, levels=1)
     before = {c.id: (c.title, names_of(store, c.id)) for c in store.list_communities()}
 
-    other = store.with_namespace("t-" + uuid.uuid4().hex[:12])
+    other = store.with_namespace(make_namespace())
     taken = make_entity(other, "Someone", "PERSON")
     other.upsert_entities([taken])
     clash_id = "com_clash_" + uuid.uuid4().hex  # unique per run: ids are database-wide
@@ -180,8 +180,8 @@ def test_reports_for_entities_by_rank(store):
     assert store.community_reports_for_entities([], top_k=3) == []
 
 
-def test_namespaces_keep_their_own_communities(store, driver):
-    other = store.with_namespace("t-" + uuid.uuid4().hex[:12])
+def test_namespaces_keep_their_own_communities(store, driver, make_namespace):
+    other = store.with_namespace(make_namespace())
     for s in (store, other):
         clusters(s, {"Alpha": 4, "Beta": 4}, links=[("Alpha 0", "Beta 0", 0.1)])
         build_communities(s, levels=1)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
-import uuid
 
 import pytest
 
@@ -301,8 +300,8 @@ def _process_ingest(uri: str, user: str, password: str, database, namespace: str
 
 
 @pytest.mark.slow
-def test_processes_ingesting_the_same_documents(neo4j_settings, driver, schema_ready):
-    namespace = "p-" + uuid.uuid4().hex[:10]
+def test_processes_ingesting_the_same_documents(neo4j_settings, driver, schema_ready, make_namespace):
+    namespace = make_namespace("p")
     ctx = multiprocessing.get_context("spawn")
     orders = [[0, 1, 2, 3, 4, 5], [5, 4, 3, 2, 1, 0], [2, 3, 4, 5, 0, 1]]
     procs = [

@@ -19,10 +19,8 @@ CROWD = 60  # more than any fetch_k the reads below use (40 and 48)
 
 
 @pytest.fixture
-def crowd(store):
-    s = store.with_namespace(store.namespace + "-crowd")
-    yield s
-    s.delete_namespace()
+def crowd(store, make_namespace):
+    return store.with_namespace(make_namespace("crowd"))
 
 
 def _fill_tenant(store) -> dict[str, Any]:

@@ -6,7 +6,6 @@ listed and deleted completely without touching any other."""
 from __future__ import annotations
 
 import json
-import uuid
 
 import pytest
 from click.testing import CliRunner
@@ -44,11 +43,9 @@ def kgrag(neo4j_settings, schema_ready):
 
 
 @pytest.fixture
-def other(store):
+def other(store, make_namespace):
     """A second namespace on the same driver, deleted afterwards."""
-    s = store.with_namespace("t-" + uuid.uuid4().hex[:12])
-    yield s
-    s.delete_namespace()
+    return store.with_namespace(make_namespace())
 
 
 def _fetch(driver, query: str, **params):

@@ -5,7 +5,6 @@ and offline), resolution across documents, deletes, namespaces."""
 from __future__ import annotations
 
 import json
-import uuid
 
 import pytest
 
@@ -106,8 +105,8 @@ def test_upsert_entities_refuses_other_namespaces_and_bad_vectors(store):
         store.upsert_entities(["Ned Stark"])
 
 
-def test_an_entity_id_used_in_another_namespace_cannot_be_taken_over(store):
-    other = store.with_namespace("t-" + uuid.uuid4().hex[:12])
+def test_an_entity_id_used_in_another_namespace_cannot_be_taken_over(store, make_namespace):
+    other = store.with_namespace(make_namespace())
     e = make_entity(other, "Ned Stark", "PERSON", unit(1))
     other.upsert_entities([e])
     # the same id claimed for this namespace: refused (the batch rolled back), nothing crosses
@@ -424,7 +423,7 @@ def test_embedding_similarity_merge(store, driver):
     class DescriptionEmbedder(FixedEmbedder):
         """Embeds only the description part, so two spellings with one description coincide."""
 
-        def embed(self, texts, *, input_type="document"):
+        def embed(self, texts, *, input_type="document", make_namespace):
             from kgrag_neo4j.providers.hashing import HashingEmbedder
 
             inner = HashingEmbedder(TEST_DIMENSIONS)
@@ -446,7 +445,7 @@ def test_embedding_similarity_merge(store, driver):
     [only] = store.list_entities()
     assert only.mentions == 1
     # without the threshold the two spellings stay apart
-    other = store.with_namespace("t-" + uuid.uuid4().hex[:12])
+    other = store.with_namespace(make_namespace())
     put_document(other, "a.txt", [text], embeddings=[unit(0)])
     assert build_entities(other, embedder, extractor=ScriptedChat(json.dumps(reply))).merged == 0
     assert len(other.list_entities()) == 2
@@ -511,8 +510,8 @@ def test_deleting_a_document_leaves_no_entity_only_it_mentioned(store, hashing_e
     assert store.prune_communities() == 0
 
 
-def test_namespaces_never_mix(store, hashing_embedder, driver):
-    other = store.with_namespace("t-" + uuid.uuid4().hex[:12])
+def test_namespaces_never_mix(store, hashing_embedder, driver, make_namespace):
+    other = store.with_namespace(make_namespace())
     for s in (store, other):
         put_document(s, "a.txt", DOC_A, embedder=hashing_embedder)
         build_entities(s, hashing_embedder)

@@ -16,7 +16,6 @@ Varys is alone. So, with two hops:
 
 from __future__ import annotations
 
-import uuid
 
 import pytest
 
@@ -235,8 +234,8 @@ def test_an_empty_namespace_returns_nothing(store, embedder):
     assert EntityGraphRetriever(store, embedder).retrieve(QUERY, top_k=3) == []
 
 
-def test_identical_namespaces_never_mix(store, world, embedder):
-    other = store.with_namespace("t-" + uuid.uuid4().hex[:12])
+def test_identical_namespaces_never_mix(store, world, embedder, make_namespace):
+    other = store.with_namespace(make_namespace())
     theirs = build_world(other)
     mine_results = EntityGraphRetriever(store, embedder, max_hops=2).retrieve(QUERY, top_k=8)
     their_results = EntityGraphRetriever(other, embedder, max_hops=2).retrieve(QUERY, top_k=8)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import uuid
 from typing import Any, Callable
 
 import pytest
@@ -22,6 +21,7 @@ from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, Ve
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.triples.model import Triple
 
+from .conftest import delete_namespaces, new_namespace
 from .reliability_helpers import counts, no_leaked_threads  # noqa: F401
 
 TEXTS = {
@@ -113,12 +113,13 @@ def pair(driver, neo4j_settings, schema_ready):
     embedder = HashingEmbedder(256)
     stores = {}
     for name in ("A", "B"):
-        store = Neo4jStore(driver, namespace=f"iso-{name}-{uuid.uuid4().hex[:8]}", database=neo4j_settings.database)
-        _fill(store, embedder)
+        store = Neo4jStore(driver, namespace=new_namespace(f"iso-{name}"), database=neo4j_settings.database)
         stores[name] = store
+        _fill(store, embedder)
     ids = {name: _ids_of(driver, s.namespace) for name, s in stores.items()}
     assert ids["A"] and ids["B"] and not ids["A"] & ids["B"]
-    return stores["A"], stores["B"], ids, embedder
+    yield stores["A"], stores["B"], ids, embedder
+    delete_namespaces(driver, neo4j_settings.database, [s.namespace for s in stores.values()])
 
 
 def _every_id(store: Neo4jStore, kind: str, ids: set[str]) -> list[str]:

@@ -13,7 +13,6 @@ Zeta away. Text units, by similarity to the query, with their token counts:
 
 from __future__ import annotations
 
-import uuid
 
 import pytest
 
@@ -189,8 +188,8 @@ def test_an_empty_namespace_gives_an_empty_context(store, embedder):
     assert ctx == LocalContext()
 
 
-def test_identical_namespaces_never_mix(store, world, embedder):
-    other = store.with_namespace("t-" + uuid.uuid4().hex[:12])
+def test_identical_namespaces_never_mix(store, world, embedder, make_namespace):
+    other = store.with_namespace(make_namespace())
     theirs = build_world(other)
     mine = LocalSearchRetriever(store, embedder).context(QUERY)
     them = LocalSearchRetriever(other, embedder).context(QUERY)

@@ -205,7 +205,10 @@ def test_an_unfiltered_search_never_pays_for_the_exact_fallback(store):
     # the fallback scan must run only when the index's candidates fall short: a guard the
     # planner hoisted past once made every vector search read every chunk of the namespace
     rng = np.random.default_rng(3)
-    vectors = rng.standard_normal((600, TEST_DIMENSIONS))
+    # clustered round the query, so the index's first candidates are this namespace's whatever
+    # else the server holds (other tenants' vectors must not decide what this test measures)
+    vectors = rng.standard_normal((600, TEST_DIMENSIONS)) * 0.05
+    vectors[:, 7] += 1.0
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     doc = Document(id="scan-" + store.namespace, source="scan.txt", content="s", content_hash="s")
     store.store_document(doc, [Chunk(id=f"{doc.id}-{i}", document_id=doc.id, content=f"chunk {i}", chunk_index=i,
@@ -217,8 +220,8 @@ def test_an_unfiltered_search_never_pays_for_the_exact_fallback(store):
     assert short["rows"] == 0 and short["db_hits"] >= 600  # the fallback did run: it reads the namespace
 
 
-def test_namespaces_never_see_each_other(store, hashing_embedder, driver):
-    other = store.with_namespace(store.namespace + "-twin")
+def test_namespaces_never_see_each_other(store, hashing_embedder, driver, make_namespace):
+    other = store.with_namespace(make_namespace())
     for s in (store, other):
         doc, chunks = make_doc(s, "same.txt", ["identical content"], hashing_embedder)
         s.store_document(doc, chunks)

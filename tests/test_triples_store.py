@@ -343,8 +343,8 @@ def test_clear_runs_in_batches(store, monkeypatch):
     assert store.graph_stats()["nodes"]["Entity"] == 0
 
 
-def test_namespaces_are_isolated(store):
-    other = store.with_namespace(store.namespace + "-other")
+def test_namespaces_are_isolated(store, make_namespace):
+    other = store.with_namespace(make_namespace())
     try:
         store.add_triples(SEED_TRIPLES)
         other.add_triples(SEED_TRIPLES[:3] + [Triple("only", "related_to", "there")])
