@@ -67,3 +67,17 @@ def test_help_and_readme_use_the_users_words():
     for name, text in (("kgrag --help pages", _generator().render()), ("README.md", (ROOT / "README.md").read_text())):
         found = sorted({m.group(0) for m in jargon.finditer(text)})
         assert found == [], f"{name} says {found}"
+
+
+def test_the_guarantees_name_tests_that_exist():
+    """docs/operations.md names, for each guarantee, the test proving it: every name resolves."""
+    import re
+
+    text = (ROOT / "docs" / "operations.md").read_text()
+    named = re.findall(r"`(tests/[\w/]+\.py)((?:::\w+)?)`((?:, `::\w+`)*)", text)
+    assert named, "no test named in docs/operations.md"
+    for path, first, more in named:
+        source = (ROOT / path).read_text()
+        for name in [first] + re.findall(r"::\w+", more):
+            if name:
+                assert re.search(rf"^def {name[2:]}\(", source, re.M), f"{path}{name} is not a test"
