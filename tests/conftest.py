@@ -120,6 +120,31 @@ def store(driver, neo4j_settings, schema_ready, namespace) -> Iterator[Neo4jStor
 
 
 @pytest.fixture
+def kgrag_cli(neo4j_settings, schema_ready):
+    """``kgrag_cli(*args, input=None, connect=True)``: the CLI in-process against the test server
+    (``connect=False``: without the connection options), returning click's ``Result``. Any
+    exception other than an exit fails the test: the CLI must never end in a traceback."""
+    from click.testing import CliRunner
+
+    from kgrag_neo4j.cli import cli
+
+    def invoke(*args: str, input: str | None = None, connect: bool = True):
+        base: list[str] = []
+        if connect:
+            base = ["--uri", neo4j_settings.uri, "--user", neo4j_settings.user]
+            if neo4j_settings.password:
+                base += ["--password", neo4j_settings.password]
+            if neo4j_settings.database:
+                base += ["--database", neo4j_settings.database]
+        result = CliRunner().invoke(cli, base + list(args), input=input)
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise AssertionError(f"kgrag {' '.join(args)[:200]} raised {type(result.exception).__name__}") from result.exception
+        return result
+
+    return invoke
+
+
+@pytest.fixture
 def hashing_embedder():
     from kgrag_neo4j.providers.hashing import HashingEmbedder
 

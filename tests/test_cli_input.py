@@ -7,9 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
-
-from kgrag_neo4j.cli import cli
 from kgrag_neo4j.cli.search_cmd import MODE_OPTIONS
 from kgrag_neo4j.errors import ConfigurationError
 from kgrag_neo4j.ingestion.ingestor import Ingestor
@@ -21,21 +18,8 @@ BIG = str(2**63)  # one past the largest 64-bit integer
 
 
 @pytest.fixture
-def run(neo4j_settings, schema_ready):
-    """``kgrag ARGS`` in-process; any exception other than an exit fails the test (a traceback)."""
-
-    def invoke(*args: str, input: str | None = None, connect: bool = True):
-        base = []
-        if connect:
-            base = ["--uri", neo4j_settings.uri, "--user", neo4j_settings.user, "--password", neo4j_settings.password or ""]
-            if neo4j_settings.database:
-                base += ["--database", neo4j_settings.database]
-        result = CliRunner().invoke(cli, base + list(args), input=input)
-        if result.exception is not None and not isinstance(result.exception, SystemExit):
-            raise AssertionError(f"kgrag {' '.join(args)[:200]} raised {type(result.exception).__name__}") from result.exception
-        return result
-
-    return invoke
+def run(kgrag_cli):
+    return kgrag_cli
 
 
 def one_error(result) -> str:

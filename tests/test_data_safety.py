@@ -8,9 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from kgrag_neo4j.cli import cli
 from kgrag_neo4j.cypher_registry import load_registry
 from kgrag_neo4j.entities import EntityMention
 from kgrag_neo4j.entities.model import entity_id
@@ -25,18 +23,11 @@ from .reliability_helpers import no_leaked_threads  # noqa: F401
 
 
 @pytest.fixture
-def kgrag(neo4j_settings, schema_ready):
-    """``kgrag`` against the test server; returns (exit code, stdout, stderr)."""
+def kgrag(kgrag_cli):
+    """``kgrag ARGS`` against the test server; returns (exit code, stdout, stderr)."""
 
     def invoke(*args: str, input: str | None = None):
-        base = ["--uri", neo4j_settings.uri, "--user", neo4j_settings.user]
-        if neo4j_settings.password:
-            base += ["--password", neo4j_settings.password]
-        if neo4j_settings.database:
-            base += ["--database", neo4j_settings.database]
-        result = CliRunner().invoke(cli, base + list(args), input=input)
-        if result.exception and not isinstance(result.exception, SystemExit):
-            raise result.exception
+        result = kgrag_cli(*args, input=input)
         return result.exit_code, result.stdout, result.stderr
 
     return invoke

@@ -419,11 +419,11 @@ def test_same_entity_in_two_documents_is_one_node_also_when_ingested_later(store
     assert robert.entity.source_chunk_id == chunks_a[1]
 
 
-def test_embedding_similarity_merge(store, driver):
+def test_embedding_similarity_merge(store, driver, make_namespace):
     class DescriptionEmbedder(FixedEmbedder):
         """Embeds only the description part, so two spellings with one description coincide."""
 
-        def embed(self, texts, *, input_type="document", make_namespace):
+        def embed(self, texts, *, input_type="document"):
             from kgrag_neo4j.providers.hashing import HashingEmbedder
 
             inner = HashingEmbedder(TEST_DIMENSIONS)

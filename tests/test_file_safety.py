@@ -16,9 +16,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from kgrag_neo4j.cli import cli
 from kgrag_neo4j.errors import InputError
 from kgrag_neo4j.ingestion.extractors import ExtractorRegistry
 from kgrag_neo4j.ingestion.files import read_regular_file, select_files
@@ -50,14 +48,11 @@ def run_cli(neo4j_settings, *args: str, cwd: Path | None = None) -> subprocess.C
 
 
 @pytest.fixture
-def kgrag(neo4j_settings, schema_ready):
-    def invoke(*args: str):
-        base = ["--uri", neo4j_settings.uri, "--user", neo4j_settings.user, "--password", neo4j_settings.password or ""]
-        if neo4j_settings.database:
-            base += ["--database", neo4j_settings.database]
-        result = CliRunner().invoke(cli, base + list(args))
-        if result.exception and not isinstance(result.exception, SystemExit):
-            raise result.exception
+def kgrag(kgrag_cli):
+    """``kgrag ARGS`` against the test server; returns (exit code, stdout, stderr)."""
+
+    def invoke(*args: str, input: str | None = None):
+        result = kgrag_cli(*args, input=input)
         return result.exit_code, result.stdout, result.stderr
 
     return invoke

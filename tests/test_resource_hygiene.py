@@ -145,7 +145,7 @@ def test_cli_unexpected_error_still_closes_the_store(neo4j_settings, opened, mon
 
 
 @pytest.mark.slow
-def test_real_sigint_during_an_ingest(neo4j_settings, tmp_path):
+def test_real_sigint_during_an_ingest(neo4j_settings, tmp_path, make_namespace):
     """A real Ctrl-C (SIGINT) while ``kgrag ingest`` runs: exit 130, one line, no traceback."""
     for i in range(400):
         (tmp_path / f"f{i:03d}.txt").write_text(f"File {i} about rivers and bridges. " * 40)
@@ -153,7 +153,7 @@ def test_real_sigint_during_an_ingest(neo4j_settings, tmp_path):
            "NEO4J_PASSWORD": neo4j_settings.password or "", "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "kgrag_neo4j", "ingest", str(tmp_path), "--embedder", "hashing",
-         "--namespace", "sigint-" + tmp_path.name[-8:], "--sequence-edges"],
+         "--namespace", make_namespace("sigint"), "--sequence-edges"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
     )
     try:

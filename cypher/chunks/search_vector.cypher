@@ -1,7 +1,8 @@
 // Vector search over chunks of one namespace with filters, without losing recall to them:
 // the index is asked for $fetch_k candidates; when fewer than $top_k survive the namespace and
 // filters, an exact cosine scan over the filtered chunks answers instead, in the same round trip.
-// Scores are Neo4j's normalised cosine, (1 + cos) / 2, in [0, 1].
+// Scores are Neo4j's normalised cosine, (1 + cos) / 2, in [0, 1]. Ties are cut by chunk id
+// before the limit, so what else the index holds never decides which of equal chunks is kept.
 // mode: read
 // params:
 //   $namespace  STRING       tenant
@@ -23,7 +24,7 @@ WHERE c.namespace = $namespace
   AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
   AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
   AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
-WITH c, score ORDER BY score DESC LIMIT toInteger($top_k)
+WITH c, score ORDER BY score DESC, c.id LIMIT toInteger($top_k)
 WITH collect({c: c, score: score}) AS hits
 CALL (hits) {
   // a WITH ... WHERE guard here does not stop the planner from running the fallback's scan
@@ -40,7 +41,7 @@ CALL (hits) {
     AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
   WITH c, vector.similarity.cosine(c.embedding, $embedding) AS score
-  ORDER BY score DESC LIMIT toInteger($top_k)
+  ORDER BY score DESC, c.id LIMIT toInteger($top_k)
   RETURN c, score, true AS exact
 }
 OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)

@@ -143,11 +143,11 @@ class EntityGraphRetriever:
             raise InputError("query must be non-empty text")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise InputError(f"top_k must be a positive integer, got {top_k!r}")
-        vectors = [embed_query(self.store, self.embedder, query)]
+        vector = embed_query(self.store, self.embedder, query)
         before = getattr(getattr(self.store, "runner", None), "round_trips", 0)
         centrality = self._centrality()
         ctx = self.store.entity_boost_context(
-            vectors[0],
+            vector,
             chunk_k=top_k * 2,
             entity_k=self.query_entities_top_k,
             max_hops=self.max_hops,

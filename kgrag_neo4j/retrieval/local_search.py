@@ -245,9 +245,9 @@ class LocalSearchRetriever:
         """Entities, text units, relationships and community reports for ``query``."""
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
-        vectors = [embed_query(self.store, self.embedder, query)]
+        vector = embed_query(self.store, self.embedder, query)
         row = self.store.local_context(
-            vectors[0],
+            vector,
             entity_k=self.top_k_entities,
             max_tokens=self.max_text_unit_tokens,
             relationship_k=self.top_k_relationships,

@@ -133,8 +133,8 @@ class TripleGraphRetriever:
             raise InputError("query must be non-empty text")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InputError(f"top_k must be a positive integer, got {k!r}")
-        vectors = [embed_query(self.store, self.embedder, query)]
-        semantic = list(self.store.search_chunks(vectors[0], k, self.filters))
+        vector = embed_query(self.store, self.embedder, query)
+        semantic = list(self.store.search_chunks(vector, k, self.filters))
         return GraphRAGResult(semantic=semantic, expanded=self._expand(semantic))
 
     def _expand(self, semantic: list[RetrievalResult]) -> list[ExpandedNode]:
