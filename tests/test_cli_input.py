@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from kgrag_neo4j.cli.search_cmd import MODE_OPTIONS
+from kgrag_neo4j.cli.search_cmd import MODE_FLAGS, MODE_OPTIONS
 from kgrag_neo4j.errors import ConfigurationError
 from kgrag_neo4j.ingestion.ingestor import Ingestor
 from kgrag_neo4j.settings import Neo4jSettings, validate_namespace
@@ -42,10 +42,17 @@ FLAGS = {
     "bidirectional": ["--bidirectional"],
     "relations": ["--relations", "references"],
     "seed_top_k": ["--seed-top-k", "3"],
+    "keyword_weight": ["--keyword-weight", "0.5"],
+    "max_tokens": ["--max-tokens", "100"],
 }
-REFUSED = [
-    (mode, flag) for mode, honoured in MODE_OPTIONS.items() for flag in FLAGS if flag not in honoured
-]
+
+
+def honoured(mode: str) -> set[str]:
+    """The shared options and the tuning flags of ``mode``."""
+    return set(MODE_OPTIONS[mode]) | set(MODE_FLAGS[mode])
+
+
+REFUSED = [(mode, flag) for mode in MODE_OPTIONS for flag in FLAGS if flag not in honoured(mode)]
 
 
 @pytest.mark.parametrize("mode, flag", REFUSED, ids=[f"{m}-{f}" for m, f in REFUSED])
