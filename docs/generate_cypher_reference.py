@@ -41,6 +41,10 @@ MATCH ...
   empty, for `kgrag cypher params` to fill.
 - A test runs `EXPLAIN` of every file on the real server and fails on a file no Python code
   uses.
+- Every statement that reads or writes documents, chunks, entities or communities takes
+  `$namespace` and enforces it in the Cypher itself (a test checks every file), so a statement
+  run by hand with another namespace's ids reads and changes nothing of it. The one exception,
+  `namespaces/list_namespaces`, counts what each namespace holds and reads no content.
 
 From a shell: `kgrag cypher list`, `kgrag cypher show graph/retrieve`,
 `kgrag cypher run graph/stats --param namespace=demo` (values parse as JSON when they can;

@@ -262,7 +262,8 @@ def statement_params(
     embed: Callable[[str], Sequence[float]] | None = None,
 ) -> StatementParams:
     """The parameters for one statement: the file's example, then ``namespace``, the query
-    (``embed(query_text)`` for ``$embedding``, the escaped text for full-text parameters),
+    (``embed(query_text)`` for ``$embedding``, for full-text parameters the escaped text as the
+    namespace's Lucene query, ``keyword_lucene_query``),
     ``filter_param`` for ``$filter``, then ``params`` (explicit values win).
 
     Refuses what the statement cannot take: an unknown parameter name, a namespace for a
@@ -292,10 +293,14 @@ def statement_params(
                 raise ConfigurationError("an embedder is needed for the query vector")
             # 8 significant digits: vectors are stored as float32 (~7 digits), so nothing is lost
             values[EMBEDDING_PARAM] = [float(f"{float(x):.8g}") for x in embed(query_text)]
-        from .store.documents import escape_lucene_query
+        from .store.documents import escape_lucene_query, keyword_lucene_query
 
+        # the full-text query names its namespace, as the library sends it (namespace-exact)
+        target = values.get("namespace") or given.get("namespace") or defaults.get("namespace")
         for name in keyword:
-            values[name] = escape_lucene_query(query_text)
+            values[name] = keyword_lucene_query(
+                escape_lucene_query(query_text), target if isinstance(target, str) and target else None
+            )
     values.update(given)
     from_file = tuple(name for name in declared if name not in values and name in defaults)
     missing = [name for name in declared if name not in values and name not in defaults]

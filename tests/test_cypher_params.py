@@ -130,11 +130,14 @@ def test_statement_params_layers_file_namespace_query_and_overrides():
     values = chosen.values
     assert list(values) == [p.name for p in query.params]
     assert values["namespace"] == "mine" and values["top_k"] == 3 and values["embedding"] == [0.25, 0.5]
-    assert values["keyword_query"] == "expansion and hops"
+    # the full-text query names its namespace, as the library sends it (finding 4 of issue 15)
+    assert values["keyword_query"] == '+namespace:"mine"^0 +content:(expansion and hops)'
     assert values["filter"]["document_ids"] == ["doc_1"]
     assert values["max_hops"] == browser_defaults(query)["max_hops"]
     assert "max_hops" in chosen.from_file and "top_k" not in chosen.from_file and "embedding" not in chosen.from_file
-    assert chosen.line.startswith(":params {namespace: 'mine', embedding: [0.25, 0.5], keyword_query: 'expansion and hops'")
+    assert chosen.line.startswith(
+        """:params {namespace: 'mine', embedding: [0.25, 0.5], keyword_query: '+namespace:"mine"^0 +content:(expansion and hops)'"""
+    )
 
 
 @pytest.mark.parametrize(
@@ -160,4 +163,4 @@ def test_a_query_vector_needs_an_embedder():
     with pytest.raises(ConfigurationError, match="needs the database"):
         resolve_params(REGISTRY["chunks/search_vector"], query_text="x")
     keyword_only = statement_params(REGISTRY["chunks/search_keyword"], query_text="Graph-RAG: hops?")
-    assert keyword_only.values["query"] == "graph rag hops"
+    assert keyword_only.values["query"] == '+namespace:"demo"^0 +content:(graph rag hops)'

@@ -7,7 +7,7 @@
 //   $namespace    STRING  tenant
 //   $document_id  STRING  document id
 // returns: content_hash STRING, owned BOOLEAN
-// browser: :params {namespace: 'default', document_id: 'doc_...'}
+// browser: :params {namespace: 'demo', document_id: 'doc_...'}
 MATCH (d:Document {id: $document_id})
 RETURN CASE WHEN d.namespace = $namespace THEN d.content_hash END AS content_hash,
        d.namespace = $namespace AS owned

@@ -7,7 +7,7 @@
 //   $namespace  STRING  tenant
 //   $build      STRING  id of the build that staged them
 // returns: published INTEGER
-// browser: :params {namespace: 'default', build: 'b1'}
+// browser: :params {namespace: 'demo', build: 'b1'}
 MATCH (e:Entity {staged_namespace: $namespace})
 WHERE e.staged_build = $build
 SET e.namespace = $namespace, e.staged_namespace = null, e.staged_build = null

@@ -12,7 +12,7 @@
 // browser: :params {namespace: 'scratch', batch_size: 10000}
 CALL () {
   MATCH (c:Chunk {namespace: $namespace})
-  WITH c LIMIT $batch_size
+  WITH c LIMIT toInteger($batch_size)
   DETACH DELETE c
   RETURN count(c) AS chunks
 }
@@ -20,7 +20,7 @@ CALL () {
   MATCH (d:Document)
   USING INDEX d:Document(namespace, source)
   WHERE d.namespace = $namespace AND d.source IS NOT NULL
-  WITH d LIMIT $batch_size
+  WITH d LIMIT toInteger($batch_size)
   DETACH DELETE d
   RETURN count(d) AS documents
 }
@@ -28,13 +28,13 @@ CALL () {
   MATCH (e:Entity)
   USING INDEX e:Entity(namespace, name_key)
   WHERE e.namespace = $namespace AND e.name_key IS NOT NULL
-  WITH e LIMIT $batch_size
+  WITH e LIMIT toInteger($batch_size)
   DETACH DELETE e
   RETURN count(e) AS named
 }
 CALL () {
   MATCH (e:Entity {staged_namespace: $namespace})
-  WITH e LIMIT $batch_size
+  WITH e LIMIT toInteger($batch_size)
   DETACH DELETE e
   RETURN count(e) AS staged
 }
@@ -42,7 +42,7 @@ CALL () {
   MATCH (m:Community)
   USING INDEX m:Community(namespace, level)
   WHERE m.namespace = $namespace AND m.level IS NOT NULL
-  WITH m LIMIT $batch_size
+  WITH m LIMIT toInteger($batch_size)
   DETACH DELETE m
   RETURN count(m) AS communities
 }
@@ -57,7 +57,7 @@ CALL (chunks, documents, named, staged, communities) {
     UNION
     MATCH (n:Community {namespace: $namespace}) RETURN n
   }
-  WITH n LIMIT $batch_size
+  WITH n LIMIT toInteger($batch_size)
   DETACH DELETE n
   RETURN count(n) AS other
 }
