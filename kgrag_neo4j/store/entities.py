@@ -349,6 +349,18 @@ class EntitiesMixin:
         rows = self.runner.read("entities/chunk_mentions", namespace=self.namespace, ids=ids)
         return {r["chunk_id"]: sorted(r["entity_ids"]) for r in rows}
 
+    def namespace_mentions(self) -> dict[str, list[str]]:
+        """Chunk id -> ids of the entities it mentions, for every chunk of the namespace that
+        mentions any."""
+        rows = self.runner.read("entities/namespace_mentions", namespace=self.namespace)
+        return {r["chunk_id"]: sorted(r["entity_ids"]) for r in rows}
+
+    def document_titles(self, document_ids: Sequence[str] | None = None) -> list[tuple[str, str, str | None]]:
+        """(document id, title, id of its first leaf chunk) of the documents with a title."""
+        ids = None if document_ids is None else self._check_entity_ids(document_ids, "document_ids")
+        rows = self.runner.read("entities/document_titles", namespace=self.namespace, document_ids=ids)
+        return [(r["document_id"], r["title"], r["first_chunk_id"]) for r in rows]
+
     def entity_text_units(self, entity_ids: Sequence[str]) -> list[EntityTextUnit]:
         """The chunks mentioning any of the entities, with content and token count, most
         mentions first."""

@@ -93,6 +93,22 @@ class GraphMixin:
         ]
         return sum(r[0]["stored"] for r in self.runner.write_tx(steps))
 
+    def replace_edges(self, origin: str, edges: Sequence[ChunkEdge]) -> int:
+        """Replace the namespace's edges of ``origin`` by ``edges`` (all given the origin
+        ``origin``) in one transaction: readers see the old set or the new one. Returns the
+        edges written."""
+        if not isinstance(origin, str) or not origin:
+            raise InputError("origin must be a non-empty string")
+        if any(e.origin != origin for e in edges):
+            raise InputError(f"every edge given to replace_edges must have origin {origin!r}")
+        rows = edge_rows(edges)
+        steps: list[tuple[str, dict]] = [("graph/delete_edges_by_origin", {"namespace": self.namespace, "origin": origin})]
+        steps += [
+            ("graph/store_edges", {"namespace": self.namespace, "rows": rows[i : i + EDGE_ROWS]})
+            for i in range(0, len(rows), EDGE_ROWS)
+        ]
+        return sum(r[0]["stored"] for r in self.runner.write_tx(steps)[1:])
+
     def get_edges(self, chunk_ids: Sequence[str]) -> list[ChunkEdge]:
         if not chunk_ids:
             return []
