@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 from .errors import InputError
 
 __all__ = [
+    "GRAPH_BLENDS",
     "Chunk",
     "ChunkEdge",
     "ChunkFilter",
@@ -58,6 +59,12 @@ class RelationType(str, enum.Enum):
         except ValueError:
             valid = ", ".join(m.value for m in cls)
             raise InputError(f"unknown relation {value!r}; expected one of: {valid}") from None
+
+
+#: How graph retrieval scores what it finds: ``propagate`` (relevance flows from the seeds along
+#: edges, and a chunk's own closeness to the query counts) or ``seed`` (the original formula:
+#: seeds over graph-found chunks).
+GRAPH_BLENDS = ("propagate", "seed")
 
 
 #: Suffix of a document's content hash while writes that follow its transaction are still to

@@ -233,7 +233,8 @@ class EdgeTable:
 
 def run_bfs(edges, seeds, **options):
     table = EdgeTable(edges)
-    hits = expand_per_hop(seeds, table.outgoing, table.incoming, GraphOptions(**options))
+    # these pin the original formula: blend="seed"
+    hits = expand_per_hop(seeds, table.outgoing, table.incoming, GraphOptions(blend="seed", **options))
     return hits, table
 
 

@@ -27,7 +27,7 @@ from typing import Iterable, Iterator, Mapping
 
 from ..errors import ConfigurationError
 
-__all__ = ["Gazetteer", "NameMatch", "fold", "lowercase_words", "name_form"]
+__all__ = ["Gazetteer", "NameMatch", "fold", "lowercase_words", "name_form", "query_name_keys"]
 
 _SPACES = re.compile(r"\s+")
 
@@ -154,3 +154,38 @@ def lowercase_words(counts: Mapping[str, tuple[int, int]]) -> set[str]:
     capitalised occurrences are taken as the name.
     """
     return {key for key, (upper, lower) in counts.items() if lower > upper}
+
+
+_QUERY_TOKEN = re.compile(r"\S+")
+_POSSESSIVES = ("'s", "\u2019s", "'", "\u2019")
+
+
+def query_name_keys(text: str, *, max_words: int = 8, max_keys: int = 512) -> list[str]:
+    """The entity name keys (``normalise_name``) a query could be naming: every run of up to
+    ``max_words`` words, as written and with a trailing possessive cut ("Ned Stark's sword"
+    gives "ned stark"). Looked up by exact key, they find an entity named in the query
+    whatever its case, the way the gazetteer finds it in a chunk, with one index seek each.
+    At most ``max_keys`` keys, shortest runs first (a pasted page does not make the lookup
+    unbounded)."""
+    from .model import normalise_name
+
+    words = _QUERY_TOKEN.findall(text or "")
+    keys: dict[str, None] = {}
+    for size in range(1, max_words + 1):
+        for start in range(0, len(words) - size + 1):
+            run = " ".join(words[start : start + size])
+            for variant in (run, _cut_possessive(run)):
+                key = normalise_name(variant)
+                if key and any(ch.isalnum() for ch in key):
+                    keys.setdefault(key)
+            if len(keys) >= max_keys:
+                return list(keys)[:max_keys]
+    return list(keys)
+
+
+def _cut_possessive(run: str) -> str:
+    trimmed = run.rstrip("?!.,;:\"')]}\u201d")
+    for suffix in _POSSESSIVES:
+        if trimmed.endswith(suffix) and len(trimmed) > len(suffix):
+            return trimmed[: -len(suffix)]
+    return trimmed

@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from ..errors import ConfigurationError, InputError
 from ..ids import edge_id
 from ..types import (
+    GRAPH_BLENDS,
     ChunkEdge,
     ChunkFilter,
     ComponentScores,
@@ -109,6 +110,31 @@ class GraphMixin:
         ]
         return sum(r[0]["stored"] for r in self.runner.write_tx(steps)[1:])
 
+    def score_chunks(self, embedding: Sequence[float], chunk_ids: Sequence[str]) -> dict[str, float]:
+        """Chunk id -> normalised cosine with ``embedding``, for the given chunks of the
+        namespace that have an embedding."""
+        ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return {}
+        vector = self.check_embedding(embedding, what="query embedding")
+        rows = self.runner.read("chunks/score_chunks", namespace=self.namespace, embedding=vector, ids=ids)
+        return {r["chunk_id"]: float(r["score"]) for r in rows}
+
+    def query_entity_chunks(
+        self, keys: Sequence[str], *, max_chunks: int = 10, filters: Sequence[ChunkFilter] = ()
+    ) -> dict[str, tuple[float, list[str]]]:
+        """Chunk id -> (sum of 1 / df, entity names) over the entities whose name key is in
+        ``keys`` and that at most ``max_chunks`` chunks mention."""
+        if isinstance(keys, str) or not all(isinstance(k, str) for k in keys):
+            raise InputError("keys must be a list of strings")
+        if not keys:
+            return {}
+        rows = self.runner.read(
+            "entities/query_entity_chunks", namespace=self.namespace, keys=list(dict.fromkeys(keys)),
+            max_chunks=int(max_chunks), filter=filters_to_param(filters),
+        )
+        return {r["chunk_id"]: (float(r["entity_score"]), list(r["names"])) for r in rows}
+
     def get_edges(self, chunk_ids: Sequence[str]) -> list[ChunkEdge]:
         if not chunk_ids:
             return []
@@ -199,8 +225,16 @@ class GraphMixin:
         min_traversal_score: float = 0.0,
         filters: Sequence[ChunkFilter] = (),
         rrf_k: int = 60,
+        blend: str = "seed",
+        entity_seed_weight: float = 0.0,
+        entity_max_chunks: int = 10,
+        entity_keys: Sequence[str] = (),
     ) -> list[RetrievalResult]:
-        """Seeds, expansion, scoring, blend and trim in ONE round trip (see the Cypher file)."""
+        """Seeds, expansion, scoring, blend and trim in ONE round trip (see the Cypher file).
+
+        ``entity_keys``: the name keys the query could be naming (the retriever computes them);
+        with ``entity_seed_weight`` > 0, chunks mentioning such an entity (if at most
+        ``entity_max_chunks`` chunks do) are seeds too."""
         _check_top_k(top_k)
         _check_top_k(seed_top_k)
         if not 0 <= max_hops <= NATIVE_MAX_HOPS:
@@ -209,7 +243,11 @@ class GraphMixin:
             raise ConfigurationError("hop_decay needs at least one value")
         vector = self.check_embedding(embedding, what="query embedding")
         relations = [RelationType.parse(r).value for r in relation_filter] if relation_filter else None
+        if blend not in GRAPH_BLENDS:
+            raise ConfigurationError(f"blend must be one of {', '.join(GRAPH_BLENDS)}, got {blend!r}")
         keyword_query = escape_lucene_query(query_text) if seed_keyword_weight > 0 else ""
+        if isinstance(entity_keys, str) or not all(isinstance(k, str) for k in entity_keys):
+            raise InputError("entity_keys must be a list of strings")
         rows = read_consistent(
             self.runner,
             "graph/retrieve",
@@ -229,18 +267,32 @@ class GraphMixin:
             relations=relations,
             min_weight=float(min_traversal_score),
             top_k=top_k,
+            blend=blend,
+            entity_keys=list(entity_keys) if entity_seed_weight > 0 else [],
+            entity_seed_weight=float(entity_seed_weight),
+            entity_max_chunks=int(entity_max_chunks),
         )
         out: list[RetrievalResult] = []
         for row in rows:
             c = row["chunk"]
             via = row.get("via")
             hop = int(row["hop"])
+            entity_score = row.get("entity_score") or 0.0
+            if blend == "seed":
+                graph_part = float(row["score"]) if hop > 0 else float(graph_weight)
+            elif hop > 0:  # what the edges added on top of the chunk's own closeness
+                own = 2.0 * float(row.get("vector_score") or 0.5) - 1.0
+                graph_part = float(row["score"]) - float(vector_weight) * own
+            else:
+                graph_part = None
             scores = ComponentScores(
                 vector=row.get("vector_score"),
                 keyword=row.get("keyword_score"),
                 fused=row.get("seed_score") if seed_keyword_weight > 0 and hop == 0 else None,
-                graph=float(row["score"]) if hop > 0 else float(graph_weight),
+                graph=graph_part,
+                boost=float(entity_seed_weight) * entity_score if entity_score else None,
             )
+            explanation = [f"mentions {name!r}, named in the query" for name in sorted(row.get("entity_names") or [])]
             context = []
             if via:
                 context.append(
@@ -265,6 +317,7 @@ class GraphMixin:
                     metadata=_load_metadata(c.get("metadata")),
                     scores=scores,
                     graph_context=context,
+                    explanation=explanation,
                 )
             )
         return out
