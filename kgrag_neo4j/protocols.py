@@ -129,7 +129,7 @@ class QueryEntitySeeder(Protocol):
     """Chunks mentioning an entity the query names (entity seeding of graph retrieval)."""
 
     def query_entity_chunks(
-        self, keys: Sequence[str], *, max_chunks: int = 10, filters: Sequence[ChunkFilter] = ()
+        self, keys: Sequence[Mapping[str, Any]], *, max_chunks: int = 25, filters: Sequence[ChunkFilter] = ()
     ) -> dict[str, tuple[float, list[str]]]:
         """Chunk id -> (sum of 1 / df over the matched entities it mentions, their names)."""
         ...

@@ -21,6 +21,7 @@ __all__ = [
     "Document",
     "EdgeContext",
     "IngestResult",
+    "Neighbourhood",
     "PENDING_HASH_SUFFIX",
     "RelationType",
     "RetrievalResult",
@@ -186,6 +187,30 @@ class RetrievalResult:
             ],
             "explanation": list(self.explanation),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbourhood:
+    """The part of the chunk-entity graph around a query (what a personalized PageRank walks).
+
+    ``seeds``: (chunk id, normalised cosine), best first. ``query_entities``: (entity id, name,
+    score, how) with ``how`` "named" (the query contains its name; score 1.0) or "resembles"
+    (entity vector search; score the normalised cosine). ``entities``: entity id -> (name,
+    df), df = chunks mentioning it. ``chunk_degrees``: chunk id -> sum(1 / df) over every
+    entity it mentions (its full weighted degree, inside the neighbourhood or not); every
+    chunk of the neighbourhood is a key (0.0 when it mentions nothing). ``mentions``: (chunk
+    id, entity id) pairs inside the neighbourhood. ``chunk_edges``: (source, target, weight)
+    RELATES_TO edges inside it. ``relations``: (source, target, weight) RELATED_TO edges
+    between its entities.
+    """
+
+    seeds: tuple[tuple[str, float], ...] = ()
+    query_entities: tuple[tuple[str, str, float, str], ...] = ()
+    entities: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    chunk_degrees: Mapping[str, float] = field(default_factory=dict)
+    mentions: tuple[tuple[str, str], ...] = ()
+    chunk_edges: tuple[tuple[str, str, float], ...] = ()
+    relations: tuple[tuple[str, str, float], ...] = ()
 
 
 @dataclass(slots=True)

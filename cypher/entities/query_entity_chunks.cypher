@@ -1,18 +1,23 @@
 // The chunks that mention an entity the query names: the namespace's entities whose name key
-// is one of $keys (the query's n-grams, normalised like entity names) and that at most
+// is one of $keys (the query's word runs, normalised like entity names; of overlapping ones
+// found only the longest) and that at most
 // $max_chunks chunks mention; for each chunk that mentions any of them (and passes the
 // filters), sum(1 / df) over those entities, and their names. The entity seeding of graph
 // retrieval's per-hop path (the one-statement path does the same inside graph/retrieve).
 // mode: read
 // params:
 //   $namespace   STRING        tenant
-//   $keys        LIST<STRING>  normalised name keys
+//   $keys        LIST<MAP>     word runs of the query: [{key, start, end}]
 //   $max_chunks  INTEGER       entities mentioned by more chunks than this are skipped
 //   $filter      MAP           {document_ids, source_prefix, meta_pairs, created_after, created_before}
 // returns: chunk_id STRING, entity_score FLOAT, names LIST<STRING>
-// browser: :params {namespace: 'demo', keys: ['neo4j'], max_chunks: 10, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}}
-UNWIND $keys AS key
-MATCH (e:Entity {namespace: $namespace, name_key: key})
+// browser: :params {namespace: 'demo', keys: [{key: 'neo4j', start: 0, end: 1}], max_chunks: 10, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}}
+UNWIND $keys AS k
+MATCH (e:Entity {namespace: $namespace, name_key: k.key})
+WITH collect({e: e, s: k.start, t: k.end}) AS found
+// like the gazetteer: of overlapping names found in the query, only the longest
+UNWIND [f IN found WHERE none(g IN found WHERE g.s <= f.s AND f.t <= g.t AND g.t - g.s > f.t - f.s)] AS f
+WITH DISTINCT f.e AS e
 WITH e, COUNT { (e)<-[:MENTIONS]-() } AS df
 WHERE 0 < df <= $max_chunks
 MATCH (c:Chunk)-[:MENTIONS]->(e)

@@ -22,10 +22,12 @@
 //                graph score = vector_weight * cos + graph_weight * max over the edges reaching it of
 //                              (score of the chunk it came from * edge_weight * hop_decay[hop])
 //                so a graph-found chunk close to the query and strongly tied to a good seed can
-//                outrank a weak seed.
+//                outrank a weak seed; a seed that another seed reaches at hop 1 scores the better
+//                of its seed score and that hop score (then its edge is returned as `via`).
 // Entity seeds: the entities of the namespace whose name key is one of $entity_keys (the
-// n-grams of the query, normalised like entity names) and that at most $entity_max_chunks
-// chunks mention; every chunk mentioning one becomes a seed too (with $entity_seed_weight > 0).
+// word runs of the query, normalised like entity names; of overlapping ones found, only the
+// longest counts) and that at most $entity_max_chunks chunks mention; every chunk mentioning
+// one becomes a seed too (with $entity_seed_weight > 0).
 // mode: read
 // params:
 //   $namespace           STRING        tenant
@@ -45,11 +47,11 @@
 //   $min_weight          FLOAT         edges below this weight are not followed
 //   $top_k               INTEGER       results returned
 //   $blend               STRING        'seed' or 'propagate'
-//   $entity_keys         LIST<STRING>  normalised n-grams of the query ([] = no entity seeds)
+//   $entity_keys         LIST<MAP>     word runs of the query: [{key, start, end}] ([] = no entity seeds)
 //   $entity_seed_weight  FLOAT         weight of sum(1 / df) of the query entities a seed mentions (0 = off)
 //   $entity_max_chunks   INTEGER       entities mentioned by more chunks than this seed nothing
 // returns: chunk MAP, title STRING, document_hash STRING, score FLOAT, hop INTEGER, seed_score FLOAT, vector_score FLOAT, keyword_score FLOAT, entity_score FLOAT, entity_names LIST<STRING>, via MAP
-// browser: :params {namespace: 'default', embedding: [0.1, 0.2], keyword_query: '', keyword_weight: 0.0, rrf_k: 60, seed_top_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: false, relations: null, min_weight: 0.0, top_k: 5, blend: 'propagate', entity_keys: [], entity_seed_weight: 0.7, entity_max_chunks: 10}
+// browser: :params {namespace: 'default', embedding: [0.1, 0.2], keyword_query: '', keyword_weight: 0.0, rrf_k: 60, seed_top_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: false, relations: null, min_weight: 0.0, top_k: 5, blend: 'propagate', entity_keys: [], entity_seed_weight: 0.35, entity_max_chunks: 25}
 CALL db.index.vector.queryNodes('chunk_embedding', $fetch_k, $embedding) YIELD node, score
 WITH node AS c, score
 WHERE c.namespace = $namespace
@@ -112,8 +114,12 @@ LIMIT $seed_top_k
 WITH collect({c: s, seed_score: seed_score, vector_score: vector_score, keyword_score: keyword_score}) AS ranked
 // entity seeds: chunks mentioning a rare entity the query names
 CALL () {
-  UNWIND CASE WHEN $entity_seed_weight > 0 THEN $entity_keys ELSE [] END AS key
-  MATCH (e:Entity {namespace: $namespace, name_key: key})
+  UNWIND CASE WHEN $entity_seed_weight > 0 THEN $entity_keys ELSE [] END AS k
+  MATCH (e:Entity {namespace: $namespace, name_key: k.key})
+  WITH collect({e: e, s: k.start, t: k.end}) AS found
+  // like the gazetteer: of overlapping names found in the query, only the longest
+  UNWIND [f IN found WHERE none(g IN found WHERE g.s <= f.s AND f.t <= g.t AND g.t - g.s > f.t - f.s)] AS f
+  WITH DISTINCT f.e AS e
   WITH e, COUNT { (e)<-[:MENTIONS]-() } AS df
   WHERE 0 < df <= $entity_max_chunks
   MATCH (c:Chunk)-[:MENTIONS]->(e)
@@ -142,7 +148,7 @@ WITH collect({c: x.c, hop: 0, edges: null, seed_score: coalesce(x.seed_score, vs
               vector_score: CASE WHEN x.seed_score IS NULL THEN vs ELSE x.vector_score END,
               keyword_score: x.keyword_score, entity_score: ent, entity_names: names, score: start}) AS seeds
 WITH seeds, [x IN seeds | {c: x.c, s: x.score}] AS frontier0, [x IN seeds | x.c] AS visited0
-// hop 1
+// hop 1 (under 'propagate' a seed reached from another seed scores the better of its two scores)
 CALL (frontier0, visited0) {
   UNWIND CASE WHEN $max_hops >= 1 THEN frontier0 ELSE [] END AS fr
   WITH fr.c AS f, fr.s AS fs
@@ -154,15 +160,18 @@ CALL (frontier0, visited0) {
     MATCH (f)-[r:RELATES_TO]-(n) RETURN r, n
   }
   WITH f, r, n, CASE WHEN $blend = 'seed' THEN r.weight ELSE fs * r.weight END AS via
-  WHERE n.namespace = $namespace AND NOT n IN visited0
+  WHERE n.namespace = $namespace AND n <> f AND ($blend = 'propagate' OR NOT n IN visited0)
     AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
   WITH n, max(via) AS best, collect({f: f, r: r, v: via}) AS edges
-  RETURN collect({c: n, hop: 1, best: best, edges: [e IN edges WHERE e.v = best]}) AS hop1
+  RETURN collect({c: n, hop: 1, best: best, edges: [e IN edges WHERE e.v = best]}) AS reached1
 }
 WITH seeds, visited0,
-     [h IN hop1 | h {.*, vs: CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(h.c.embedding, $embedding) END}] AS hop1v
+     [h IN reached1 | h {.*, vs: CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(h.c.embedding, $embedding) END}] AS hop1v
 WITH *, [h IN hop1v | h {.*, score: CASE WHEN $blend = 'seed' THEN $graph_weight * h.best * $hop_decay[CASE WHEN 1 < size($hop_decay) THEN 1 ELSE size($hop_decay) - 1 END]
-                                    ELSE $vector_weight * (2 * coalesce(h.vs, 0.5) - 1) + $graph_weight * h.best * $hop_decay[CASE WHEN 1 < size($hop_decay) THEN 1 ELSE size($hop_decay) - 1 END] END}] AS hop1
+                                    ELSE $vector_weight * (2 * coalesce(h.vs, 0.5) - 1) + $graph_weight * h.best * $hop_decay[CASE WHEN 1 < size($hop_decay) THEN 1 ELSE size($hop_decay) - 1 END] END}] AS hop1all
+WITH visited0, [h IN hop1all WHERE NOT h.c IN visited0] AS hop1,
+     [x IN seeds | CASE WHEN size([h IN hop1all WHERE h.c = x.c AND h.score > x.score]) = 0 THEN x
+                        ELSE x {.*, score: [h IN hop1all WHERE h.c = x.c][0].score, edges: [h IN hop1all WHERE h.c = x.c][0].edges} END] AS seeds
 WITH seeds, hop1, visited0 + [h IN hop1 | h.c] AS visited1, [h IN hop1 | {c: h.c, s: h.score}] AS frontier1
 // hop 2
 CALL (visited1, frontier1) {

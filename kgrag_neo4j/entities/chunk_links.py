@@ -60,9 +60,10 @@ def entity_chunk_edges(
     An entity found in ``df`` chunks adds ``1 / (df - 1)`` to the weight of each pair of them
     (a name only two chunks share links them at full weight, a common one barely), capped at
     1.0; an entity in more than ``max_chunks`` chunks links nothing (it is everywhere, so it
-    says nothing about a pair). Each chunk keeps its ``per_chunk`` heaviest edges. One edge per
-    pair, from the lower chunk id to the higher (retrieval may follow it both ways); ties in
-    weight are broken by the ids, so the result does not depend on input order.
+    says nothing about a pair). Each chunk keeps its ``per_chunk`` heaviest pairs; ties in
+    weight are broken by the ids, so the result does not depend on input order. The link is
+    symmetric, so each kept pair is written both ways (a directed traversal follows it from
+    either end).
     """
     for label, value in (("max_chunks", max_chunks), ("per_chunk", per_chunk)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 2 - (label == "per_chunk"):
@@ -88,8 +89,10 @@ def entity_chunk_edges(
     for edges in best.values():
         for _, a, b in sorted(edges, key=lambda x: (-x[0], x[1], x[2]))[:per_chunk]:
             keep.add((a, b))
-    return [
-        ChunkEdge(a, b, RelationType.REFERENCES, round(min(1.0, weight[(a, b)]), 4),
-                  description="shared entities", origin=ENTITY_EDGE_ORIGIN)
-        for a, b in sorted(keep)
-    ]
+    out = []
+    for a, b in sorted(keep):
+        w = round(min(1.0, weight[(a, b)]), 4)
+        for source, target in ((a, b), (b, a)):
+            out.append(ChunkEdge(source, target, RelationType.REFERENCES, w, description="shared entities",
+                                 origin=ENTITY_EDGE_ORIGIN))
+    return out

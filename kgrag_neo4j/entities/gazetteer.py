@@ -160,27 +160,31 @@ _QUERY_TOKEN = re.compile(r"\S+")
 _POSSESSIVES = ("'s", "\u2019s", "'", "\u2019")
 
 
-def query_name_keys(text: str, *, max_words: int = 8, max_keys: int = 512) -> list[str]:
-    """The entity name keys (``normalise_name``) a query could be naming: every run of up to
-    ``max_words`` words, as written and with a trailing possessive cut ("Ned Stark's sword"
-    gives "ned stark"). Looked up by exact key, they find an entity named in the query
-    whatever its case, the way the gazetteer finds it in a chunk, with one index seek each.
-    At most ``max_keys`` keys, shortest runs first (a pasted page does not make the lookup
-    unbounded)."""
+def query_name_keys(text: str, *, max_words: int = 8, max_keys: int = 512) -> list[dict[str, object]]:
+    """The entity name keys (``normalise_name``) a query could be naming, with their word span:
+    every run of up to ``max_words`` words, as written and with a trailing possessive cut
+    ("Ned Stark's sword" gives "ned stark"), as ``{"key", "start", "end"}`` (words
+    ``[start, end)``). Looked up by exact key, they find an entity named in the query whatever
+    its case, the way the gazetteer finds it in a chunk, with one index seek each; the store
+    keeps, like the gazetteer, only the longest of overlapping found names (so "Robert
+    Baratheon" in the query does not also name "Robert"). At most ``max_keys`` runs, shortest
+    first (a pasted page does not make the lookup unbounded)."""
     from .model import normalise_name
 
     words = _QUERY_TOKEN.findall(text or "")
-    keys: dict[str, None] = {}
+    out: list[dict[str, object]] = []
+    seen: set[tuple[str, int, int]] = set()
     for size in range(1, max_words + 1):
         for start in range(0, len(words) - size + 1):
             run = " ".join(words[start : start + size])
             for variant in (run, _cut_possessive(run)):
                 key = normalise_name(variant)
-                if key and any(ch.isalnum() for ch in key):
-                    keys.setdefault(key)
-            if len(keys) >= max_keys:
-                return list(keys)[:max_keys]
-    return list(keys)
+                if key and any(ch.isalnum() for ch in key) and (key, start, start + size) not in seen:
+                    seen.add((key, start, start + size))
+                    out.append({"key": key, "start": start, "end": start + size})
+            if len(out) >= max_keys:
+                return out[:max_keys]
+    return out
 
 
 def _cut_possessive(run: str) -> str:

@@ -363,10 +363,17 @@ class GraphRetriever(_Traced):
             boost = o.entity_weight * entity[r.chunk_id][0] if r.chunk_id in entity else None
             if r.chunk_id in seed_by_id:
                 s = seed_by_id[r.chunk_id]
-                scores = dataclasses.replace(s.scores, graph=o.graph_weight if not propagate else None, boost=boost)
+                graph_part: float | None = o.graph_weight if not propagate else None
+                context = list(s.graph_context)
+                if propagate and r.graph is not None:  # a seed another seed raised
+                    sim = r.graph.similarity if r.graph.similarity is not None else 0.5
+                    graph_part = r.score - o.vector_weight * (2 * sim - 1)
+                    context = [r.graph.context]
+                scores = dataclasses.replace(s.scores, graph=graph_part, boost=boost)
                 if o.seed_keyword_weight > 0 and s.scores.fused is not None:
                     scores.fused = s.scores.fused
-                out.append(dataclasses.replace(s, score=r.score, scores=scores, explanation=[*s.explanation, *explanation]))
+                out.append(dataclasses.replace(s, score=r.score, scores=scores, graph_context=context,
+                                               explanation=[*s.explanation, *explanation]))
             elif r.chunk_id in fetched:
                 c = fetched[r.chunk_id]
                 hit = r.graph

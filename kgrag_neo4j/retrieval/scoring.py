@@ -52,7 +52,7 @@ DEFAULT_HOP_DECAY: tuple[float, ...] = (1.0, 0.7, 0.5)
 """Score multiplier per hop; index 0 belongs to the seeds and is never used for an edge."""
 
 #: entity seeding under ``blend="propagate"``: chosen on the train files (bench/quality.py --tune)
-DEFAULT_ENTITY_SEED_WEIGHT = 0.7
+DEFAULT_ENTITY_SEED_WEIGHT = 0.35
 
 EdgeFetcher = Callable[[list[str]], Sequence[ChunkEdge]]
 """``GraphStore.get_edges`` / ``get_incoming_edges``: chunk ids in, their edges out."""
@@ -213,9 +213,9 @@ def propagate_hop_score(similarity: float, best: float, hop: int, *, vector_weig
     ``vector_weight * cos + graph_weight * best * hop_decay[hop]``, where ``best`` is the
     largest ``score of the chunk it came from * edge weight`` over the edges reaching it.
 
-    Example: normalised similarity 0.7 (cos 0.4), reached at hop 1 from a seed scoring 0.77
-    through an edge of weight 1.0 -> ``0.7 * 0.4 + 0.3 * 0.77 * 0.7 = 0.4417``: above a weak
-    seed of cosine 0.6 with no entity (0.42).
+    Example: normalised similarity 0.75 (cos 0.5), reached at hop 1 from a seed scoring 0.595
+    through an edge of weight 1.0 -> ``0.7 * 0.5 + 0.3 * 0.595 * 0.7 = 0.47495``: above a weak
+    seed of cosine 0.65 with no entity (0.455).
     """
     if isinstance(hop, bool) or not isinstance(hop, int) or hop < 1:
         raise InputError(f"hop must be an integer >= 1 (hop 0 is a seed), got {hop!r}")
@@ -252,7 +252,7 @@ class GraphOptions:
     - ``entity_seed_weight``: chunks that mention an entity the query names (looked up by
       exact name key, see ``entities.gazetteer.query_name_keys``) become seeds too, scored
       with ``entity_seed_weight * sum(1 / df)`` over those entities (``df``: chunks mentioning
-      the entity). None (the default) means 0.7 under ``"propagate"`` and 0 (off) under
+      the entity). None (the default) means 0.35 under ``"propagate"`` and 0 (off) under
       ``"seed"``; see :attr:`entity_weight`.
     - ``entity_max_chunks``: an entity mentioned by more chunks than this seeds nothing (it
       is too common to say what the query is about).
@@ -271,7 +271,7 @@ class GraphOptions:
     seed_keyword_weight: float = 0.0
     blend: str = "propagate"
     entity_seed_weight: float | None = None
-    entity_max_chunks: int = 10
+    entity_max_chunks: int = 25
 
     def __post_init__(self) -> None:
         _integer("max_hops", self.max_hops, low=0)
@@ -372,7 +372,9 @@ def expand_per_hop(
       description; on a complete tie the outgoing edge (read first) wins.
     - Under ``"propagate"`` a reached chunk scores :func:`propagate_hop_score` with its own
       similarity from ``similarity`` (0.5, i.e. cosine 0, when there is none), and that score
-      is what flows on at the next hop.
+      is what flows on at the next hop. A seed that another seed reaches at hop 1 gets a hit
+      too (:func:`blend_and_rank` keeps the better of its two scores); it is not expanded
+      again and its seed score is what it passes on.
     - The frontier of the next hop is the chunks newly reached, in id order.
     - If a fetch raises, the traversal stops (WARNING logged) and the hits of the hops
       already completed are returned: seed results stay usable ("GetEdges() fails ->
@@ -388,6 +390,7 @@ def expand_per_hop(
     )
     frontier = list(score_of)
     visited = set(frontier)
+    seed_ids = frozenset(frontier)
     hits: dict[str, GraphHit] = {}
 
     for hop in range(1, options.max_hops + 1):
@@ -404,8 +407,11 @@ def expand_per_hop(
 
         in_frontier = set(frontier)
         best: dict[str, tuple[tuple, ChunkEdge, str, float]] = {}
+        # under "propagate" a seed reached from another seed at hop 1 is scored too (it keeps
+        # the better score, see blend_and_rank); it is never expanded again
+        rescore = seed_ids if propagate and hop == 1 else frozenset()
         for edge, neighbour, origin in steps:
-            if origin not in in_frontier or neighbour in visited:
+            if origin not in in_frontier or neighbour == origin or (neighbour in visited and neighbour not in rescore):
                 continue
             if not options.follows(edge.relation) or edge.weight < options.min_traversal_score:
                 continue
@@ -416,14 +422,15 @@ def expand_per_hop(
                 best[neighbour] = (rank, edge, origin, value)
 
         decay = options.decay(hop)
-        frontier = sorted(best)
+        reached = sorted(best)
+        frontier = [c for c in reached if c not in visited]
         sims: Mapping[str, float] = {}
-        if propagate and frontier and similarity is not None:
+        if propagate and reached and similarity is not None:
             try:
-                sims = similarity(list(frontier))
+                sims = similarity(list(reached))
             except Exception as exc:  # scores without own closeness beat no traversal at all
                 _log.warning("similarity of graph-found chunks failed, scoring them by their edges: %s", exc)
-        for chunk_id in frontier:
+        for chunk_id in reached:
             _, edge, origin, value = best[chunk_id]
             context = EdgeContext(
                 from_chunk_id=origin,
@@ -441,7 +448,8 @@ def expand_per_hop(
             else:
                 sim = None
                 score = options.graph_weight * float(edge.weight) * decay
-            score_of[chunk_id] = score
+            if chunk_id not in visited:  # a rescored seed keeps flowing its seed score
+                score_of[chunk_id] = score
             hits[chunk_id] = GraphHit(chunk_id=chunk_id, score=score, hop=hop, context=context, similarity=sim)
         visited.update(frontier)
 
@@ -481,7 +489,8 @@ def blend_and_rank(
     Under ``"seed"`` seeds score :func:`seed_score` of their search score; under
     ``"propagate"`` the seed results already carry their final scores
     (:func:`propagate_seed_score`). Graph hits keep their hop score. A chunk that is both a
-    seed and graph-reached keeps the seed score. Sorted by score descending, equal scores by
+    seed and graph-reached keeps the seed score under ``"seed"`` and the better of the two
+    under ``"propagate"``. Sorted by score descending, equal scores by
     chunk id, then trimmed to ``top_k``. Repeated seed ids keep their highest score.
     """
     top_k = _top_k(top_k)
@@ -503,9 +512,13 @@ def blend_and_rank(
         for chunk_id, s in seeds.items()
     ]
     hits = graph_hits.values() if isinstance(graph_hits, Mapping) else graph_hits
+    position = {r.chunk_id: i for i, r in enumerate(ranked)}
     for hit in hits:
         if hit.chunk_id not in seeds:
             ranked.append(RankedChunk(hit.chunk_id, hit.score, graph=hit))
+        elif blend == "propagate" and hit.score > ranked[position[hit.chunk_id]].score:
+            i = position[hit.chunk_id]
+            ranked[i] = RankedChunk(hit.chunk_id, hit.score, seed_score=ranked[i].seed_score, graph=hit)
     ranked.sort(key=lambda r: (-r.score, r.chunk_id))
     return ranked[:top_k]
 

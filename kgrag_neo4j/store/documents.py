@@ -162,6 +162,10 @@ def _check_top_k(top_k: Any) -> int:
     return top_k
 
 
+#: the fewest extra candidates a vector search asks of the index beyond the hits it wants
+MIN_EXTRA_CANDIDATES = 10
+
+
 class DocumentsMixin:
     runner: CypherRunner
     namespace: str
@@ -171,6 +175,13 @@ class DocumentsMixin:
 
     #: ``store_document`` takes ``edges=`` and writes them in the document's transaction
     atomic_document_edges = True
+
+    def vector_fetch_k(self, top_k: int) -> int:
+        """Candidates asked of the approximate vector index for ``top_k`` hits: the index
+        finds more of the exact nearest neighbours when asked for more (HNSW explores wider),
+        so ``top_k * vector_overfetch``, and never fewer than ``top_k + MIN_EXTRA_CANDIDATES``
+        (see docs/retrieval.md, "The vector stage", for the measured recall)."""
+        return max(top_k * self.vector_overfetch, top_k + MIN_EXTRA_CANDIDATES)
 
     # -- write ----------------------------------------------------------------------------
     def store_document(self, document: Document, chunks: Sequence[Chunk], *, edges: Sequence[ChunkEdge] = ()) -> str:
@@ -338,7 +349,7 @@ class DocumentsMixin:
             namespace=self.namespace,
             embedding=vector,
             top_k=top_k,
-            fetch_k=max(top_k * self.vector_overfetch, top_k + 10),
+            fetch_k=self.vector_fetch_k(top_k),
             filter=filters_to_param(filters),
         )
         return [result_from_row(r, kind="vector") for r in rows]
@@ -358,7 +369,7 @@ class DocumentsMixin:
             namespace=self.namespace,
             query=escaped,
             top_k=top_k,
-            fetch_k=max(top_k * self.vector_overfetch, top_k + 10),
+            fetch_k=self.vector_fetch_k(top_k),
             filter=filters_to_param(filters),
         )
         return [result_from_row(r, kind="keyword") for r in rows]
