@@ -86,9 +86,9 @@ CALL (ents) {
 }
 // the chunks of those entities (rare entities only), and the chunk edges out of the seeds
 CALL (ent_rows, seed_nodes) {
-  UNWIND [x IN ent_rows WHERE x.df <= $max_entity_chunks] AS x
-  MATCH (c:Chunk)-[:MENTIONS]->(e)
-  WHERE e = x.e AND c.namespace = $namespace
+  UNWIND [x IN ent_rows WHERE x.df <= $max_entity_chunks | x.e] AS e
+  MATCH (e)<-[:MENTIONS]-(c:Chunk)
+  WHERE c.namespace = $namespace
     AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
     AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
     AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
