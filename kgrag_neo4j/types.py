@@ -164,8 +164,18 @@ class RetrievalResult:
     scores: ComponentScores = field(default_factory=ComponentScores)
     graph_context: list[EdgeContext] = field(default_factory=list)
     explanation: list[str] = field(default_factory=list)
+    #: entity retrieval: the entities the chunk mentions (ids, sorted)
+    mentioned_entity_ids: list[str] = field(default_factory=list)
+    #: entity retrieval: why the chunk was boosted, as (entity name, relation taken from it)
+    #: steps from a query entity to the mentioned entity (which ends the path with "")
+    graph_path: list[tuple[str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if self.mentioned_entity_ids:
+            extra["mentioned_entity_ids"] = list(self.mentioned_entity_ids)
+        if self.graph_path:
+            extra["graph_path"] = [list(step) for step in self.graph_path]
         return {
             "id": self.id,
             "document_id": self.document_id,
@@ -186,6 +196,7 @@ class RetrievalResult:
                 for g in self.graph_context
             ],
             "explanation": list(self.explanation),
+            **extra,
         }
 
 
@@ -224,6 +235,9 @@ class IngestResult:
     replaced_document_id: str | None = None
     skipped: list[str] = field(default_factory=list)
     edge_count: int = 0
+    #: the cancel event was set while edges were being extracted: the document is whole,
+    #: the model calls not yet sent were skipped
+    cancelled: bool = False
 
 
 # --- filters -------------------------------------------------------------------------------

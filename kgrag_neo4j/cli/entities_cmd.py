@@ -16,7 +16,7 @@ def _progress(stage: str, done: int, total: int) -> None:
 def register(cli: click.Group) -> None:
     @cli.group()
     def entities() -> None:
-        """Entities, their relationships and mentions (seeds 001 and 002)."""
+        """Entities, their relationships and mentions (for entity-boosted and local search)."""
 
     @entities.command("build")
     @namespace_option

@@ -21,11 +21,20 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable, Literal, Mapping, Sequence
 
 from .. import ids
-from ..errors import ConfigurationError, InputError, KgragError, ProviderError, ProviderResponseError
+from ..errors import Cancelled, ConfigurationError, InputError, KgragError, ProviderError, ProviderResponseError
 from ..protocols import EmbeddingProvider, GraphStore, Store, embed_batched
+from ..tracing import TracerOption, check_tracer, span
 from ..types import PENDING_HASH_SUFFIX, Chunk, ChunkEdge, Document, IngestResult
 from .chunkers import Chunker, ChunkPiece, MarkdownChunker, RecursiveChunker
-from .edges import IngestGraphOptions, build_document_edges, dedupe_edges, extract_llm_edges, prune_edges
+from .edges import (
+    IngestGraphOptions,
+    build_document_edges,
+    cross_document_batches,
+    dedupe_edges,
+    edges_to_prune,
+    extract_batch_edges,
+    prune_edges,
+)
 from .extractors import ExtractorRegistry, decode_text, markdown_to_text
 
 __all__ = ["IngestOptions", "Ingestor", "STRATEGIES"]
@@ -105,11 +114,24 @@ def _check_vector(vector: Any, dimensions: int, index: int) -> list[float]:
     return values
 
 
+#: edge origins one ingest run of a document writes (pruned together)
+DOCUMENT_ORIGINS = frozenset({"sequence", "llm", "similarity"})
+#: edge origins one cross-document run writes (pruned together)
+CROSS_DOCUMENT_ORIGINS = frozenset({"cross_document"})
+
+
 class Ingestor:
     """Ingest text, files and streams into a ``Store``.
 
     ``Ingestor(store, embedder, options=IngestOptions(...))`` or keyword overrides of the
     options (``Ingestor(store, embedder, strategy="parent-child")``).
+
+    ``tracer``: every document ingested is an ``ingest.document`` span
+    (:mod:`kgrag_neo4j.tracing`: OpenTelemetry, or a callable). ``cancel``: a
+    ``threading.Event`` (one is made when not given; ``cancel()`` sets it). Once it is set,
+    a document not yet written is not written (``Cancelled``), model calls not yet sent are
+    not sent (the document is kept with the edges found so far, ``IngestResult.cancelled``),
+    and ``build_edges`` stops before the next document. ``reset_cancel()`` clears it.
     """
 
     def __init__(
@@ -119,6 +141,8 @@ class Ingestor:
         *,
         options: IngestOptions | None = None,
         logger: logging.Logger | None = None,
+        tracer: TracerOption = None,
+        cancel: threading.Event | None = None,
         **overrides: Any,
     ):
         base = options or IngestOptions()
@@ -127,7 +151,28 @@ class Ingestor:
         self.embedder = embedder
         self.extractors = self.options.extractors or ExtractorRegistry.default()
         self.log = logger or log
+        self.tracer = check_tracer(tracer)
+        if cancel is not None and not callable(getattr(cancel, "is_set", None)):
+            raise ConfigurationError("cancel must be a threading.Event (or anything with is_set() and set())")
+        self.cancel_event = cancel if cancel is not None else threading.Event()
         self._schema_checked = False
+
+    # -- cancellation -------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Stop the work in progress (see the class docstring); safe from any thread."""
+        self.cancel_event.set()
+
+    def reset_cancel(self) -> None:
+        """Let this ingestor work again after ``cancel()``."""
+        self.cancel_event.clear()
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel_event.is_set()
+
+    def _stop_if_cancelled(self, what: str) -> None:
+        if self.cancel_event.is_set():
+            raise Cancelled(f"ingest of {what} cancelled; nothing of it was written")
 
     # -- entry points -------------------------------------------------------------------
     def ingest_text(
@@ -221,8 +266,35 @@ class Ingestor:
         content_type: str,
         document_id: str | None,
     ) -> IngestResult:
+        attributes = {"source": source, "content_type": content_type, "strategy": self.options.strategy}
+        with span(self.tracer, "ingest.document", attributes) as sp:
+            result = self._ingest_document(
+                text, source=source, title=title, metadata=metadata, content_type=content_type, document_id=document_id
+            )
+            sp.update(
+                {
+                    "document_id": result.document_id,
+                    "status": result.status,
+                    "chunk_count": result.chunk_count,
+                    "edge_count": result.edge_count,
+                    "cancelled": result.cancelled,
+                }
+            )
+        return result
+
+    def _ingest_document(
+        self,
+        text: str,
+        *,
+        source: str,
+        title: str,
+        metadata: Mapping[str, Any] | None,
+        content_type: str,
+        document_id: str | None,
+    ) -> IngestResult:
         if not source or not isinstance(source, str):
             raise InputError("source must be a non-empty string")
+        self._stop_if_cancelled(source)
         namespace = getattr(self.store, "namespace", "default")
         doc_id = document_id or ids.document_id(namespace, source)
         fingerprint = self.options.fingerprint(content_type, self.embedder.name)
@@ -247,38 +319,47 @@ class Ingestor:
             raise InputError(f"{source} has no text to chunk")
         skipped = self._embed(chunks)
         if not getattr(self.store, "atomic_document_edges", False):
+            self._stop_if_cancelled(source)
             status = self.store.store_document(document, chunks)
             result = IngestResult(
                 document_id=doc_id, chunk_count=len(chunks), status=status, document=document, skipped=skipped
             )
             if status != "unchanged":
                 result.edge_count = self._edges(chunks)
+                result.edge_count += self._cross_document_at_ingest(doc_id)
+            result.cancelled = self.cancel_event.is_set()
             return result
         # Why: the document's own edges go into its transaction, and the database-side
-        # similarity edges (which need the committed vector index) follow under a pending
-        # hash. A crash anywhere leaves either a whole document or one that a re-run of the
-        # same ingest redoes (the pending hash never equals the real one).
-        edges = self._document_edges(chunks)
+        # similarity edges (which need the committed vector index) and cross-document edges
+        # follow under a pending hash. A crash anywhere leaves either a whole document or one
+        # that a re-run of the same ingest redoes (the pending hash never equals the real one).
+        self._stop_if_cancelled(source)
+        edges = self._document_edges(chunks)  # a cancel from here on keeps the document
         similarity = self._similarity_after_commit()
-        stored_doc = dataclasses.replace(document, content_hash=digest + PENDING_HASH_SUFFIX) if similarity else document
+        post_commit = similarity or self._cross_document_wanted()
+        stored_doc = dataclasses.replace(document, content_hash=digest + PENDING_HASH_SUFFIX) if post_commit else document
         status = self.store.store_document(stored_doc, chunks, edges=edges)  # type: ignore[call-arg]
         result = IngestResult(
             document_id=doc_id, chunk_count=len(chunks), status=status, document=document, skipped=skipped
         )
         if status != "unchanged":
             result.edge_count = len(edges)
-        if similarity:
+        if post_commit:
             # also after "unchanged": the stored hash was then this very pending one, left by a
             # run that died before this step (which is idempotent)
             g = self.options.graph
-            result.edge_count += self.store.build_similarity_edges(  # type: ignore[attr-defined]
-                [c.id for c in chunks if c.embedding is not None],
-                top_k=g.similarity_top_k,
-                threshold=g.similarity_threshold,
-            )
+            if similarity:
+                result.edge_count += self.store.build_similarity_edges(  # type: ignore[attr-defined]
+                    [c.id for c in chunks if c.embedding is not None],
+                    top_k=g.similarity_top_k,
+                    threshold=g.similarity_threshold,
+                )
+                result.edge_count -= self._prune_stored([c.id for c in chunks], DOCUMENT_ORIGINS)
+            result.edge_count += self._cross_document_at_ingest(doc_id)
             self.store.complete_document(  # type: ignore[attr-defined]
                 doc_id, pending_hash=stored_doc.content_hash, content_hash=digest
             )
+        result.cancelled = self.cancel_event.is_set()
         return result
 
     def _document_edges(self, chunks: list[Chunk]) -> list[ChunkEdge]:
@@ -286,8 +367,44 @@ class Ingestor:
         g = self.options.graph
         if not g.enabled or not isinstance(self.store, GraphStore):
             return []  # seed: a store without GraphStore skips graph extraction silently
-        per_document = dataclasses.replace(g, similarity_edges=False)
-        return build_document_edges(chunks, per_document, logger=self.log) if per_document.enabled else []
+        per_document = dataclasses.replace(g, similarity_edges=False, cross_document_edges=False)
+        if not per_document.enabled:
+            return []
+        return build_document_edges(chunks, per_document, cancel=self.cancel_event, logger=self.log)
+
+    def _cross_document_wanted(self) -> bool:
+        g = self.options.graph
+        return (
+            g.cross_document_edges
+            and g.graph_extraction is not None
+            and isinstance(self.store, GraphStore)
+            and hasattr(self.store, "similar_chunk_pairs")
+        )
+
+    def _cross_document_at_ingest(self, doc_id: str) -> int:
+        """Seed ``WithCrossDocumentEdges``: edges from the new document to the others."""
+        if not self._cross_document_wanted() or self.cancel_event.is_set():
+            return 0
+        g = self.options.graph
+        return self.extract_cross_document_edges(
+            similarity_threshold=g.cross_document_threshold,
+            max_pairs_per_chunk=g.cross_document_max_pairs,
+            batch_size=g.cross_document_batch_size,
+            document_ids=[doc_id],
+        )
+
+    def _prune_stored(self, chunk_ids: Sequence[str], origins: frozenset[str]) -> int:
+        """Apply the pruning rule to the stored outgoing edges of ``chunk_ids`` that one run
+        writes (``origins``): the database adds similarity edges itself, and a chunk must not
+        keep more than ``max_edges_per_chunk`` of the run's edges whatever their source.
+        Returns how many were deleted."""
+        g = self.options.graph
+        delete = getattr(self.store, "delete_edges", None)
+        if not g.prunes or delete is None or not chunk_ids or not isinstance(self.store, GraphStore):
+            return 0
+        stored = [e for e in self.store.get_edges(list(chunk_ids)) if e.origin in origins]
+        doomed = edges_to_prune(stored, min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
+        return int(delete(doomed)) if doomed else 0
 
     def _similarity_after_commit(self) -> bool:
         g = self.options.graph
@@ -395,31 +512,42 @@ class Ingestor:
         g = self.options.graph
         if not g.enabled or not isinstance(self.store, GraphStore):
             return 0  # seed: a store without GraphStore skips graph extraction silently
-        per_document = dataclasses.replace(g, similarity_edges=False)
-        edges = build_document_edges(chunks, per_document, logger=self.log) if per_document.enabled else []
+        edges = self._document_edges(chunks)
         stored = self.store.store_edges(edges) if edges else 0
         if g.similarity_edges and hasattr(self.store, "build_similarity_edges"):
             embedded = [c.id for c in chunks if c.embedding is not None]
             stored += self.store.build_similarity_edges(  # type: ignore[attr-defined]
                 embedded, top_k=g.similarity_top_k, threshold=g.similarity_threshold
             )
+            stored -= self._prune_stored([c.id for c in chunks], DOCUMENT_ORIGINS)
         return stored
 
     def build_edges(self, document_ids: Sequence[str] | None = None) -> dict[str, int]:
         """(Re)build the edges the graph options ask for over stored documents (all of the
-        namespace by default); idempotent, since edges are upserted. Returns counts."""
+        namespace by default); idempotent, since edges are upserted. Returns counts. Stops
+        before the next document once cancelled (``cancelled`` in the counts)."""
         lister = getattr(self.store, "list_document_chunks", None)
         if not isinstance(self.store, GraphStore) or lister is None:
-            return {"documents": 0, "edges": 0, "cross_document": 0}
+            return {"documents": 0, "edges": 0, "cross_document": 0, "cancelled": False}
         if document_ids is None:
             document_ids = [d.id for d in self.store.list_documents()]
         total = 0
+        done = 0
         for doc_id in document_ids:
+            if self.cancel_event.is_set():
+                break
             total += self._edges(lister(doc_id, with_embedding=True))
+            done += 1
         cross = 0
-        if self.options.graph.cross_document_edges:
-            cross = self.extract_cross_document_edges(document_ids=document_ids)
-        return {"documents": len(document_ids), "edges": total, "cross_document": cross}
+        if self.options.graph.cross_document_edges and not self.cancel_event.is_set():
+            g = self.options.graph
+            cross = self.extract_cross_document_edges(
+                similarity_threshold=g.cross_document_threshold,
+                max_pairs_per_chunk=g.cross_document_max_pairs,
+                batch_size=g.cross_document_batch_size,
+                document_ids=document_ids,
+            )
+        return {"documents": done, "edges": total, "cross_document": cross, "cancelled": self.cancel_event.is_set()}
 
     # -- cross-document edges (seed 000) ------------------------------------------------
     def extract_cross_document_edges(
@@ -431,38 +559,41 @@ class Ingestor:
         document_ids: Sequence[str] | None = None,
         cancel: threading.Event | None = None,
     ) -> int:
-        """Candidates by vector similarity across documents, relations from the LLM; returns
-        the number of edges stored. Needs ``graph.graph_extraction`` and a GraphStore."""
-        chat = self.options.graph.graph_extraction
+        """Candidates by vector similarity across documents (``max_pairs_per_chunk`` chunks of
+        other documents with cosine >= ``similarity_threshold`` per chunk of ``document_ids``,
+        all documents by default), relations from the LLM in calls of ``batch_size`` chunks
+        that together cover every candidate pair (:func:`cross_document_batches`), run on
+        ``graph_extraction_workers`` threads. Only edges between chunks of different
+        documents are kept, then deduplicated and pruned. Returns the number of edges stored.
+        Needs ``graph.graph_extraction`` and a GraphStore; ``cancel`` (default: this
+        ingestor's event) stops the model calls not yet sent."""
+        g = self.options.graph
+        chat = g.graph_extraction
         if chat is None:
             raise ConfigurationError("cross-document edges need graph_extraction (a ChatProvider)")
         if not isinstance(self.store, GraphStore) or not hasattr(self.store, "similar_chunk_pairs"):
             return 0
-        pairs = self.store.similar_chunk_pairs(  # type: ignore[attr-defined]
+        cancel = self.cancel_event if cancel is None else cancel
+        rows = self.store.similar_chunk_pairs(  # type: ignore[attr-defined]
             document_ids=document_ids, threshold=similarity_threshold, max_pairs=max_pairs_per_chunk
         )
-        # one LLM call per source chunk and its candidates from other documents
-        groups: dict[str, list[Chunk]] = {}
-        document_of: dict[str, str] = {}
-        for p in pairs:
-            document_of[p["source_id"]] = p["source_document"]
-            document_of[p["target_id"]] = p["target_document"]
-            group = groups.setdefault(
-                p["source_id"], [Chunk(id=p["source_id"], document_id=p["source_document"], content=p["source_content"])]
-            )
-            if len(group) < max(2, batch_size):
-                group.append(Chunk(id=p["target_id"], document_id=p["target_document"], content=p["target_content"]))
-        edges: list[ChunkEdge] = []
-        for group in groups.values():
-            if cancel is not None and cancel.is_set():
-                break
-            found = extract_llm_edges(group, chat, batch_size=len(group), workers=1, cancel=cancel, logger=self.log)
-            edges += [
-                dataclasses.replace(e, origin="cross_document")
-                for e in found
-                if document_of.get(e.source_id) != document_of.get(e.target_id)
-            ]
-        g = self.options.graph
-        edges = prune_edges(dedupe_edges(edges), min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
-        return self.store.store_edges(edges) if edges else 0
+        known: dict[str, Chunk] = {}
 
+        def chunk(chunk_id: str, document_id: str, content: str) -> Chunk:
+            return known.setdefault(chunk_id, Chunk(id=chunk_id, document_id=document_id, content=content))
+
+        pairs = [
+            (chunk(r["source_id"], r["source_document"], r["source_content"]),
+             chunk(r["target_id"], r["target_document"], r["target_content"]))
+            for r in rows
+        ]
+        batches = cross_document_batches(pairs, batch_size=batch_size)
+        found = extract_batch_edges(
+            batches, chat, workers=g.graph_extraction_workers, cancel=cancel, logger=self.log, origin="cross_document"
+        )
+        edges = [e for e in found if known[e.source_id].document_id != known[e.target_id].document_id]
+        edges = prune_edges(dedupe_edges(edges), min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
+        if not edges:
+            return 0
+        stored = self.store.store_edges(edges)
+        return stored - self._prune_stored(sorted({e.source_id for e in edges}), CROSS_DOCUMENT_ORIGINS)

@@ -62,6 +62,11 @@ class EntityRetrievalTrace:
     candidates: int
     expanded: int
     round_trips: int
+    #: results returned, and the mean and largest boost among them (the seed's metrics: an
+    #: average above 0.1 says the graph adds value, a huge maximum hints at a bug)
+    returned: int = 0
+    avg_boost: float = 0.0
+    max_boost: float = 0.0
 
 
 def _path_text(path: Sequence[Sequence[str]], target: str) -> str:
@@ -174,19 +179,25 @@ class EntityGraphRetriever:
         )
         results = self.rank(ctx, top_k, centrality=centrality)
         after = getattr(getattr(self.store, "runner", None), "round_trips", 0)
+        boosts = [r.scores.boost or 0.0 for r in results]
         self.last_trace = EntityRetrievalTrace(
             query_entities=tuple(ctx["query_entities"]),
             related=tuple(ctx["related"]),
             candidates=len(ctx["candidates"]),
             expanded=sum(1 for r in results if r.explanation and r.explanation[0].startswith("expansion:")),
             round_trips=after - before,
+            returned=len(results),
+            avg_boost=sum(boosts) / len(boosts) if boosts else 0.0,
+            max_boost=max(boosts, default=0.0),
         )
         log.debug(
-            "entity retrieval: %d query entities, %d related, %d candidates, %d results",
+            "entity retrieval: %d query entities, %d related, %d candidates, %d results, boost avg %.3f max %.3f",
             len(ctx["query_entities"]),
             len(ctx["related"]),
             len(ctx["candidates"]),
             len(results),
+            self.last_trace.avg_boost,
+            self.last_trace.max_boost,
         )
         return results
 
@@ -199,8 +210,10 @@ class EntityGraphRetriever:
         names = {e["id"]: e["name"] for e in ctx["query_entities"]}
         related: dict[str, tuple[float, float]] = {}
         paths: dict[str, str] = {}
+        steps: dict[str, list[tuple[str, str]]] = {e["id"]: [(e["name"], "")] for e in ctx["query_entities"]}
         for r in ctx["related"]:
             names[r["id"]] = r["name"]
+            steps[r["id"]] = [(str(name), str(rel)) for name, rel in r["path"]] + [(r["name"], "")]
             strength = float(r["strength"]) if self.use_relationship_strength else 1.0
             paths[r["id"]] = "path: " + _path_text(r["path"], r["name"])
             if centrality is not None:
@@ -229,6 +242,16 @@ class EntityGraphRetriever:
                 if entity_id in paths:
                     line += f"; {paths[entity_id]}"
                 explanation.append(line)
+            # the structured path of the largest boost term (the first of equal ones)
+            best, best_term = None, -1.0
+            for entity_id in order:
+                if entity_id in query_ids:
+                    term = self.entity_boost_direct
+                else:
+                    distance, strength = related[entity_id]
+                    term = self.entity_boost_indirect * strength / distance
+                if term > best_term:
+                    best, best_term = entity_id, term
             c = row["chunk"]
             closeness = 0.0
             if similarity is not None:
@@ -247,6 +270,8 @@ class EntityGraphRetriever:
                     vector=float(similarity) if similarity is not None else None, boost=boost
                 ),
                 explanation=explanation,
+                mentioned_entity_ids=sorted(mentioned),
+                graph_path=list(steps.get(best, [])) if best is not None else [],
             )
 
         ranked = [scored(row, []) for row in ctx["candidates"]]

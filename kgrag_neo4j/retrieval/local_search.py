@@ -20,6 +20,7 @@ returns the selected text units as results, so the retriever plugs in wherever a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -233,6 +234,7 @@ class LocalSearchRetriever:
             ("max_text_unit_tokens", max_text_unit_tokens),
             ("top_k_relationships", top_k_relationships),
             ("top_k_community_reports", top_k_community_reports),
+            ("top_k_text_units", top_k_text_units),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigurationError(f"{label} must be an integer >= 0, got {value!r}")
@@ -264,7 +266,9 @@ class LocalSearchRetriever:
             min_similarity=self.min_similarity,
             filters=self.filters,
         )
-        return context_from_row(row)
+        ctx = context_from_row(row)
+        # the seed's top_k_text_units caps the units the token budget let through
+        return dataclasses.replace(ctx, text_units=ctx.text_units[: self.top_k_text_units])
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
         """The first ``top_k`` selected text units, most similar first; ``scores.vector`` is

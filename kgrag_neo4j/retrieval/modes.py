@@ -1,8 +1,9 @@
 """Retrieval modes by name: the retriever behind each, and the options each one honours.
 
-``build_retriever("graph", store, embedder, hops=1)`` is what ``kgrag search --mode graph
---hops 1`` runs. An option a mode cannot honour is refused with a message naming the modes
-that take it, never silently dropped (:func:`check_options`).
+``build_retriever("graph", store, embedder, max_hops=1)`` is what ``kgrag search --mode graph
+--hops 1`` runs. Options are the retrievers' own keyword names; one a mode cannot honour is
+refused with a message naming the modes that take it, never silently dropped
+(:func:`check_options`). Options not given keep the retriever's defaults.
 """
 
 from __future__ import annotations
@@ -18,14 +19,19 @@ __all__ = ["MODES", "MODE_OPTIONS", "build_retriever", "check_options"]
 #: every retrieval mode, in the order ``kgrag search --help`` lists them
 MODES = ("vector", "hybrid", "graph", "ppr", "entity", "local")
 
-#: the options each mode honours (besides ``filters``, which every mode honours)
+#: the options each mode honours (besides ``filters``, which every mode honours), by the
+#: keyword names of its retriever
 MODE_OPTIONS: Mapping[str, frozenset[str]] = {
     "vector": frozenset({"min_score"}),
-    "hybrid": frozenset({"min_score", "reranker"}),
-    "graph": frozenset({"reranker", "hops", "bidirectional", "relations", "seed_top_k", "blend"}),
-    "ppr": frozenset({"seed_top_k", "damping"}),
-    "entity": frozenset({"hops"}),
-    "local": frozenset({"min_score"}),
+    "hybrid": frozenset({"min_score", "reranker", "keyword_weight", "overfetch"}),
+    "graph": frozenset({"reranker", "max_hops", "bidirectional", "relation_filter", "seed_top_k", "blend",
+                        "graph_weight", "vector_weight", "hop_decay", "min_traversal_score", "seed_keyword_weight",
+                        "entity_seed_weight", "entity_max_chunks"}),
+    "ppr": frozenset({"seed_top_k", "damping", "entity_share", "max_entity_chunks"}),
+    "entity": frozenset({"max_hops", "entity_boost_direct", "entity_boost_indirect", "query_entities_top_k",
+                         "score_scale", "query_entity_floor"}),
+    "local": frozenset({"min_similarity", "top_k_entities", "top_k_relationships", "top_k_community_reports",
+                        "top_k_text_units", "max_text_unit_tokens"}),
 }
 
 
@@ -49,53 +55,36 @@ def build_retriever(
     embedder: EmbeddingProvider,
     *,
     filters: Sequence[ChunkFilter] = (),
-    min_score: float | None = None,
     reranker: Reranker | None = None,
-    hops: int | None = None,
-    bidirectional: bool | None = None,
-    relations: Sequence[str] | None = None,
-    seed_top_k: int | None = None,
-    blend: str | None = None,
-    damping: float | None = None,
+    **options: Any,
 ) -> Any:
-    """The retriever of ``mode`` with the given options (None: the mode's default). Options the
-    mode cannot honour are refused (see :func:`check_options`)."""
-    given = {
-        name for name, value in (
-            ("min_score", min_score), ("reranker", reranker), ("hops", hops), ("bidirectional", bidirectional),
-            ("relations", relations), ("seed_top_k", seed_top_k), ("blend", blend), ("damping", damping),
-        ) if value is not None
-    }
-    check_options(mode, sorted(given))
+    """The retriever of ``mode`` with ``options`` (the retriever's keyword names; absent ones
+    keep its defaults). Options the mode cannot honour are refused (:func:`check_options`)."""
+    given = sorted(options) + (["reranker"] if reranker is not None else [])
+    check_options(mode, given)
     filters = tuple(filters)
+    if reranker is not None:
+        options["reranker"] = reranker
     if mode == "vector":
         from .retrievers import VectorRetriever
 
-        return VectorRetriever(store, embedder, filters=filters, **_some(min_score=min_score))
+        return VectorRetriever(store, embedder, filters=filters, **options)
     if mode == "hybrid":
         from .retrievers import HybridRetriever
 
-        return HybridRetriever(store, embedder, filters=filters, reranker=reranker, **_some(min_score=min_score))
+        return HybridRetriever(store, embedder, filters=filters, **options)
     if mode == "graph":
         from .retrievers import GraphRetriever
 
-        return GraphRetriever(
-            store, embedder, filters=filters, reranker=reranker,
-            **_some(max_hops=hops, bidirectional=bidirectional, seed_top_k=seed_top_k, blend=blend,
-                    relation_filter=tuple(relations) if relations is not None else None),
-        )
+        return GraphRetriever(store, embedder, filters=filters, **options)
     if mode == "ppr":
         from .ppr import PPRRetriever
 
-        return PPRRetriever(store, embedder, filters=filters, **_some(seed_top_k=seed_top_k, damping=damping))
+        return PPRRetriever(store, embedder, filters=filters, **options)
     if mode == "entity":
         from .entity import EntityGraphRetriever
 
-        return EntityGraphRetriever(store, embedder, filters=filters, **_some(max_hops=hops))
+        return EntityGraphRetriever(store, embedder, filters=filters, **options)
     from .local_search import LocalSearchRetriever
 
-    return LocalSearchRetriever(store, embedder, filters=filters, **_some(min_similarity=min_score))
-
-
-def _some(**options: Any) -> dict[str, Any]:
-    return {k: v for k, v in options.items() if v is not None}
+    return LocalSearchRetriever(store, embedder, filters=filters, **options)

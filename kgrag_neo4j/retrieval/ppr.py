@@ -35,7 +35,8 @@ from ..entities.gazetteer import query_name_keys
 from ..errors import ConfigurationError
 from ..protocols import EmbeddingProvider, Store
 from ..types import ChunkFilter, ComponentScores, EdgeContext, Neighbourhood, RetrievalResult
-from .retrievers import _check_query, _embed_query, _Traced, Tracer
+from ..tracing import TracerOption, check_tracer
+from .retrievers import _check_query, _embed_query, _Traced
 from .scoring import raw_cosine
 
 __all__ = ["PPROptions", "PPRRetriever", "PageRankResult", "personalized_pagerank", "ppr_rank"]
@@ -228,7 +229,7 @@ class PPRRetriever(_Traced):
         *,
         options: PPROptions | None = None,
         filters: Sequence[ChunkFilter] = (),
-        tracer: Tracer | None = None,
+        tracer: TracerOption = None,
         **option_overrides: Any,
     ):
         base = options or PPROptions()
@@ -236,11 +237,18 @@ class PPRRetriever(_Traced):
         if not callable(getattr(store, "ppr_neighbourhood", None)):
             raise ConfigurationError("PPRRetriever needs a store that reads a neighbourhood (Neo4jStore)")
         self.store, self.embedder = store, embedder
-        self.filters, self.tracer = tuple(filters), tracer
+        self.filters, self.tracer = tuple(filters), check_tracer(tracer)
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
         _check_query(query, top_k)
-        self._trace("retriever.retrieve.start", top_k=top_k)
+        with self._span(top_k=top_k) as sp:
+            out, ranked, hood = self._retrieve(query, top_k)
+            sp.set("result_count", len(out))
+            sp.set("iterations", ranked.iterations)
+            sp.set("neighbourhood", len(hood.chunk_degrees) + len(hood.entities))
+        return out
+
+    def _retrieve(self, query: str, top_k: int) -> tuple[list[RetrievalResult], PageRankResult, Neighbourhood]:
         o = self.options
         embedding = _embed_query(self.embedder, query)
         hood: Neighbourhood = self.store.ppr_neighbourhood(  # type: ignore[attr-defined]
@@ -297,6 +305,4 @@ class PPRRetriever(_Traced):
                     explanation=explanation,
                 )
             )
-        self._trace("retriever.retrieve.end", result_count=len(out), iterations=ranked.iterations,
-                    neighbourhood=len(hood.chunk_degrees) + len(hood.entities))
-        return out
+        return out, ranked, hood

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Sequence
 
 from ..errors import ConfigurationError, ConnectionFailed, InputError
 from ..entities.gazetteer import query_name_keys
@@ -24,6 +24,7 @@ from ..protocols import (
     Reranker,
     Store,
 )
+from ..tracing import Tracer, TracerOption, check_tracer, span
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from .scoring import (
     GraphOptions,
@@ -37,9 +38,6 @@ from .scoring import (
 __all__ = ["GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer"]
 
 log = logging.getLogger("kgrag_neo4j.retrieval")
-
-#: ``tracer(event, attributes)``: called at the start and end of every ``retrieve``
-Tracer = Callable[[str, Mapping[str, Any]], None]
 
 #: the most hops ``cypher/graph/retrieve.cypher`` unrolls; more falls back to the per-hop loop
 NATIVE_MAX_HOPS = 4
@@ -74,12 +72,14 @@ def _resolve_parent_results(store: Store, results: list[RetrievalResult]) -> lis
 
 
 class _Traced:
-    tracer: Tracer | None
+    """Every ``retrieve`` is a ``retriever.retrieve`` span (``kgrag_neo4j.tracing``): an
+    OpenTelemetry span, or start/end events of a callable tracer."""
+
+    tracer: TracerOption
     kind: str
 
-    def _trace(self, event: str, **attrs: Any) -> None:
-        if self.tracer is not None:
-            self.tracer(event, {"retriever.type": self.kind, **attrs})
+    def _span(self, **attrs: Any):
+        return span(self.tracer, "retriever.retrieve", {"retriever.type": self.kind, **attrs})
 
 
 class VectorRetriever(_Traced):
@@ -95,20 +95,20 @@ class VectorRetriever(_Traced):
         filters: Sequence[ChunkFilter] = (),
         min_score: float = 0.0,
         resolve_parents: bool = True,
-        tracer: Tracer | None = None,
+        tracer: TracerOption = None,
     ):
         self.store, self.embedder = store, embedder
         self.filters, self.min_score = tuple(filters), float(min_score)
-        self.resolve_parents, self.tracer = resolve_parents, tracer
+        self.resolve_parents, self.tracer = resolve_parents, check_tracer(tracer)
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
         _check_query(query, top_k)
-        self._trace("retriever.retrieve.start", top_k=top_k)
-        results = self.store.search_chunks(_embed_query(self.embedder, query), top_k, self.filters)
-        if self.resolve_parents:
-            results = _resolve_parent_results(self.store, results)
-        results = [r for r in results if r.score >= self.min_score][:top_k]
-        self._trace("retriever.retrieve.end", result_count=len(results))
+        with self._span(top_k=top_k) as sp:
+            results = self.store.search_chunks(_embed_query(self.embedder, query), top_k, self.filters)
+            if self.resolve_parents:
+                results = _resolve_parent_results(self.store, results)
+            results = [r for r in results if r.score >= self.min_score][:top_k]
+            sp.set("result_count", len(results))
         return results
 
 
@@ -133,7 +133,7 @@ class HybridRetriever(_Traced):
         reranker: Reranker | None = None,
         min_score: float = 0.0,
         filters: Sequence[ChunkFilter] = (),
-        tracer: Tracer | None = None,
+        tracer: TracerOption = None,
     ):
         if not 0.0 <= keyword_weight <= 1.0:
             raise ConfigurationError(f"keyword_weight must be in [0, 1], got {keyword_weight}")
@@ -142,11 +142,16 @@ class HybridRetriever(_Traced):
         self.store, self.embedder = store, embedder
         self.keyword_weight, self.overfetch = float(keyword_weight), overfetch
         self.reranker, self.min_score = reranker, float(min_score)
-        self.filters, self.tracer = tuple(filters), tracer
+        self.filters, self.tracer = tuple(filters), check_tracer(tracer)
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
         _check_query(query, top_k)
-        self._trace("retriever.retrieve.start", top_k=top_k)
+        with self._span(top_k=top_k) as sp:
+            results = self._retrieve(query, top_k)
+            sp.set("result_count", len(results))
+        return results
+
+    def _retrieve(self, query: str, top_k: int) -> list[RetrievalResult]:
         embedding = _embed_query(self.embedder, query)
         fetch_k = max(top_k * self.overfetch, top_k)
         keyword: list[RetrievalResult] = []
@@ -167,9 +172,7 @@ class HybridRetriever(_Traced):
             results = self.reranker.rerank(query, results, top_k)
         if self.min_score > 0:
             results = [r for r in results if r.score >= self.min_score]
-        results = results[:top_k]
-        self._trace("retriever.retrieve.end", result_count=len(results))
-        return results
+        return results[:top_k]
 
 
 def fuse_results(
@@ -221,7 +224,7 @@ class GraphRetriever(_Traced):
         filters: Sequence[ChunkFilter] = (),
         reranker: Reranker | None = None,
         logger: logging.Logger | None = None,
-        tracer: Tracer | None = None,
+        tracer: TracerOption = None,
         native: bool | None = None,
         **option_overrides: Any,
     ):
@@ -230,7 +233,7 @@ class GraphRetriever(_Traced):
         self.store, self.embedder = store, embedder
         self.filters, self.reranker = tuple(filters), reranker
         self.log = logger or log
-        self.tracer = tracer
+        self.tracer = check_tracer(tracer)
         self.native = native
 
     @property
@@ -241,7 +244,13 @@ class GraphRetriever(_Traced):
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
         _check_query(query, top_k)
-        self._trace("retriever.retrieve.start", top_k=top_k, native=self.uses_native)
+        with self._span(top_k=top_k, native=self.uses_native, max_hops=self.options.max_hops) as sp:
+            results = self._retrieve(query, top_k)
+            sp.set("result_count", len(results))
+            sp.set("graph_found", sum(1 for r in results if r.graph_context))
+        return results
+
+    def _retrieve(self, query: str, top_k: int) -> list[RetrievalResult]:
         embedding = _embed_query(self.embedder, query)
         if self.uses_native:
             try:
@@ -255,9 +264,7 @@ class GraphRetriever(_Traced):
             results = self._per_hop(query, embedding, top_k, traverse=isinstance(self.store, GraphStore))
         if self.reranker is not None:
             results = self.reranker.rerank(query, results, top_k)
-        results = results[:top_k]
-        self._trace("retriever.retrieve.end", result_count=len(results))
-        return results
+        return results[:top_k]
 
     def _native(self, query: str, embedding: list[float], top_k: int) -> list[RetrievalResult]:
         o = self.options

@@ -201,6 +201,20 @@ class GraphMixin:
             chunk_edges=tuple((e["a"], e["b"], float(e["w"])) for e in row["chunk_edges"]),
             relations=tuple((r["a"], r["b"], float(r["w"])) for r in row["relations"]),
         )
+    def delete_edges(self, edges: Sequence[ChunkEdge]) -> int:
+        """Delete the stored edges with these (source, target, relation) keys, in one
+        transaction; returns how many were deleted (absent ones are ignored)."""
+        rows = sorted(
+            {(e.source_id, e.target_id, RelationType.parse(e.relation).value) for e in edges}
+        )
+        if not rows:
+            return 0
+        params = [{"source_id": s, "target_id": t, "relation": r} for s, t, r in rows]
+        steps = [
+            ("graph/delete_edges", {"namespace": self.namespace, "rows": params[i : i + EDGE_ROWS]})
+            for i in range(0, len(params), EDGE_ROWS)
+        ]
+        return sum(int(r[0]["deleted"]) for r in self.runner.write_tx(steps))
 
     def get_edges(self, chunk_ids: Sequence[str]) -> list[ChunkEdge]:
         if not chunk_ids:
