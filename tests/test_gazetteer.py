@@ -189,3 +189,17 @@ def test_entity_chunk_edges_weights_by_rarity_and_caps():
     assert ("c1", "c2") in kept and len(kept) < 6
     with pytest.raises(ConfigurationError):
         entity_chunk_edges(mentions, max_chunks=1)
+
+
+def test_query_name_keys_are_word_runs_with_spans():
+    from kgrag_neo4j.entities.gazetteer import query_name_keys
+
+    keys = query_name_keys("Where was Ned Stark's sword forged?")
+    as_tuples = {(k["key"], k["start"], k["end"]) for k in keys}
+    assert ("ned stark", 2, 4) in as_tuples  # the possessive cut
+    assert ("ned stark's", 2, 4) in as_tuples  # and as written
+    assert ("sword forged?", 4, 6) not in as_tuples and ("sword forged", 4, 6) in as_tuples  # edge punctuation goes
+    assert ("ned", 2, 3) in as_tuples and ("where was ned stark's sword forged", 0, 6) in as_tuples
+    # bounded: a pasted page does not make the lookup unbounded
+    assert len(query_name_keys("word " * 1000, max_keys=50)) == 50
+    assert query_name_keys("") == [] and query_name_keys("?! ...") == []

@@ -95,14 +95,14 @@ def register(cli: click.Group) -> None:
                   help="vector | hybrid (vector + full text) | graph (chunk edges, entities named in the query) | "
                        "ppr (PageRank over chunks and entities) | entity (entity-boosted) | local (entities, "
                        "relationships, community reports, text units).")
-    @click.option("--top-k", type=click.IntRange(min=1), default=5, show_default=True)
+    @click.option("--top-k", type=int, default=5, show_default=True)
     @click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX (AND-combined; every mode).")
     @click.option("--rerank", type=click.Choice(RERANKERS), default="none", show_default=True, help="hybrid and graph modes.")
     @click.option("--min-score", type=float, default=0.0, show_default=True, help="vector, hybrid and local modes: drop results scoring below this.")
     @click.option("--hops", type=int, help="graph / entity modes: hops to expand (default 2 / 1).")
     @click.option("--bidirectional", is_flag=True, help="graph mode: follow incoming edges too.")
     @click.option("--relations", help="graph mode: relation kinds to follow, comma-separated.")
-    @click.option("--seed-top-k", type=click.IntRange(min=1), default=10, show_default=True, help="graph and ppr modes: seed chunks from the vector search.")
+    @click.option("--seed-top-k", type=int, default=10, show_default=True, help="graph and ppr modes: seed chunks from the vector search.")
     @click.option("--blend", type=click.Choice(GRAPH_BLENDS), default="propagate", show_default=True,
                   help="graph mode: 'propagate' (relevance flows along edges; chunks mentioning an entity the query "
                        "names seed too) or 'seed' (the original formula: seeds always first).")
@@ -115,7 +115,7 @@ def register(cli: click.Group) -> None:
     @click.option("--keyword-weight", type=float, default=0.3, show_default=True, help="hybrid mode: keyword share of the rank fusion.")
     @click.option("--overfetch", type=int, default=3, show_default=True, help="hybrid mode: candidates fetched per result before fusion.")
     @click.option("--damping", type=float, default=0.5, show_default=True, help="ppr mode: chance of following an edge at each step of the walk.")
-    @click.option("--entity-share", type=float, default=0.33, show_default=True, help="ppr mode: share of the walk's restart mass on the entities the query names.")
+    @click.option("--entity-share", type=float, default=0.2, show_default=True, help="ppr mode: share of the walk's restart mass on the entities the query names.")
     @click.option("--boost-direct", type=float, default=0.3, show_default=True, help="entity mode: boost per query entity a chunk mentions.")
     @click.option("--boost-indirect", type=float, default=0.1, show_default=True, help="entity mode: boost per related entity (times 1/distance x strength).")
     @click.option("--query-entities", type=int, default=3, show_default=True, help="entity mode: entities nearest the query to start from.")
@@ -143,7 +143,8 @@ def register(cli: click.Group) -> None:
         from ..retrieval.modes import build_retriever
 
         ctx = click.get_current_context()
-        given = [name for name in flags if _given(ctx, name)]
+        # in the order the options are declared, whatever order they were typed in
+        given = [p.name for p in ctx.command.params if p.name in flags and _given(ctx, p.name)]
         if rerank != "none":
             given.append("rerank")
         foreign = [name for name in given if option_of(name, mode) not in MODE_OPTIONS[mode]]

@@ -64,13 +64,13 @@ class PPROptions:
 
     damping: float = 0.5
     seed_top_k: int = 10
-    temperature: float = 0.05
-    entity_share: float = 0.33
+    temperature: float = 0.02
+    entity_share: float = 0.2
     entity_vector_k: int = 3
     entity_floor: float = 0.8
     max_entity_chunks: int = 25
-    relation_weight: float = 0.0
-    chunk_edge_weight: float = 0.0
+    relation_weight: float = 0.3
+    chunk_edge_weight: float = 0.3
     max_iterations: int = 100
     tol: float = 1e-8
 
