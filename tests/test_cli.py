@@ -60,8 +60,13 @@ def test_cypher_list_show_and_run(kgrag, namespace):
     assert out.startswith("// ") and "// browser: :params" in out and "MATCH (d:Document" in out
     code, out, _ = kgrag("cypher", "run", "documents/list_documents", "--param", f"namespace={namespace}", "--param", "limit=5")
     assert code == 0 and json.loads(out) == []
+    # a parameter not given takes the file's example value, and the command says so
     code, out, err = kgrag("cypher", "run", "documents/list_documents", "--param", f"namespace={namespace}")
-    assert code == 1 and "missing limit" in err
+    assert code == 0 and json.loads(out) == [] and "from the file's example: limit" in err
+    code, out, err = kgrag("cypher", "run", "chunks/search_vector", "--namespace", namespace)
+    assert code == 1 and "takes a query vector: pass --query" in err
+    code, out, err = kgrag("cypher", "run", "documents/list_documents", "--param", "limits=5")
+    assert code == 1 and "has no parameter limits" in err
     code, out, err = kgrag("cypher", "run", "nope/nothing")
     assert code == 1 and "no cypher query named" in err
 

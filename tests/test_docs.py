@@ -21,6 +21,19 @@ def _generator():
     return module
 
 
+def _cypher_generator():
+    spec = importlib.util.spec_from_file_location("generate_cypher_reference", ROOT / "docs" / "generate_cypher_reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cypher_reference_is_current():
+    assert (ROOT / "docs" / "cypher.md").read_text() == _cypher_generator().render(), (
+        "docs/cypher.md is stale: run python docs/generate_cypher_reference.py > docs/cypher.md"
+    )
+
+
 def test_cli_reference_is_current():
     expected = _generator().render()
     assert (ROOT / "docs" / "cli.md").read_text() == expected, (

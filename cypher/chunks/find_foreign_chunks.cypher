@@ -6,7 +6,8 @@
 //   $document_id  STRING        document being stored
 //   $ids          LIST<STRING>  its chunk ids
 // returns: id STRING, document_id STRING
-// browser: :params {namespace: 'default', document_id: 'doc_1', ids: ['c1']}
+// browser: :params {namespace: 'demo', document_id: 'doc_44baee2d8286fcbe2de5746f8d66be0f', ids: ['chk_...']}
+// Chunk ids: chunks/list_document_chunks lists a document's.
 UNWIND $ids AS id
 MATCH (c:Chunk {id: id})
 WHERE c.document_id <> $document_id OR c.namespace <> $namespace

@@ -31,8 +31,12 @@
 //   $max_sequence    INTEGER       follow only relationships with sequence <= this (null = all)
 //   $expand_k        INTEGER       expand when fewer candidates than this (the seed's k; 0 = never)
 // returns: candidates LIST<MAP>, query_entities LIST<MAP>, related LIST<MAP>, expansion LIST<MAP>
-// browser: :params {namespace: 'default', embedding: [0.1, 0.2], chunk_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, min_similarity: 0.0, entity_k: 3, entity_fetch_k: 30, entity_floor: 0.0, max_hops: 1, relation_types: null, max_sequence: null, expand_k: 5}
-CALL db.index.vector.queryNodes('chunk_embedding', $fetch_k, $embedding) YIELD node, score
+// browser: :params {namespace: 'demo', embedding: [], chunk_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, min_similarity: 0.0, entity_k: 3, entity_fetch_k: 30, entity_floor: 0.0, max_hops: 1, relation_types: null, max_sequence: null, expand_k: 5}
+// In Browser the query vector comes from the namespace's embedder: `kgrag cypher params entities/boost_retrieve --namespace demo --query "..."` prints this line with it.
+// Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
+// (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
+// created_before (epoch seconds or null); `kgrag cypher params entities/boost_retrieve --filter meta.KEY=VALUE` writes them.
+CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), $embedding) YIELD node, score
 WITH node AS c, score
 WHERE c.namespace = $namespace
   AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
@@ -40,7 +44,7 @@ WHERE c.namespace = $namespace
   AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
   AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
   AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
-WITH c, score ORDER BY score DESC, c.id LIMIT $chunk_k
+WITH c, score ORDER BY score DESC, c.id LIMIT toInteger($chunk_k)
 WITH collect({c: c, score: score}) AS hits
 CALL (hits) {
   UNWIND CASE WHEN size(hits) >= $chunk_k THEN hits ELSE [] END AS h
@@ -55,7 +59,7 @@ CALL (hits) {
     AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
   WITH c, vector.similarity.cosine(c.embedding, $embedding) AS score
-  ORDER BY score DESC, c.id LIMIT $chunk_k
+  ORDER BY score DESC, c.id LIMIT toInteger($chunk_k)
   RETURN c, score
 }
 // an aggregation over no rows still yields one row, so no candidates never drops the statement
@@ -74,10 +78,10 @@ CALL (hits) {
 WITH [h IN hits | h.c] AS candidate_nodes, candidates
 // query entities
 CALL () {
-  CALL db.index.vector.queryNodes('entity_embedding', $entity_fetch_k, $embedding) YIELD node, score
+  CALL db.index.vector.queryNodes('entity_embedding', toInteger($entity_fetch_k), $embedding) YIELD node, score
   WITH node AS e, score
   WHERE e.namespace = $namespace
-  WITH e, score ORDER BY score DESC, e.id LIMIT $entity_k
+  WITH e, score ORDER BY score DESC, e.id LIMIT toInteger($entity_k)
   WITH collect({e: e, score: score}) AS ehits
   CALL (ehits) {
     UNWIND CASE WHEN size(ehits) >= $entity_k THEN ehits ELSE [] END AS h
@@ -88,7 +92,7 @@ CALL () {
     USING INDEX e:Entity(namespace, name_key)
     WHERE e.namespace = $namespace AND e.name_key IS NOT NULL AND e.embedding IS NOT NULL
     WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score
-    ORDER BY score DESC, e.id LIMIT $entity_k
+    ORDER BY score DESC, e.id LIMIT toInteger($entity_k)
     RETURN e, score
   }
   WITH e, score WHERE score >= $entity_floor
@@ -172,7 +176,7 @@ CALL (candidate_nodes, related) {
   WITH c, h ORDER BY h.strength DESC, h.distance, h.e.id
   WITH c, head(collect(h)) AS best
   ORDER BY best.strength DESC, best.distance, best.e.id
-  LIMIT $expand_k
+  LIMIT toInteger($expand_k)
   OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)
   RETURN collect({chunk: c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata,
                             .source, .created_at},

@@ -27,8 +27,12 @@
 //   $relationship_k  INTEGER      relationships returned at most
 //   $report_k        INTEGER      community reports returned at most
 // returns: entities LIST<MAP>, text_units LIST<MAP>, candidate_units INTEGER, relationships LIST<MAP>, reports LIST<MAP>
-// browser: :params {namespace: 'default', embedding: [0.1, 0.2], entity_k: 10, entity_fetch_k: 100, max_tokens: 4000, unit_k: 10, min_similarity: 0.0, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, filtered: false, relationship_k: 20, report_k: 3}
-CALL db.index.vector.queryNodes('entity_embedding', $entity_fetch_k, $embedding) YIELD node, score
+// browser: :params {namespace: 'demo', embedding: [], entity_k: 10, entity_fetch_k: 100, max_tokens: 4000, unit_k: 10, min_similarity: 0.0, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, filtered: false, relationship_k: 20, report_k: 3}
+// In Browser the query vector comes from the namespace's embedder: `kgrag cypher params entities/local_context --namespace demo --query "..."` prints this line with it.
+// Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
+// (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
+// created_before (epoch seconds or null); `kgrag cypher params entities/local_context --filter meta.KEY=VALUE` writes them.
+CALL db.index.vector.queryNodes('entity_embedding', toInteger($entity_fetch_k), $embedding) YIELD node, score
 WITH node AS e, score
 WHERE e.namespace = $namespace
   AND (NOT $filtered OR EXISTS {
@@ -40,7 +44,7 @@ WHERE e.namespace = $namespace
       AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
       AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
   })
-WITH e, score ORDER BY score DESC, e.id LIMIT $entity_k
+WITH e, score ORDER BY score DESC, e.id LIMIT toInteger($entity_k)
 WITH collect({e: e, score: score}) AS hits
 CALL (hits) {
   UNWIND CASE WHEN size(hits) >= $entity_k THEN hits ELSE [] END AS h
@@ -60,7 +64,7 @@ CALL (hits) {
         AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
     })
   WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score
-  ORDER BY score DESC, e.id LIMIT $entity_k
+  ORDER BY score DESC, e.id LIMIT toInteger($entity_k)
   RETURN e, score
 }
 WITH e, score ORDER BY score DESC, e.id
@@ -98,7 +102,7 @@ CALL (ents) {
   WITH r, startNode(r) AS a, endNode(r) AS b
   WITH r, a, b, a IN ents AND b IN ents AS internal
   ORDER BY r.weight DESC, internal DESC, a.id, b.id, r.type
-  LIMIT $relationship_k
+  LIMIT toInteger($relationship_k)
   RETURN collect({source_id: a.id, source: a.name, target_id: b.id, target: b.name, type: r.type,
                   weight: r.weight, description: r.description, sequence: r.sequence,
                   internal: internal}) AS relationships
@@ -109,7 +113,7 @@ CALL (ents) {
   WHERE m.namespace = $namespace
   WITH m, count(DISTINCT e) AS matched
   ORDER BY m.rank DESC, matched DESC, m.level, m.id
-  LIMIT $report_k
+  LIMIT toInteger($report_k)
   RETURN collect({id: m.id, level: m.level, title: m.title, summary: m.summary,
                   full_content: m.full_content, rank: m.rank, size: m.size, matched: matched}) AS reports
 }

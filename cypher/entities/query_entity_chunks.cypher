@@ -12,6 +12,9 @@
 //   $filter      MAP           {document_ids, source_prefix, meta_pairs, created_after, created_before}
 // returns: chunk_id STRING, entity_score FLOAT, names LIST<STRING>
 // browser: :params {namespace: 'demo', keys: [{key: 'neo4j', start: 0, end: 1}], max_chunks: 10, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}}
+// Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
+// (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
+// created_before (epoch seconds or null); `kgrag cypher params entities/query_entity_chunks --filter meta.KEY=VALUE` writes them.
 UNWIND $keys AS k
 MATCH (e:Entity {namespace: $namespace, name_key: k.key})
 WITH collect({e: e, s: k.start, t: k.end}) AS found

@@ -6,7 +6,7 @@
 //   $namespace  STRING     tenant
 //   $rows       LIST<MAP>  [{source_id, target_id, relation}]
 // returns: deleted INTEGER
-// browser: :params {namespace: 'default', rows: [{source_id: 'c1', target_id: 'c2', relation: 'similar_to'}]}
+// browser: :params {namespace: 'demo', rows: [{source_id: 'c1', target_id: 'c2', relation: 'similar_to'}]}
 UNWIND $rows AS row
 MATCH (s:Chunk {id: row.source_id})-[r:RELATES_TO]->(t:Chunk {id: row.target_id})
 WHERE s.namespace = $namespace AND t.namespace = $namespace AND r.relation = row.relation

@@ -20,8 +20,12 @@
 //   $max_entity_chunks  INTEGER       an entity mentioned by more chunks is not expanded
 //   $chunk_edges        BOOLEAN       also read RELATES_TO edges out of the seeds
 // returns: seeds LIST<MAP>, query_entities LIST<MAP>, entities LIST<MAP>, chunks LIST<MAP>, mentions LIST<MAP>, chunk_edges LIST<MAP>, relations LIST<MAP>
-// browser: :params {namespace: 'demo', embedding: [0.1, 0.2], seed_top_k: 10, fetch_k: 100, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, entity_keys: [{key: 'neo4j', start: 0, end: 1}], entity_vector_k: 3, entity_floor: 0.8, max_entity_chunks: 25, chunk_edges: true}
-CALL db.index.vector.queryNodes('chunk_embedding', $fetch_k, $embedding) YIELD node, score
+// browser: :params {namespace: 'demo', embedding: [], seed_top_k: 10, fetch_k: 100, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, entity_keys: [{key: 'neo4j', start: 0, end: 1}], entity_vector_k: 3, entity_floor: 0.8, max_entity_chunks: 25, chunk_edges: true}
+// In Browser the query vector comes from the namespace's embedder: `kgrag cypher params graph/ppr_neighbourhood --namespace demo --query "..."` prints this line with it.
+// Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
+// (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
+// created_before (epoch seconds or null); `kgrag cypher params graph/ppr_neighbourhood --filter meta.KEY=VALUE` writes them.
+CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), $embedding) YIELD node, score
 WITH node AS c, score
 WHERE c.namespace = $namespace
   AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
@@ -29,7 +33,7 @@ WHERE c.namespace = $namespace
   AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
   AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
   AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
-WITH c, score ORDER BY score DESC, c.id LIMIT $seed_top_k
+WITH c, score ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
 WITH collect({c: c, score: score}) AS vhits
 CALL (vhits) {
   UNWIND CASE WHEN size(vhits) >= $seed_top_k THEN vhits ELSE [] END AS h
@@ -44,7 +48,7 @@ CALL (vhits) {
     AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
   WITH c, vector.similarity.cosine(c.embedding, $embedding) AS score
-  ORDER BY score DESC, c.id LIMIT $seed_top_k
+  ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
   RETURN c, score
 }
 WITH c, score ORDER BY score DESC, c.id
@@ -63,10 +67,10 @@ CALL (named_all) {
 }
 CALL () {
   UNWIND CASE WHEN $entity_vector_k > 0 THEN [1] ELSE [] END AS on
-  CALL db.index.vector.queryNodes('entity_embedding', $entity_vector_k * 10, $embedding) YIELD node, score
+  CALL db.index.vector.queryNodes('entity_embedding', toInteger($entity_vector_k * 10), $embedding) YIELD node, score
   WITH node AS e, score
   WHERE e.namespace = $namespace AND score >= $entity_floor
-  WITH e, score ORDER BY score DESC, e.id LIMIT $entity_vector_k
+  WITH e, score ORDER BY score DESC, e.id LIMIT toInteger($entity_vector_k)
   RETURN collect({e: e, score: score}) AS resembled
 }
 WITH seeds, [n IN named | {e: n, score: 1.0, how: 'named'}]

@@ -51,8 +51,13 @@
 //   $entity_seed_weight  FLOAT         weight of sum(1 / df) of the query entities a seed mentions (0 = off)
 //   $entity_max_chunks   INTEGER       entities mentioned by more chunks than this seed nothing
 // returns: chunk MAP, title STRING, document_hash STRING, score FLOAT, hop INTEGER, seed_score FLOAT, vector_score FLOAT, keyword_score FLOAT, entity_score FLOAT, entity_names LIST<STRING>, via MAP
-// browser: :params {namespace: 'default', embedding: [0.1, 0.2], keyword_query: '', keyword_weight: 0.0, rrf_k: 60, seed_top_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: false, relations: null, min_weight: 0.0, top_k: 5, blend: 'propagate', entity_keys: [], entity_seed_weight: 0.35, entity_max_chunks: 25}
-CALL db.index.vector.queryNodes('chunk_embedding', $fetch_k, $embedding) YIELD node, score
+// browser: :params {namespace: 'demo', embedding: [], keyword_query: '', keyword_weight: 0.0, rrf_k: 60, seed_top_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: false, relations: null, min_weight: 0.0, top_k: 5, blend: 'propagate', entity_keys: [], entity_seed_weight: 0.35, entity_max_chunks: 25}
+// In Browser the query vector comes from the namespace's embedder: `kgrag cypher params graph/retrieve --namespace demo --query "..."` prints this line with it.
+// Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
+// (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
+// created_before (epoch seconds or null); `kgrag cypher params graph/retrieve --filter meta.KEY=VALUE` writes them.
+// The full-text query is plain terms; `kgrag cypher params graph/retrieve --query "..."` escapes any text.
+CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), $embedding) YIELD node, score
 WITH node AS c, score
 WHERE c.namespace = $namespace
   AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
@@ -60,7 +65,7 @@ WHERE c.namespace = $namespace
   AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
   AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
   AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
-WITH c, score ORDER BY score DESC, c.id LIMIT $seed_top_k
+WITH c, score ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
 WITH collect({c: c, score: score}) AS vhits
 CALL (vhits) {
   UNWIND CASE WHEN size(vhits) >= $seed_top_k THEN vhits ELSE [] END AS h
@@ -75,7 +80,7 @@ CALL (vhits) {
     AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
   WITH c, vector.similarity.cosine(c.embedding, $embedding) AS score
-  ORDER BY score DESC, c.id LIMIT $seed_top_k
+  ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
   RETURN c, score
 }
 // an aggregation over no rows still yields one row, so no seeds never drops the statement
@@ -83,7 +88,7 @@ WITH c, score ORDER BY score DESC, c.id
 WITH collect({c: c, score: score}) AS vseeds
 CALL () {
   UNWIND CASE WHEN $keyword_weight > 0 AND $keyword_query <> '' THEN [1] ELSE [] END AS on
-  CALL db.index.fulltext.queryNodes('chunk_content', $keyword_query, {limit: $fetch_k}) YIELD node, score
+  CALL db.index.fulltext.queryNodes('chunk_content', $keyword_query, {limit: toInteger($fetch_k)}) YIELD node, score
   WITH node AS c, score
   WHERE c.namespace = $namespace
     AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
@@ -91,7 +96,7 @@ CALL () {
     AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
     AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
-  WITH c, score ORDER BY score DESC, c.id LIMIT $seed_top_k
+  WITH c, score ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
   RETURN collect({c: c, score: score}) AS kseeds
 }
 // fuse: without keyword seeds this keeps the vector seeds and their cosine scores
@@ -110,7 +115,7 @@ WITH s,
                + $keyword_weight * CASE WHEN krank IS NULL THEN 0.0 ELSE 1.0 / ($rrf_k + krank + 1) END)
      END AS seed_score
 ORDER BY seed_score DESC, s.id
-LIMIT $seed_top_k
+LIMIT toInteger($seed_top_k)
 WITH collect({c: s, seed_score: seed_score, vector_score: vector_score, keyword_score: keyword_score}) AS ranked
 // entity seeds: chunks mentioning a rare entity the query names
 CALL () {
@@ -243,11 +248,11 @@ WITH seeds + [h IN hits + hop4 | {c: h.c, hop: h.hop, edges: h.edges, seed_score
 // the k-th best score first (no property reads), so only rows at or above it read their id for the tie order
 CALL (scored) {
   UNWIND scored AS x
-  WITH x.score AS s ORDER BY s DESC LIMIT $top_k
+  WITH x.score AS s ORDER BY s DESC LIMIT toInteger($top_k)
   RETURN min(s) AS cutoff
 }
 UNWIND [x IN scored WHERE x.score >= cutoff] AS x
-WITH x ORDER BY x.score DESC, x.c.id LIMIT $top_k
+WITH x ORDER BY x.score DESC, x.c.id LIMIT toInteger($top_k)
 // the edge a graph hit came through: of its best edges, the lowest from-chunk id, then relation
 CALL (x) {
   UNWIND coalesce(x.edges, []) AS e

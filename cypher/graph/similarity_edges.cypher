@@ -10,12 +10,13 @@
 //   $threshold        FLOAT         minimum cosine in [-1, 1]
 //   $cross_document   BOOLEAN       only link chunks of different documents
 // returns: stored INTEGER
-// browser: :params {namespace: 'default', ids: ['c1'], top_k: 3, fetch_k: 20, threshold: 0.75, cross_document: false}
+// browser: :params {namespace: 'demo', ids: ['chk_...'], top_k: 3, fetch_k: 20, threshold: 0.75, cross_document: false}
+// Chunk ids: chunks/list_document_chunks lists a document's.
 UNWIND $ids AS id
 MATCH (s:Chunk {id: id})
 WHERE s.namespace = $namespace AND s.embedding IS NOT NULL
 CALL (s) {
-  CALL db.index.vector.queryNodes('chunk_embedding', $fetch_k, s.embedding) YIELD node, score
+  CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), s.embedding) YIELD node, score
   WITH node AS t, score WHERE t <> s AND t.namespace = $namespace
   RETURN collect({t: t, cosine: 2 * score - 1}) AS hits
 }
@@ -33,7 +34,7 @@ CALL (s, hits) {
 WITH s, t, cosine
 WHERE cosine >= $threshold AND (NOT $cross_document OR t.document_id <> s.document_id)
 WITH s, t, cosine ORDER BY cosine DESC, t.id
-WITH s, collect({t: t, cosine: cosine})[..$top_k] AS best
+WITH s, collect({t: t, cosine: cosine})[..toInteger($top_k)] AS best
 UNWIND best AS b
 WITH s, b.t AS t, b.cosine AS cosine
 WITH s, t, CASE WHEN cosine > 1.0 THEN 1.0 ELSE cosine END AS weight

@@ -60,6 +60,12 @@ def escape_lucene_query(text: str) -> str:
     return " ".join(kept)
 
 
+def chunk_caption(document: Document, chunk: Chunk, *, parent: bool = False) -> str:
+    """``title #index`` (``(parent)`` for a parent chunk): what Browser shows on the node."""
+    label = document.title or document.source or document.id
+    return f"{label} #{int(chunk.chunk_index)}" + (" (parent)" if parent else "")
+
+
 def _same_content(stored: Any, new: str) -> bool:
     """Equal hashes, a pending mark aside (``types.PENDING_HASH_SUFFIX``): an ingest racing
     another one that already completed the same content must not rewrite it as "replaced"."""
@@ -249,6 +255,7 @@ class DocumentsMixin:
         if len(set(ids)) != len(ids):
             raise InputError("chunk ids must be unique within a document")
         known = set(ids)
+        parents = {c.parent_id for c in chunks if c.parent_id is not None}
         rows: list[dict] = []
         for c in chunks:
             if c.document_id and c.document_id != document.id:
@@ -278,6 +285,8 @@ class DocumentsMixin:
                         # which version of the document wrote it: lets a read spot a torn row
                         "document_hash": doc_props["content_hash"],
                         "document_title": document.title,
+                        # Neo4j Browser captions a node with its name (kgrag_neo4j/browser.py)
+                        "name": chunk_caption(document, c, parent=c.id in parents),
                     },
                 }
             )
