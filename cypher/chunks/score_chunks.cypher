@@ -7,7 +7,8 @@
 //   $embedding  LIST<FLOAT>   query vector
 //   $ids        LIST<STRING>  chunk ids
 // returns: chunk_id STRING, score FLOAT
-// browser: :params {namespace: 'demo', embedding: [], ids: []}
+// browser: :params {namespace: 'demo', embedding: [], ids: ['chk_...']}
+// Chunk ids: chunks/list_document_chunks lists a document's.
 // In Browser the query vector comes from the namespace's embedder: `kgrag cypher params chunks/score_chunks --namespace demo --query "..."` prints this line with it.
 UNWIND $ids AS id
 MATCH (c:Chunk {id: id})
