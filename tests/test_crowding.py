@@ -10,6 +10,7 @@ from typing import Any, Callable
 import pytest
 
 from kgrag_neo4j.entities import Entity
+from kgrag_neo4j.retrieval.ppr import PPRRetriever
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 
 from .entity_helpers import FixedEmbedder, make_entity, mention, put_document, unit
@@ -75,9 +76,16 @@ def _answers(store, tenant: dict[str, Any]) -> dict[str, Callable[[], Any]]:
             lambda row: ([c["chunk"]["id"] for c in row["candidates"]], [e["name"] for e in row["query_entities"]])
         )(store.entity_boost_context(q, chunk_k=2, entity_k=2)),
         "local_context": lambda: sorted(e["name"] for e in store.local_context(q, entity_k=2)["entities"]),
+        "ppr_neighbourhood": lambda: (
+            lambda n: ([(c, round(x, 6)) for c, x in n.seeds], sorted((name, how) for _, name, _, how in n.query_entities))
+        )(store.ppr_neighbourhood(q, seed_top_k=3, entity_vector_k=2, entity_floor=0.0)),
         "vector retriever": lambda: [r.id for r in VectorRetriever(store, embedder).retrieve(QUERY, 3)],
         "hybrid retriever": lambda: [r.id for r in HybridRetriever(store, embedder).retrieve(QUERY, 3)],
         "graph retriever": lambda: [r.id for r in GraphRetriever(store, embedder, seed_keyword_weight=0.5).retrieve(QUERY, 3)],
+        "graph retriever (seed blend)": lambda: [
+            r.id for r in GraphRetriever(store, embedder, blend="seed", seed_keyword_weight=0.5).retrieve(QUERY, 3)
+        ],
+        "ppr retriever": lambda: [r.id for r in PPRRetriever(store, embedder).retrieve(QUERY, 3)],
     }
 
 
@@ -89,6 +97,7 @@ def test_a_crowded_index_changes_no_answer_of_this_namespace(store, crowd):
     assert before["search_chunks_keyword"] and any(k for _, _, k in before["graph_retrieve (keyword seeds)"])
     assert len(before["graph_retrieve (keyword only)"]) == 2
     assert (tenant["c1"], tenant["c2"], 0.947) in before["similar_chunk_pairs"]
+    assert ("Quokka", "resembles") in before["ppr_neighbourhood"][1]
 
     _fill_crowd(crowd)
     after = {name: read() for name, read in reads.items()}

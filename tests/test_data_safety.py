@@ -343,6 +343,7 @@ def test_every_retriever_refuses_another_embedding_model(store, driver, neo4j_se
     from kgrag_neo4j.errors import ConfigurationError
     from kgrag_neo4j.retrieval.entity import EntityGraphRetriever
     from kgrag_neo4j.retrieval.local_search import LocalSearchRetriever
+    from kgrag_neo4j.retrieval.ppr import PPRRetriever
     from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
     from kgrag_neo4j.retrieval.triples import TripleGraphRetriever
     from kgrag_neo4j.store import Neo4jStore
@@ -356,6 +357,7 @@ def test_every_retriever_refuses_another_embedding_model(store, driver, neo4j_se
         retrievers = [
             VectorRetriever(s, other_model), HybridRetriever(s, other_model), GraphRetriever(s, other_model),
             EntityGraphRetriever(s, other_model), LocalSearchRetriever(s, other_model), TripleGraphRetriever(s, other_model),
+            PPRRetriever(s, other_model),
         ]
         for retriever in retrievers:
             with pytest.raises(ConfigurationError, match="was embedded with 'hashing-256'"):

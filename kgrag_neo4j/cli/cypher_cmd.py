@@ -20,6 +20,10 @@ def parse_param(text: str) -> tuple[str, object]:
     key = key.strip()
     if not key.isidentifier():
         raise InputError(f"parameter name {key!r} is not a valid identifier")
+    if _bracket_depth(raw) > MAX_PARAM_DEPTH:
+        # refused before json.loads: the decoder would recurse to the interpreter's limit, where
+        # any finalizer the garbage collector runs fails too and prints to stderr
+        raise InputError(f"--param {key}: the value is nested deeper than {MAX_PARAM_DEPTH} levels")
     try:
         value = json.loads(raw)
     except RecursionError:
@@ -32,6 +36,28 @@ def parse_param(text: str) -> tuple[str, object]:
 
 #: deeper values are refused before the driver recurses into them
 MAX_PARAM_DEPTH = 64
+
+
+def _bracket_depth(raw: str) -> int:
+    """The deepest nesting of ``[`` and ``{`` in ``raw`` outside JSON strings, without recursion."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
 
 
 def _check_sendable(key: str, value: object) -> None:
