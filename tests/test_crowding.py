@@ -12,11 +12,14 @@ import pytest
 from kgrag_neo4j.entities import Entity
 from kgrag_neo4j.retrieval.ppr import PPRRetriever
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
+from kgrag_neo4j.store.documents import MIN_VECTOR_CANDIDATES
 
 from .entity_helpers import FixedEmbedder, make_entity, mention, put_document, unit
 
 QUERY = "quokka migration"
-CROWD = 60  # more than any fetch_k the reads below use (40 and 48)
+#: more than any fetch_k the reads below use (the vector stage asks for MIN_VECTOR_CANDIDATES at
+#: least; similar pairs 48, entities 32), so the shared index's first answers are all the crowd's
+CROWD = MIN_VECTOR_CANDIDATES + 50
 
 
 @pytest.fixture
