@@ -160,7 +160,13 @@ def own_server(tmp_path_factory):
     from kgrag_neo4j.server import LocalServer, free_port
 
     data_dir = tmp_path_factory.mktemp("own-neo4j")
-    server = LocalServer(data_dir, port=free_port(), heap="512m", pagecache="64m")
+    # its own HTTP port too: the default 7474 is shared by every suite on the machine, and one
+    # taken between the check and Neo4j's bind failed the start of this server (and its tests)
+    port = free_port()
+    http_port = free_port()
+    while http_port == port:
+        http_port = free_port()
+    server = LocalServer(data_dir, port=port, http_port=http_port, heap="512m", pagecache="64m")
     server.start(timeout=300)
     yield server
     server.stop(timeout=30)
