@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Any
 
 import httpx
 import pytest
@@ -23,108 +22,10 @@ from kgrag_neo4j.errors import (
 from kgrag_neo4j.protocols import ChatProvider, EmbeddingProvider
 from kgrag_neo4j.providers.openai import OpenAIChat, OpenAIEmbedder, openai_configured
 
+from .openai_fake import FakeOpenAI, error
+
 SECRET = "sk-proj-DO-NOT-LEAK-987654"
 LOCAL = "http://127.0.0.1:11434/v1"
-
-
-class FakeOpenAI:
-    """Stands in for an OpenAI-compatible server at the HTTP level. Queued answers for a path
-    come first (a Response, an exception to raise, or a function of the request); then a
-    well-formed default answer."""
-
-    def __init__(self) -> None:
-        self.requests: list[httpx.Request] = []
-        self.queued: dict[str, list[Any]] = {}
-        self.chat_text = '{"ok": true}'
-        self.stream_pieces = ["Neo4j ", "stores ", "graphs [1]."]
-        self.reverse_embeddings = False
-
-    def queue(self, path: str, *answers: Any) -> None:
-        self.queued.setdefault(path, []).extend(answers)
-
-    def bodies(self, path: str) -> list[dict[str, Any]]:
-        return [json.loads(r.content) for r in self.requests if r.url.path == path]
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        path = request.url.path
-        answer = self.queued[path].pop(0) if self.queued.get(path) else None
-        if isinstance(answer, Exception):
-            raise answer
-        if callable(answer):
-            return answer(request)
-        if answer is not None:
-            return answer
-        body = json.loads(request.content)
-        if path.endswith("/embeddings"):
-            return self._embeddings(body)
-        if body.get("stream"):
-            return self._stream(body)
-        return self._chat(body)
-
-    def _embeddings(self, body: dict[str, Any]) -> httpx.Response:
-        dims = body.get("dimensions") or {"text-embedding-3-large": 3072}.get(body["model"], 1536)
-        if body["model"] == "nomic-embed-text":
-            dims = 768
-        rows = [
-            {"object": "embedding", "index": i, "embedding": [float(len(text))] + [0.25] * (dims - 1)}
-            for i, text in enumerate(body["input"])
-        ]
-        if self.reverse_embeddings:
-            rows.reverse()
-        return httpx.Response(
-            200,
-            json={
-                "object": "list",
-                "data": rows,
-                "model": body["model"],
-                "usage": {"prompt_tokens": 3, "total_tokens": 3},
-            },
-        )
-
-    def _chat(self, body: dict[str, Any]) -> httpx.Response:
-        return httpx.Response(
-            200,
-            json={
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 1700000000,
-                "model": body["model"],
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": self.chat_text, "refusal": None},
-                        "logprobs": None,
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
-            },
-        )
-
-    def _stream(self, body: dict[str, Any]) -> httpx.Response:
-        def chunk(delta: dict[str, Any], finish: str | None) -> str:
-            data = {
-                "id": "chatcmpl-2",
-                "object": "chat.completion.chunk",
-                "created": 1700000000,
-                "model": body["model"],
-                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-            }
-            return f"data: {json.dumps(data)}\n\n"
-
-        events = [chunk({"role": "assistant", "content": ""}, None)]
-        events += [chunk({"content": piece}, None) for piece in self.stream_pieces]
-        events += [chunk({}, "stop"), "data: [DONE]\n\n"]
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content="".join(events).encode())
-
-
-def error(status: int, message: str, headers: dict[str, str] | None = None) -> httpx.Response:
-    return httpx.Response(
-        status,
-        json={"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}},
-        headers=headers,
-    )
 
 
 @pytest.fixture

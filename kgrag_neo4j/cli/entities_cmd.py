@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from ..errors import InputError
+from .ask_cmd import chat_model, llm_option
 from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
 
 
@@ -24,24 +26,44 @@ def register(cli: click.Group) -> None:
     @click.option("--document", "documents", multiple=True, help="Only this document id (repeatable; default: all).")
     @click.option("--merge-threshold", type=float, help="Also merge same-type entities whose description embeddings have at least this cosine.")
     @click.option("--batch-size", type=int, default=64, show_default=True, help="Texts per embedding call.")
+    @llm_option
+    @click.option("--entity-types", help="With --llm: the entity types to extract, comma-separated (others are dropped).")
+    @click.option("--relation-types", help="With --llm: the relationship types to extract, comma-separated (others are dropped).")
+    @click.option("--schema", "schema_file", type=click.Path(dir_okay=False), help='With --llm: a JSON file {"entity_types": [...] or {NAME: description}, "relation_types": ...}.')
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @pass_app
     @handle_errors
-    def build(app: AppContext, namespace, embedder, documents, merge_threshold, batch_size, as_json) -> None:
-        """Extract entities from the stored chunks (offline, no model), embed and store them.
+    def build(app: AppContext, namespace, embedder, documents, merge_threshold, batch_size, llm, entity_types,
+              relation_types, schema_file, as_json) -> None:
+        """Extract entities from the stored chunks, embed and store them: offline (no model),
+        or with a chat model (--llm) and, if given, your entity and relationship types.
 
         Idempotent: re-running over the same chunks changes nothing.
 
-        Example: kgrag entities build --namespace docs --embedder hashing
+        Example: kgrag entities build --llm openai --entity-types PERSON,COMPANY --relation-types WORKS_FOR
         """
         from ..entities.pipeline import build_entities
         from ..providers.select import describe_embedder, select_embedder
 
+        extractor = None
+        declared = entity_types or relation_types or schema_file
+        if declared and not llm:
+            raise InputError(
+                "--entity-types, --relation-types and --schema need --llm: the offline extractor has its own types"
+            )
+        if llm:
+            from ..entities.extract_llm import ExtractionSchema, LLMEntityExtractor
+
+            schema = ExtractionSchema.from_file(schema_file) if schema_file else ExtractionSchema()
+            schema = schema.merged(ExtractionSchema(entity_types or (), relation_types or ()))
+            options = {"entity_types": schema.entity_types, "relation_types": schema.relation_types, "strict_types": True} if schema else {}
+            extractor = LLMEntityExtractor(chat_model(llm), namespace=namespace, **options)
         chosen = select_embedder(embedder)
         click.echo(f"embedder: {describe_embedder(chosen)}", err=True)
         result = build_entities(
             app.store(namespace),
             chosen,
+            extractor=extractor,
             document_ids=list(documents) or None,
             batch_size=batch_size,
             merge_threshold=merge_threshold,
