@@ -51,6 +51,8 @@ _EXPORTS: dict[str, str] = {
     "TripleGraphRetriever": "retrieval.triples",
     "ScoreReranker": "retrieval.rerank", "LLMReranker": "retrieval.rerank",
     "format_knowledge": "retrieval.format", "KnowledgeTool": "retrieval.knowledge_tool",
+    "answer": "retrieval.answer", "aanswer": "retrieval.answer", "Answer": "retrieval.answer",
+    "Citation": "retrieval.answer",
     # providers
     "HashingEmbedder": "providers.hashing", "WordLlamaEmbedder": "providers.wordllama",
     "SentenceTransformerEmbedder": "providers.sentence_transformers",
