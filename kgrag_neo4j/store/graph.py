@@ -17,8 +17,8 @@ from ..types import (
     RetrievalResult,
     filters_to_param,
 )
-from .documents import _check_top_k, _load_metadata, escape_lucene_query, read_consistent
-from .runner import CypherRunner
+from .documents import _check_top_k, _load_metadata, consistent, escape_lucene_query
+from .runner import CypherRunner, Plan
 
 __all__ = ["GraphMixin", "NATIVE_MAX_HOPS"]
 
@@ -181,7 +181,16 @@ class GraphMixin:
     def edge_stats(self) -> list[dict[str, Any]]:
         return self.runner.read("graph/stats", namespace=self.namespace)
 
-    def graph_retrieve(
+    def graph_retrieve(self, **options: Any) -> list[RetrievalResult]:
+        """Seeds, expansion, scoring, blend and trim in ONE round trip (see the Cypher file);
+        the options are ``_graph_retrieve``'s."""
+        return self.runner.run(self._graph_retrieve(**options))
+
+    async def agraph_retrieve(self, **options: Any) -> list[RetrievalResult]:
+        """``graph_retrieve`` on the async driver (same statement, same rows)."""
+        return await self.aio.runner().run(self._graph_retrieve(**options))
+
+    def _graph_retrieve(
         self,
         *,
         embedding: Sequence[float],
@@ -198,19 +207,17 @@ class GraphMixin:
         min_traversal_score: float = 0.0,
         filters: Sequence[ChunkFilter] = (),
         rrf_k: int = 60,
-    ) -> list[RetrievalResult]:
-        """Seeds, expansion, scoring, blend and trim in ONE round trip (see the Cypher file)."""
+    ) -> Plan[list[RetrievalResult]]:
         _check_top_k(top_k)
         _check_top_k(seed_top_k)
         if not 0 <= max_hops <= NATIVE_MAX_HOPS:
             raise ConfigurationError(f"native traversal supports 0..{NATIVE_MAX_HOPS} hops, got {max_hops}")
         if not hop_decay:
             raise ConfigurationError("hop_decay needs at least one value")
-        vector = self.check_embedding(embedding, what="query embedding")
+        vector = yield from self._check_embedding(embedding, "query embedding")
         relations = [RelationType.parse(r).value for r in relation_filter] if relation_filter else None
         keyword_query = escape_lucene_query(query_text) if seed_keyword_weight > 0 else ""
-        rows = read_consistent(
-            self.runner,
+        rows = yield from consistent(
             "graph/retrieve",
             namespace=self.namespace,
             embedding=vector,
