@@ -100,39 +100,59 @@ class AsyncDrivers:
         self.settings = settings
         self.given = driver
         self.sync = sync
-        self._by_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncCypherRunner]" = weakref.WeakKeyDictionary()
+        self._by_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[AsyncCypherRunner, Any]]" = (
+            weakref.WeakKeyDictionary()
+        )
 
-    def runner(self) -> AsyncCypherRunner:
+    async def runner(self) -> AsyncCypherRunner:
+        """The runner of the running event loop, opened on first use."""
         loop = asyncio.get_running_loop()
         found = self._by_loop.get(loop)
-        if found is None:
-            if self.given is not None:
-                driver = self.given
-            elif self.settings is not None:
-                driver = connect_async_driver(self.settings)
-            else:
-                raise ConfigurationError(
-                    "async reads need a store made by Neo4jStore.connect(settings), or "
-                    "Neo4jStore(driver, settings=...) / Neo4jStore(driver, async_driver=...)"
-                )
-            found = self._by_loop[loop] = AsyncCypherRunner(driver, self.sync)
-        return found
+        if found is not None:
+            return found[0]
+        if self.given is not None:
+            runner = AsyncCypherRunner(self.given, self.sync)
+            self._by_loop[loop] = (runner, None)
+            return runner
+        if self.settings is None:
+            raise ConfigurationError(
+                "async reads need a store made by Neo4jStore.connect(settings), or "
+                "Neo4jStore(driver, settings=...) / Neo4jStore(driver, async_driver=...)"
+            )
+        runner = AsyncCypherRunner(connect_async_driver(self.settings), self.sync)
+        # Closed with its loop: the loop finalises the async generators it knows of when it
+        # shuts down (asyncio.run does), so a script that calls asyncio.run(...aretrieve(...))
+        # again and again leaves no driver open behind each loop.
+        closer = _close_at_shutdown(runner.driver)
+        self._by_loop[loop] = (runner, closer)
+        await closer.__anext__()
+        return runner
+
+    async def run(self, plan: Plan[T]) -> T:
+        return await (await self.runner()).run(plan)
 
     @property
     def round_trips(self) -> int:
-        return sum(r.round_trips for r in list(self._by_loop.values()))
+        return sum(runner.round_trips for runner, _ in list(self._by_loop.values()))
 
     async def aclose(self) -> None:
-        """Close the driver this loop opened (call it before the loop ends)."""
-        runner = self._by_loop.pop(asyncio.get_running_loop(), None)
-        if runner is not None and runner.driver is not self.given:
-            await runner.driver.close()
+        """Close the driver this loop opened now, rather than when the loop shuts down."""
+        found = self._by_loop.pop(asyncio.get_running_loop(), None)
+        if found is not None and found[1] is not None:
+            await found[1].aclose()
 
     def close(self) -> None:
-        """Close what can still be closed: drivers of loops that are not running any more."""
-        for loop, runner in list(self._by_loop.items()):
-            if runner.driver is self.given or loop.is_running():
+        """Close the drivers of loops that stopped without shutting down (not run by
+        ``asyncio.run``); a running loop's driver closes when that loop shuts down."""
+        for loop, (runner, closer) in list(self._by_loop.items()):
+            if closer is None or loop.is_running() or loop.is_closed():
                 continue
-            if not loop.is_closed():
-                loop.run_until_complete(runner.driver.close())
+            loop.run_until_complete(closer.aclose())
             self._by_loop.pop(loop, None)
+
+
+async def _close_at_shutdown(driver: neo4j.AsyncDriver) -> Any:
+    try:
+        yield
+    finally:
+        await driver.close()

@@ -330,7 +330,7 @@ class DocumentsMixin:
         return self.runner.run(self._get_chunks_by_ids(chunk_ids))
 
     async def aget_chunks_by_ids(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        return await self.aio.runner().run(self._get_chunks_by_ids(chunk_ids))
+        return await self.aio.run(self._get_chunks_by_ids(chunk_ids))
 
     def _get_chunks_by_ids(self, chunk_ids: Sequence[str]) -> Plan[list[Chunk]]:
         if not chunk_ids:
@@ -355,7 +355,7 @@ class DocumentsMixin:
     async def asearch_chunks(
         self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter] = ()
     ) -> list[RetrievalResult]:
-        return await self.aio.runner().run(self._search_chunks(embedding, top_k, filters))
+        return await self.aio.run(self._search_chunks(embedding, top_k, filters))
 
     def _search_chunks(
         self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter]
@@ -380,7 +380,7 @@ class DocumentsMixin:
     async def asearch_chunks_keyword(
         self, query: str, top_k: int, filters: Sequence[ChunkFilter] = ()
     ) -> list[RetrievalResult]:
-        return await self.aio.runner().run(self._search_chunks_keyword(query, top_k, filters))
+        return await self.aio.run(self._search_chunks_keyword(query, top_k, filters))
 
     def _search_chunks_keyword(
         self, query: str, top_k: int, filters: Sequence[ChunkFilter]

@@ -451,7 +451,7 @@ class EntitiesMixin:
         return self.runner.run(self._entity_centrality(kind))
 
     async def aentity_centrality(self, kind: str = "degree") -> dict[str, float]:
-        return await self.aio.runner().run(self._entity_centrality(kind))
+        return await self.aio.run(self._entity_centrality(kind))
 
     def _entity_centrality(self, kind: str) -> Plan[dict[str, float]]:
         if kind == "degree":
@@ -471,7 +471,7 @@ class EntitiesMixin:
         return self.runner.run(self._entity_boost_context(embedding, **options))
 
     async def aentity_boost_context(self, embedding: Sequence[float], **options: Any) -> dict[str, Any]:
-        return await self.aio.runner().run(self._entity_boost_context(embedding, **options))
+        return await self.aio.run(self._entity_boost_context(embedding, **options))
 
     def _entity_boost_context(
         self,
@@ -521,7 +521,7 @@ class EntitiesMixin:
         return self.runner.run(self._local_context(embedding, **options))
 
     async def alocal_context(self, embedding: Sequence[float], **options: Any) -> dict[str, Any]:
-        return await self.aio.runner().run(self._local_context(embedding, **options))
+        return await self.aio.run(self._local_context(embedding, **options))
 
     def _local_context(
         self,

@@ -188,7 +188,7 @@ class GraphMixin:
 
     async def agraph_retrieve(self, **options: Any) -> list[RetrievalResult]:
         """``graph_retrieve`` on the async driver (same statement, same rows)."""
-        return await self.aio.runner().run(self._graph_retrieve(**options))
+        return await self.aio.run(self._graph_retrieve(**options))
 
     def _graph_retrieve(
         self,

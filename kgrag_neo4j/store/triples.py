@@ -304,7 +304,7 @@ class TriplesMixin:
         *,
         chunk_ids: Sequence[str] = (),
     ) -> list[ExpandedNode]:
-        return await self.aio.runner().run(self._expand_triples(start_names, predicates, max_depth, limit, chunk_ids))
+        return await self.aio.run(self._expand_triples(start_names, predicates, max_depth, limit, chunk_ids))
 
     def _expand_triples(
         self, start_names: Sequence[str], predicates: Sequence[str], max_depth: int, limit: int, chunk_ids: Sequence[str]
