@@ -31,6 +31,7 @@ CHECKS = {
     "OpenAIEmbedder(": lambda out: out.splitlines()[-1] == "768" and "I do not know" in out,
     "answer(": lambda out: "Neo4j creates vector indexes" in out and re.search(r"^\[1\] docs/\S+\.md chk_", out, re.M),
     "integrations.langchain": lambda out: out.startswith("[Document(") and "'graph_context'" in out,
+    "asyncio.gather": lambda out: len(out.splitlines()) == 4 and all(line.startswith("['docs/") for line in out.splitlines()),
     "integrations.llamaindex": lambda out: re.match(r"^\d\.\d{3} docs/\S+\.md chk_", out) and len(out.splitlines()) == 5,
 }
 

@@ -49,11 +49,6 @@ def check_retriever(retriever: Any, top_k: Any) -> None:
 
 
 async def aretrieve(retriever: Any, query: str, top_k: int) -> list[RetrievalResult]:
-    """``retriever.aretrieve`` when it has one; a retriever of the caller's own without it runs
-    in a worker thread so the event loop is not blocked."""
-    native = getattr(retriever, "aretrieve", None)
-    if callable(native):
-        return await native(query, top_k)
-    import asyncio
+    from ..retrieval.steps import retrieve_async
 
-    return await asyncio.to_thread(retriever.retrieve, query, top_k)
+    return await retrieve_async(retriever, query, top_k)

@@ -16,12 +16,14 @@ but the protocol is written to stdout.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError, KgragError
 from ..retrieval.format import format_knowledge
+from ..retrieval.steps import retrieve_async
 
 __all__ = ["build_server", "serve_stdio"]
 
@@ -84,10 +86,13 @@ def build_server(
 
     for mode, retriever in retrievers.items():
 
-        def search(query: str, top_k: int = 5, _retriever: Any = retriever, _mode: str = mode) -> dict[str, Any]:
+        async def search(query: str, top_k: int = 5, _retriever: Any = retriever, _mode: str = mode) -> dict[str, Any]:
             if isinstance(top_k, bool) or not 1 <= top_k <= 100:
                 raise ToolError("InputError: top_k must be between 1 and 100")
-            results = run(_retriever.retrieve, query, top_k)
+            try:  # the store's async reads: the server keeps answering while this one waits
+                results = await retrieve_async(_retriever, query, top_k)
+            except KgragError as exc:
+                raise ToolError(f"{type(exc).__name__}: {exc}") from None
             return {
                 "mode": _mode,
                 "namespace": namespace,
@@ -101,14 +106,18 @@ def build_server(
             description=f"Search the knowledge graph: {MODE_DESCRIPTIONS.get(mode, mode)}. Returns the top_k passages.",
         )
 
-    def ingest_text(text: str, source: str, title: str = "") -> dict[str, Any]:
+    # writes and file reading run in a worker thread: the loop keeps serving other requests
+    async def ingest_text(text: str, source: str, title: str = "") -> dict[str, Any]:
         """Add text as a document named by source (re-adding the same source replaces it; the
         same content changes nothing)."""
-        r = run(ingestor.ingest_text, text, source=source, title=title)
+        r = await asyncio.to_thread(run, ingestor.ingest_text, text, source=source, title=title)
         return {"document_id": r.document_id, "status": r.status, "chunks": r.chunk_count, "edges": r.edge_count}
 
-    def ingest_path(path: str) -> dict[str, Any]:
+    async def ingest_path(path: str) -> dict[str, Any]:
         """Add a file, or every supported file under a folder (Markdown, text, HTML, PDF, ...)."""
+        return await asyncio.to_thread(ingest_path_now, path)
+
+    def ingest_path_now(path: str) -> dict[str, Any]:
         from ..ingestion.files import expand_paths
 
         target = Path(path).expanduser().resolve()
@@ -125,9 +134,9 @@ def build_server(
             rows.append({"path": str(file), "status": r.status, "document_id": r.document_id, "chunks": r.chunk_count})
         return {"files": rows, "failed": sum(1 for r in rows if r["status"] == "failed")}
 
-    def list_documents(limit: int = 50) -> dict[str, Any]:
+    async def list_documents(limit: int = 50) -> dict[str, Any]:
         """The documents of the namespace, newest first."""
-        docs = run(store.list_documents, limit=max(1, min(limit, 1000)))
+        docs = await asyncio.to_thread(run, store.list_documents, limit=max(1, min(limit, 1000)))
         return {
             "namespace": namespace,
             "documents": [{"id": d.id, "source": d.source, "title": d.title, "created_at": d.created_at} for d in docs],
@@ -147,8 +156,8 @@ def _without_private(fn: Any) -> Any:
     public = [p for name, p in signature.parameters.items() if not name.startswith("_")]
 
     @functools.wraps(fn)
-    def tool(query: str, top_k: int = 5) -> dict[str, Any]:
-        return fn(query, top_k)
+    async def tool(query: str, top_k: int = 5) -> dict[str, Any]:
+        return await fn(query, top_k)
 
     tool.__signature__ = signature.replace(parameters=public)  # type: ignore[attr-defined]
     return tool

@@ -212,10 +212,10 @@ async def aanswer(
     HTTP in the SDKs) runs in a worker thread."""
     import asyncio
 
-    from ..integrations import aretrieve
+    from .steps import retrieve_async
 
     _check(query, retriever, chat, top_k)
-    results = list(await aretrieve(retriever, query, top_k))
+    results = list(await retrieve_async(retriever, query, top_k))
     return await asyncio.to_thread(
         _respond, query, results, chat, stream=False, system_prompt=system_prompt, max_context_chars=max_context_chars  # type: ignore[arg-type]
     )

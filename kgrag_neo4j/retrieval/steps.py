@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generator, TypeVar
 
-__all__ = ["Call", "Gather", "Steps", "arun_steps", "run_steps"]
+__all__ = ["Call", "Gather", "Steps", "arun_steps", "retrieve_async", "run_steps"]
 
 T = TypeVar("T")
 
@@ -110,3 +110,12 @@ async def arun_steps(body: "Steps[T]") -> T:
             value, error = await _async(step), None
         except Exception as exc:
             value, error = None, exc
+
+
+async def retrieve_async(retriever: Any, query: str, top_k: int) -> Any:
+    """``await retriever.aretrieve(query, top_k)``; a retriever of the caller's own without
+    ``aretrieve`` runs in a worker thread so the event loop is not blocked."""
+    native = getattr(retriever, "aretrieve", None)
+    if native is not None and inspect.iscoroutinefunction(native):
+        return await native(query, top_k)
+    return await asyncio.to_thread(retriever.retrieve, query, top_k)
