@@ -22,29 +22,14 @@ from neo4j import exceptions as neo4j_exc
 
 from ..errors import ConfigurationError
 from ..settings import Neo4jSettings
-from .runner import DEFAULT_CONNECT_SECONDS, DEFAULT_RETRY_SECONDS, CypherRunner, Plan, RaceRetry, Rows, T, map_neo4j_errors
+from .runner import CypherRunner, Plan, RaceRetry, Rows, T, connect_driver, map_neo4j_errors
 
 __all__ = ["AsyncCypherRunner", "AsyncDrivers", "connect_async_driver"]
 
 
-def connect_async_driver(
-    settings: Neo4jSettings,
-    *,
-    max_retry_seconds: float = DEFAULT_RETRY_SECONDS,
-    connect_seconds: float = DEFAULT_CONNECT_SECONDS,
-) -> neo4j.AsyncDriver:
-    """An async driver for ``settings`` with the sync driver's bounded waits."""
-    auth = (settings.user, settings.password) if settings.password is not None else None
-    with map_neo4j_errors(settings.redacted_uri):
-        return AsyncGraphDatabase.driver(
-            settings.uri,
-            auth=auth,
-            max_transaction_retry_time=max_retry_seconds,
-            connection_timeout=connect_seconds,
-            connection_acquisition_timeout=connect_seconds * 2,
-            user_agent="kgrag-neo4j",
-            notifications_disabled_categories=["UNRECOGNIZED"],
-        )
+def connect_async_driver(settings: Neo4jSettings, **options: Any) -> neo4j.AsyncDriver:
+    """An async driver for ``settings`` with the sync driver's options and bounded waits."""
+    return connect_driver(settings, factory=AsyncGraphDatabase.driver, **options)
 
 
 class AsyncCypherRunner:

@@ -44,11 +44,13 @@ def connect_driver(
     *,
     max_retry_seconds: float = DEFAULT_RETRY_SECONDS,
     connect_seconds: float = DEFAULT_CONNECT_SECONDS,
+    factory: Callable[..., Any] = GraphDatabase.driver,
 ) -> neo4j.Driver:
-    """A driver for ``settings`` with bounded waits (so an outage fails, never hangs)."""
+    """A driver for ``settings`` with bounded waits (so an outage fails, never hangs);
+    ``factory=AsyncGraphDatabase.driver`` makes the async twin with the same options."""
     auth = (settings.user, settings.password) if settings.password is not None else None
     with map_neo4j_errors(settings.redacted_uri):
-        return GraphDatabase.driver(
+        return factory(
             settings.uri,
             auth=auth,
             max_transaction_retry_time=max_retry_seconds,
