@@ -26,7 +26,7 @@ from ..entities.model import Entity, EntityMention, EntityRelation, normalise_na
 from ..errors import ConfigurationError, InputError, NotFoundError
 from ..types import Chunk, ChunkFilter, filters_to_param
 from .documents import _check_top_k, chunk_from_row
-from .runner import CypherRunner, Plan, Read
+from .runner import CypherRunner, Plan, Read, read_methods
 
 __all__ = [
     "ENTITY_MAX_HOPS",
@@ -463,16 +463,6 @@ class EntitiesMixin:
         raise ConfigurationError(f"centrality must be one of {', '.join(CENTRALITY_KINDS)}, got {kind!r}")
 
     # -- one-statement retrieval contexts ---------------------------------------------------------
-    def entity_boost_context(self, embedding: Sequence[float], **options: Any) -> dict[str, Any]:
-        """Candidates, query entities, related entities and expansion chunks of seed 001 in ONE
-        round trip (``cypher/entities/boost_retrieve.cypher``); options as
-        ``_entity_boost_context``. Returns the raw lists;
-        ``retrieval.entity.EntityGraphRetriever`` does the arithmetic."""
-        return self.runner.run(self._entity_boost_context(embedding, **options))
-
-    async def aentity_boost_context(self, embedding: Sequence[float], **options: Any) -> dict[str, Any]:
-        return await self.aio.run(self._entity_boost_context(embedding, **options))
-
     def _entity_boost_context(
         self,
         embedding: Sequence[float],
@@ -513,15 +503,7 @@ class EntitiesMixin:
         )
         return rows[0]
 
-    def local_context(self, embedding: Sequence[float], **options: Any) -> dict[str, Any]:
-        """The local-search context of seed 002 in ONE round trip
-        (``cypher/entities/local_context.cypher``): entities, text units within the token
-        budget, relationships, community reports; options as ``_local_context``. Returns the
-        raw lists."""
-        return self.runner.run(self._local_context(embedding, **options))
-
-    async def alocal_context(self, embedding: Sequence[float], **options: Any) -> dict[str, Any]:
-        return await self.aio.run(self._local_context(embedding, **options))
+    entity_boost_context, aentity_boost_context = read_methods(_entity_boost_context)
 
     def _local_context(
         self,
@@ -553,6 +535,8 @@ class EntitiesMixin:
             ),
         )
         return rows[0]
+
+    local_context, alocal_context = read_methods(_local_context)
 
     # -- communities ------------------------------------------------------------------------------
     def gds_available(self) -> bool:

@@ -18,7 +18,7 @@ from ..types import (
     filters_to_param,
 )
 from .documents import _check_top_k, _load_metadata, consistent, escape_lucene_query
-from .runner import CypherRunner, Plan
+from .runner import CypherRunner, Plan, read_methods
 
 __all__ = ["GraphMixin", "NATIVE_MAX_HOPS"]
 
@@ -181,15 +181,6 @@ class GraphMixin:
     def edge_stats(self) -> list[dict[str, Any]]:
         return self.runner.read("graph/stats", namespace=self.namespace)
 
-    def graph_retrieve(self, **options: Any) -> list[RetrievalResult]:
-        """Seeds, expansion, scoring, blend and trim in ONE round trip (see the Cypher file);
-        the options are ``_graph_retrieve``'s."""
-        return self.runner.run(self._graph_retrieve(**options))
-
-    async def agraph_retrieve(self, **options: Any) -> list[RetrievalResult]:
-        """``graph_retrieve`` on the async driver (same statement, same rows)."""
-        return await self.aio.run(self._graph_retrieve(**options))
-
     def _graph_retrieve(
         self,
         *,
@@ -208,6 +199,8 @@ class GraphMixin:
         filters: Sequence[ChunkFilter] = (),
         rrf_k: int = 60,
     ) -> Plan[list[RetrievalResult]]:
+        """Seeds, expansion, scoring, blend and trim in ONE round trip (see the Cypher file);
+        ``graph_retrieve`` runs it on the driver, ``await agraph_retrieve`` on the async one."""
         _check_top_k(top_k)
         _check_top_k(seed_top_k)
         if not 0 <= max_hops <= NATIVE_MAX_HOPS:
@@ -274,3 +267,5 @@ class GraphMixin:
                 )
             )
         return out
+
+    graph_retrieve, agraph_retrieve = read_methods(_graph_retrieve)

@@ -9,6 +9,7 @@ errors are translated into the library's tree in ``map_neo4j_errors`` and nowher
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import random
 import time
@@ -29,7 +30,7 @@ from ..errors import (
 )
 from ..settings import Neo4jSettings
 
-__all__ = ["CypherRunner", "Plan", "Read", "RaceRetry", "connect_driver", "map_neo4j_errors", "run_plan"]
+__all__ = ["CypherRunner", "Plan", "Read", "RaceRetry", "connect_driver", "map_neo4j_errors", "read_methods", "run_plan"]
 
 log = logging.getLogger("kgrag_neo4j.store")
 
@@ -133,6 +134,26 @@ T = TypeVar("T")
 #: ``Read``s it needs, receives their rows, and returns its value. ``CypherRunner.run`` drives
 #: it on the driver, ``AsyncCypherRunner.run`` on the async driver (``store/aio.py``).
 Plan = Generator[Read, "Rows", T]
+
+
+def read_methods(plan_fn: Callable[..., "Plan[T]"]) -> tuple[Callable[..., T], Callable[..., Any]]:
+    """The sync and async store methods of a read plan function ``_name``: ``name`` driven by
+    ``self.runner``, ``aname`` by ``self.aio``. Both show the plan's signature and docstring
+    (``inspect.signature`` follows ``__wrapped__``), so options and defaults are written once."""
+    public = plan_fn.__name__.lstrip("_")
+
+    @functools.wraps(plan_fn)
+    def method(self: Any, *args: Any, **kwargs: Any) -> T:
+        return self.runner.run(plan_fn(self, *args, **kwargs))
+
+    @functools.wraps(plan_fn)
+    async def amethod(self: Any, *args: Any, **kwargs: Any) -> T:
+        return await self.aio.run(plan_fn(self, *args, **kwargs))
+
+    for fn, name in ((method, public), (amethod, "a" + public)):
+        fn.__name__ = name
+        fn.__qualname__ = plan_fn.__qualname__.rsplit(".", 1)[0] + "." + name
+    return method, amethod
 
 
 def run_plan(plan: "Plan[T]", read: Callable[[str, Mapping[str, Any]], "Rows"]) -> T:
