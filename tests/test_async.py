@@ -15,6 +15,7 @@ from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
 from kgrag_neo4j.retrieval.entity import EntityGraphRetriever
 from kgrag_neo4j.retrieval.local_search import LocalSearchRetriever
+from kgrag_neo4j.retrieval.ppr import PPRRetriever
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 from kgrag_neo4j.retrieval.triples import TripleGraphRetriever
 from kgrag_neo4j.store import Neo4jStore
@@ -51,8 +52,10 @@ def all_retrievers(store, embedder):
     return {
         "vector": VectorRetriever(store, embedder),
         "hybrid": HybridRetriever(store, embedder),
-        "graph": GraphRetriever(store, embedder, max_hops=2, seed_top_k=2),
+        "graph": GraphRetriever(store, embedder, max_hops=2, seed_top_k=2),  # blend="propagate"
+        "graph-seed-blend": GraphRetriever(store, embedder, max_hops=2, seed_top_k=2, blend="seed"),
         "graph-hybrid-seeds": GraphRetriever(store, embedder, seed_top_k=2, seed_keyword_weight=0.3, bidirectional=True),
+        "ppr": PPRRetriever(store, embedder),
         "entity": EntityGraphRetriever(store, embedder, max_hops=2, centrality="pagerank"),
         "local": LocalSearchRetriever(store, embedder),
         "triple": TripleGraphRetriever(store, embedder),
@@ -63,7 +66,9 @@ def summary(results):
     return [(r.id, round(r.score, 9), [g.from_chunk_id for g in r.graph_context], list(r.explanation)) for r in results]
 
 
-@pytest.mark.parametrize("kind", ["vector", "hybrid", "graph", "graph-hybrid-seeds", "entity", "local", "triple"])
+@pytest.mark.parametrize(
+    "kind", ["vector", "hybrid", "graph", "graph-seed-blend", "graph-hybrid-seeds", "ppr", "entity", "local", "triple"]
+)
 def test_aretrieve_matches_retrieve_and_reads_on_the_async_driver(corpus, hashing_embedder, kind):
     retriever = all_retrievers(corpus, hashing_embedder)[kind]
     for query in QUERIES:
@@ -74,6 +79,29 @@ def test_aretrieve_matches_retrieve_and_reads_on_the_async_driver(corpus, hashin
         assert corpus.runner.round_trips == sync_before, "aretrieve used the sync driver"
         assert corpus.aio.round_trips > async_before
     assert expected, f"{kind} found nothing: the comparison proved little"
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["one-statement", "per-hop"])
+@pytest.mark.parametrize("blend", ["propagate", "seed"])
+def test_graph_aretrieve_under_both_blends_and_both_paths(corpus, hashing_embedder, blend, native):
+    """Graph retrieval's two paths under each blend: the one statement (entity keys and blend
+    passed to ``agraph_retrieve``) and the per-hop loop (seeds, entity seeds and their own
+    closeness read on the async driver, the traversal in a worker thread) give what
+    ``retrieve`` gives; under "propagate" chunks mentioning an entity the query names are seeds."""
+    retriever = GraphRetriever(corpus, hashing_embedder, max_hops=2, seed_top_k=2, blend=blend, native=native)
+    named = graph_found = False
+    for query in QUERIES:
+        expected = retriever.retrieve(query, 4)
+        sync_before, async_before = corpus.runner.round_trips, corpus.aio.round_trips
+        got = asyncio.run(retriever.aretrieve(query, 4))
+        assert summary(got) == summary(expected), (blend, native, query)
+        assert corpus.aio.round_trips > async_before
+        if native:
+            assert corpus.runner.round_trips == sync_before, "aretrieve used the sync driver"
+        named |= any("named in the query" in line for r in expected for line in r.explanation)
+        graph_found |= any(r.graph_context for r in expected)
+    assert graph_found, "no result came through an edge: the traversal went untested"
+    assert named == (blend == "propagate")
 
 
 def test_triple_search_async_has_both_phases(corpus, hashing_embedder):

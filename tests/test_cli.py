@@ -165,7 +165,9 @@ def test_search_tuning_flags_show_defaults_apply_and_are_refused_for_other_modes
         assert re.search(rf"{re.escape(flag)}\b[^\[]*\[default: {re.escape(default)}\]", out, re.S), flag
     (tmp_path / "a.txt").write_text("Neo4j stores nodes and relationships.\n\nVector indexes find similar chunks.")
     kgrag("ingest", str(tmp_path / "a.txt"), "--namespace", namespace, "--embedder", "hashing", "--sequence-edges")
-    base = ["search", "nodes", "--namespace", namespace, "--embedder", "hashing", "--json", "--mode", "graph", "--top-k", "1"]
+    # the original formula (--blend seed) makes the tuned score checkable by hand
+    base = ["search", "nodes", "--namespace", namespace, "--embedder", "hashing", "--json", "--mode", "graph", "--top-k", "1",
+            "--blend", "seed"]
     _, out, _ = kgrag(*base)
     default_score = json.loads(out)["results"][0]["score"]
     _, out, _ = kgrag(*base, "--graph-weight", "0.5", "--vector-weight", "0.5")

@@ -49,7 +49,7 @@ def test_mcp_server_tools_over_stdio(neo4j_settings, schema_ready, namespace, tm
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             tools = {t.name: t for t in (await session.list_tools()).tools}
-            assert {"search_vector", "search_hybrid", "search_graph", "search_entity", "search_local",
+            assert {"search_vector", "search_hybrid", "search_graph", "search_ppr", "search_entity", "search_local",
                     "ingest_text", "ingest_path", "list_documents"} <= set(tools)
             assert set(_field(tools["search_graph"], "input_schema")["properties"]) == {"query", "top_k"}
 
@@ -67,7 +67,7 @@ def test_mcp_server_tools_over_stdio(neo4j_settings, schema_ready, namespace, tm
             assert sorted(d["source"] for d in docs["documents"]) == sorted(
                 [str(folder / "cats.md"), str(folder / "indexes.md"), "notes/lucene.txt"])
 
-            for mode in ("vector", "hybrid", "graph"):
+            for mode in ("vector", "hybrid", "graph", "ppr"):
                 found = _payload(await session.call_tool(f"search_{mode}", {"query": "vector indexes", "top_k": 2}))
                 assert found["mode"] == mode and 1 <= len(found["results"]) <= 2
                 assert found["results"][0]["source"].endswith("indexes.md")

@@ -2,7 +2,8 @@
 //   1. candidates: the $chunk_k chunks nearest the query (vector index, namespace and filters,
 //      exact cosine scan when the index leaves fewer than $chunk_k), those scoring at least
 //      $min_similarity, each with the entities it mentions;
-//   2. query entities: the $entity_k entities whose embedding is nearest the query;
+//   2. query entities: the $entity_k entities whose embedding is nearest the query, those
+//      scoring at least $entity_floor;
 //   3. related entities: breadth-first from the query entities over RELATED_TO (both
 //      directions) up to $max_hops (0..3, unrolled), filtered by relationship type and
 //      sequence, each with distance, strength (weight of its best edge at first reach) and
@@ -24,12 +25,13 @@
 //   $min_similarity  FLOAT         candidates scoring below this are dropped
 //   $entity_k        INTEGER       query entities (the seed's 3)
 //   $entity_fetch_k  INTEGER       candidates asked of the entity index before the namespace filter
+//   $entity_floor    FLOAT         query entities scoring below this are dropped (0 = none)
 //   $max_hops        INTEGER       hops from the query entities, 0..3
 //   $relation_types  LIST<STRING>  relationship types to follow (null = all)
 //   $max_sequence    INTEGER       follow only relationships with sequence <= this (null = all)
 //   $expand_k        INTEGER       expand when fewer candidates than this (the seed's k; 0 = never)
 // returns: candidates LIST<MAP>, query_entities LIST<MAP>, related LIST<MAP>, expansion LIST<MAP>
-// browser: :params {namespace: 'demo', embedding: [], chunk_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, min_similarity: 0.0, entity_k: 3, entity_fetch_k: 30, max_hops: 1, relation_types: null, max_sequence: null, expand_k: 5}
+// browser: :params {namespace: 'demo', embedding: [], chunk_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, min_similarity: 0.0, entity_k: 3, entity_fetch_k: 30, entity_floor: 0.0, max_hops: 1, relation_types: null, max_sequence: null, expand_k: 5}
 // In Browser the query vector comes from the namespace's embedder: `kgrag cypher params entities/boost_retrieve --namespace demo --query "..."` prints this line with it.
 // Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
 // (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
@@ -93,6 +95,7 @@ CALL () {
     ORDER BY score DESC, e.id LIMIT toInteger($entity_k)
     RETURN e, score
   }
+  WITH e, score WHERE score >= $entity_floor
   WITH e, score ORDER BY score DESC, e.id
   RETURN collect({e: e, score: score}) AS query_entities
 }

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
+from ..retrieval.modes import MODES, build_retriever
 from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
-from .search_cmd import MODES, build_retriever, parse_filter
+from .search_cmd import parse_filter
 
 #: the ``--llm`` choices every LLM command shares
 LLM_CHOICES = ("cohere", "openai")
@@ -61,10 +62,7 @@ def register(cli: click.Group) -> None:
         click.echo(f"embedder: {describe_embedder(emb)}", err=True)
         store = app.store(namespace)
         store.check_embedder(emb.name, emb.dimensions)
-        retriever = build_retriever(
-            mode, store, emb, filters=[parse_filter(f) for f in filters], reranker=None, min_score=0.0,
-            hops=None, bidirectional=False, relations=None, seed_top_k=10,
-        )  # fmt: skip
+        retriever = build_retriever(mode, store, emb, filters=[parse_filter(f) for f in filters])
         if stream:
             streamed = answer(question, retriever=retriever, chat=chat, top_k=top_k, stream=True)
             for piece in streamed:

@@ -28,6 +28,9 @@ def register(cli: click.Group) -> None:
     @click.option("--cross-document-threshold", type=float, default=0.5, show_default=True, help="Minimum cosine of a cross-document candidate.")
     @click.option("--cross-document-max-pairs", type=int, default=3, show_default=True, help="Candidates per chunk from other documents.")
     @click.option("--cross-document-batch-size", type=int, default=5, show_default=True, help="Chunks per cross-document LLM call.")
+    @click.option("--entity-edges", is_flag=True, help="Also link chunks that share a rare entity (references edges; needs `kgrag entities build`).")
+    @click.option("--entity-edge-max-chunks", type=int, default=10, show_default=True, help="An entity in more chunks than this links none.")
+    @click.option("--entity-edges-per-chunk", type=int, default=10, show_default=True, help="Heaviest entity links kept per chunk.")
     @click.option("--min-edge-weight", type=float, default=0.0, show_default=True, help="Edges lighter than this are dropped (every source).")
     @click.option("--max-edges-per-chunk", type=int, default=0, show_default=True, help="Heaviest edges kept per chunk; 0 = all.")
     @llm_option
@@ -37,9 +40,10 @@ def register(cli: click.Group) -> None:
     @handle_errors
     def build(app: AppContext, namespace, documents, sequence, similarity, similarity_threshold, similarity_top_k,
               extract_graph, graph_batch_size, graph_batch_overlap, graph_workers, cross_document,
-              cross_document_threshold, cross_document_max_pairs, cross_document_batch_size, min_edge_weight,
-              max_edges_per_chunk, llm, embedder, as_json) -> None:
-        """Build sequence / similarity / LLM / cross-document edges for stored documents.
+              cross_document_threshold, cross_document_max_pairs, cross_document_batch_size, entity_edges,
+              entity_edge_max_chunks, entity_edges_per_chunk, min_edge_weight, max_edges_per_chunk, llm, embedder,
+              as_json) -> None:
+        """Build sequence / similarity / LLM / cross-document / entity edges for stored documents.
 
         Example: kgrag edges build --similarity-threshold 0.8
         """
@@ -56,6 +60,7 @@ def register(cli: click.Group) -> None:
              extract_graph or cross_document),
             (("cross_document_threshold", "cross_document_max_pairs", "cross_document_batch_size"), "--cross-document",
              cross_document),
+            (("entity_edge_max_chunks", "entity_edges_per_chunk"), "--entity-edges", entity_edges),
         ):
             unused = [f for f in flags if _given(ctx, f)] if not on else []
             if unused:
@@ -79,7 +84,16 @@ def register(cli: click.Group) -> None:
                 similarity_threshold=cross_document_threshold, max_pairs_per_chunk=cross_document_max_pairs,
                 batch_size=cross_document_batch_size, document_ids=list(documents) or None,
             )
+        if entity_edges:
+            from ..entities.pipeline import build_entity_edges
+
+            counts["entity_edges"] = build_entity_edges(store, max_chunks=entity_edge_max_chunks, per_chunk=entity_edges_per_chunk)
+            if not counts["entity_edges"] and not as_json:
+                click.echo("no entity edges: the namespace has no shared entities (run `kgrag entities build` first)", err=True)
         if as_json:
             emit_json(counts)
         else:
-            click.echo(f"documents: {counts['documents']}; edges stored: {counts['edges']}; cross-document: {counts['cross_document']}")
+            line = f"documents: {counts['documents']}; edges stored: {counts['edges']}; cross-document: {counts['cross_document']}"
+            if entity_edges:
+                line += f"; entity edges: {counts['entity_edges']}"
+            click.echo(line)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from ..errors import InputError
@@ -30,11 +32,14 @@ def register(cli: click.Group) -> None:
     @click.option("--entity-types", help="With --llm: the entity types to extract, comma-separated (others are dropped).")
     @click.option("--relation-types", help="With --llm: the relationship types to extract, comma-separated (others are dropped).")
     @click.option("--schema", "schema_file", type=click.Path(dir_okay=False), help='With --llm: a JSON file {"entity_types": [...] or {NAME: description}, "relation_types": ...}.')
+    @click.option("--names", "names_file", type=click.Path(dir_okay=False), help="A file of names to find in every chunk, one per line (a gazetteer; offline extraction).")
+    @click.option("--titles/--no-titles", default=True, show_default=True, help="Document titles are names too (found wherever the text writes them; offline extraction).")
+    @click.option("--entity-edges/--no-entity-edges", default=True, show_default=True, help="Link chunks that share a rare entity (references edges, which graph search follows).")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @pass_app
     @handle_errors
     def build(app: AppContext, namespace, embedder, documents, merge_threshold, batch_size, llm, entity_types,
-              relation_types, schema_file, as_json) -> None:
+              relation_types, schema_file, names_file, titles, entity_edges, as_json) -> None:
         """Extract entities from the stored chunks, embed and store them: offline (no model),
         or with a chat model (--llm) and, if given, your entity and relationship types.
 
@@ -51,6 +56,11 @@ def register(cli: click.Group) -> None:
             raise InputError(
                 "--entity-types, --relation-types and --schema need --llm: the offline extractor has its own types"
             )
+        titles_given = click.get_current_context().get_parameter_source("titles") == click.core.ParameterSource.COMMANDLINE
+        if llm and (names_file or titles_given):
+            raise InputError(
+                "--names and --titles/--no-titles are for the offline extractor: with --llm the model reads the text itself"
+            )
         if llm:
             from ..entities.extract_llm import ExtractionSchema, LLMEntityExtractor
 
@@ -58,6 +68,13 @@ def register(cli: click.Group) -> None:
             schema = schema.merged(ExtractionSchema(entity_types or (), relation_types or ()))
             options = {"entity_types": schema.entity_types, "relation_types": schema.relation_types, "strict_types": True} if schema else {}
             extractor = LLMEntityExtractor(chat_model(llm), namespace=namespace, **options)
+        names: list[str] = []
+        if names_file:
+            try:
+                raw = Path(names_file).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputError(f"--names {names_file}: {exc}") from None
+            names = [line.strip() for line in raw.splitlines() if line.strip() and not line.lstrip().startswith("#")]
         chosen = select_embedder(embedder)
         click.echo(f"embedder: {describe_embedder(chosen)}", err=True)
         result = build_entities(
@@ -68,13 +85,16 @@ def register(cli: click.Group) -> None:
             batch_size=batch_size,
             merge_threshold=merge_threshold,
             progress=_progress,
+            names=names,
+            titles=titles,
+            entity_edges=entity_edges,
         )
         if as_json:
             emit_json(result.as_dict())
         else:
             click.echo(
                 f"{result.entities} entities, {result.relations} relationships, {result.mentions} mentions "
-                f"from {result.chunks} chunks of {result.documents} documents"
+                f"from {result.chunks} chunks of {result.documents} documents; entity edges: {result.entity_edges}"
             )
 
     @entities.command("list")

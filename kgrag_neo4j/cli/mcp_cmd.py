@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from ..retrieval.modes import MODES, build_retriever
 from .context import AppContext, handle_errors, namespace_option, pass_app
-from .search_cmd import MODES, build_retriever
 
 
 def register(cli: click.Group) -> None:
@@ -32,13 +32,7 @@ def register(cli: click.Group) -> None:
         click.echo(f"embedder: {describe_embedder(emb)}", err=True)
         store = app.store(namespace)
         store.ensure_embedder(emb.name, emb.dimensions)
-        retrievers = {
-            mode: build_retriever(
-                mode, store, emb, filters=[], reranker=None, min_score=0.0,
-                hops=None, bidirectional=False, relations=None, seed_top_k=10,
-            )  # fmt: skip
-            for mode in (modes or MODES)
-        }
+        retrievers = {mode: build_retriever(mode, store, emb) for mode in (modes or MODES)}
         server = build_server(
             namespace=namespace, store=store, retrievers=retrievers, ingestor=Ingestor(store, emb),
             allowed_roots=check_roots(allow_paths),

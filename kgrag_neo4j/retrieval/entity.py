@@ -2,7 +2,9 @@
 
 1. the ``k * 2`` chunks nearest the query are the candidates (``scores.vector``: Neo4j's
    normalised cosine, (1 + cos) / 2);
-2. the ``query_entities_top_k`` (3) entities nearest the query are the query entities;
+2. the ``query_entities_top_k`` (3) entities nearest the query are the query entities, those
+   at least ``query_entity_floor`` close (normalised cosine; a query that names nothing in
+   the graph should not boost chunks for an entity it merely resembles);
 3. their neighbours within ``max_hops`` over entity relationships, each with its distance and
    strength (weight of its best relationship at first reach), optionally only some
    relationship types or only relationships with ``sequence <= max_sequence``;
@@ -12,7 +14,10 @@
    (``"degree"`` or ``"pagerank"``, scaled to [0, 1]) the indirect term is further multiplied
    by the related entity's centrality (the seed's "PageRank-style entity importance"), so a hub
    boosts more than a leaf; direct terms are never scaled;
-5. candidates are re-ranked by ``similarity + boost``;
+5. candidates are re-ranked by ``similarity + boost``, where ``similarity`` is the raw cosine
+   (``score_scale="cosine"``, the seed's: its store returns cosine) or Neo4j's normalised
+   ``(1 + cos) / 2`` (``score_scale="normalized"``: the boost then weighs twice as much
+   against a difference in closeness);
 6. with ``expand`` and fewer than ``k`` candidates, the source chunks of the related entities
    (strongest relationship first) are appended, scored the same way, after the ranked ones.
 
@@ -41,6 +46,11 @@ __all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
 log = logging.getLogger("kgrag_neo4j.retrieval.entity")
 
 CENTRALITY_KINDS = ("degree", "pagerank")
+#: what a candidate's closeness is before its boost is added: "cosine" as the seed, or Neo4j's
+#: normalised "(1 + cos) / 2"
+SCORE_SCALES = ("cosine", "normalized")
+#: query entities less close than this (normalised cosine) boost nothing; chosen on the train files
+DEFAULT_QUERY_ENTITY_FLOOR = 0.0
 MAX_HOPS = 3  # unrolled in cypher/entities/boost_retrieve.cypher
 
 
@@ -100,6 +110,8 @@ class EntityGraphRetriever:
         filters: Sequence[ChunkFilter] = (),
         expand: bool = True,
         min_similarity: float = 0.0,
+        score_scale: str = "cosine",
+        query_entity_floor: float = DEFAULT_QUERY_ENTITY_FLOOR,
     ):
         if isinstance(max_hops, bool) or not isinstance(max_hops, int) or not 0 <= max_hops <= MAX_HOPS:
             raise ConfigurationError(f"max_hops must be an integer in 0..{MAX_HOPS}, got {max_hops!r}")
@@ -112,6 +124,10 @@ class EntityGraphRetriever:
             raise ConfigurationError(f"centrality must be None, 'degree' or 'pagerank', got {centrality!r}")
         if max_sequence is not None and (isinstance(max_sequence, bool) or not isinstance(max_sequence, int)):
             raise ConfigurationError(f"max_sequence must be an integer or None, got {max_sequence!r}")
+        if score_scale not in SCORE_SCALES:
+            raise ConfigurationError(f"score_scale must be one of {', '.join(SCORE_SCALES)}, got {score_scale!r}")
+        if isinstance(query_entity_floor, bool) or not isinstance(query_entity_floor, (int, float)) or not 0 <= query_entity_floor <= 1:
+            raise ConfigurationError(f"query_entity_floor is a normalised cosine in [0, 1], got {query_entity_floor!r}")
         if isinstance(relationship_types, str):
             relationship_types = [relationship_types]
         if not callable(getattr(store, "entity_boost_context", None)):
@@ -130,6 +146,8 @@ class EntityGraphRetriever:
         self.filters = tuple(filters)
         self.expand = bool(expand)
         self.min_similarity = float(min_similarity)
+        self.score_scale = score_scale
+        self.query_entity_floor = float(query_entity_floor)
         self._centrality_scores: dict[str, float] | None = None
         self.last_trace: EntityRetrievalTrace | None = None
 
@@ -172,6 +190,7 @@ class EntityGraphRetriever:
             expand_k=top_k if self.expand else 0,
             min_similarity=self.min_similarity,
             filters=self.filters,
+            entity_floor=self.query_entity_floor,
         )
         results = self.rank(ctx, top_k, centrality=centrality)
         after = _round_trips(self.store)
@@ -249,10 +268,13 @@ class EntityGraphRetriever:
                 if term > best_term:
                     best, best_term = entity_id, term
             c = row["chunk"]
+            closeness = 0.0
+            if similarity is not None:
+                closeness = 2.0 * float(similarity) - 1.0 if self.score_scale == "cosine" else float(similarity)
             return RetrievalResult(
                 id=c["id"],
                 content=c.get("content") or "",
-                score=(float(similarity) if similarity is not None else 0.0) + boost,
+                score=closeness + boost,
                 document_id=c.get("document_id") or "",
                 source=c.get("source") or "",
                 title=row.get("title") or "",
