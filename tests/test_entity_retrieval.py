@@ -246,3 +246,17 @@ def test_identical_namespaces_never_mix(store, world, embedder):
     # same arithmetic on both sides: nothing leaked into the boosts
     assert sorted(r.score for r in mine_results) == pytest.approx(sorted(r.score for r in their_results))
     assert [round(r.score, 6) for r in mine_results] == [1.32, 0.8, 0.72, 0.595]
+
+
+def test_an_entity_the_query_names_is_a_query_entity(store, world, embedder):
+    # Varys's description is far from the query (axis 5), so only his name makes him a query
+    # entity: with named query entities C (which mentions him) gains the direct boost
+    w = world
+    query = "What does Varys whisper?"
+    named_embedder = FixedEmbedder({query: unit(0)})
+    retriever = EntityGraphRetriever(store, named_embedder, max_hops=0)
+    named = retriever.retrieve(query, top_k=4)
+    plain = EntityGraphRetriever(store, named_embedder, max_hops=0, named_query_entities=False).retrieve(query, top_k=4)
+    assert scores(plain)[w["C"]] == pytest.approx(0.80, abs=1e-6)
+    assert scores(named)[w["C"]] == pytest.approx(0.80 + 0.3, abs=1e-6)
+    assert "Varys" in {q["name"] for q in retriever.last_trace.query_entities}

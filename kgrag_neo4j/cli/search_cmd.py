@@ -46,6 +46,7 @@ FLAG_OPTIONS: dict[str, str] = {
     "keyword_weight": "keyword_weight", "overfetch": "overfetch", "damping": "damping", "entity_share": "entity_share",
     "boost_direct": "entity_boost_direct", "boost_indirect": "entity_boost_indirect",
     "query_entities": "query_entities_top_k", "score_scale": "score_scale", "query_entity_floor": "query_entity_floor",
+    "named_query_entities": "named_query_entities",
     "top_k_entities": "top_k_entities", "top_k_relationships": "top_k_relationships",
     "top_k_reports": "top_k_community_reports", "top_k_text_units": "top_k_text_units",
     "max_tokens": "max_text_unit_tokens",
@@ -121,6 +122,8 @@ def register(cli: click.Group) -> None:
     @click.option("--query-entities", type=int, default=3, show_default=True, help="entity mode: entities nearest the query to start from.")
     @click.option("--score-scale", type=click.Choice(SCORE_SCALES), default="cosine", show_default=True, help="entity mode: boosts add to the raw cosine or to the normalised (1 + cos) / 2.")
     @click.option("--query-entity-floor", type=float, default=0.0, show_default=True, help="entity mode: query entities less close than this (normalised cosine) boost nothing.")
+    @click.option("--named-query-entities/--no-named-query-entities", default=True, show_default=True,
+                  help="entity mode: entities the query names join the query entities.")
     @click.option("--top-k-entities", type=int, default=10, show_default=True, help="local mode: entities nearest the query.")
     @click.option("--top-k-relationships", type=int, default=20, show_default=True, help="local mode: heaviest relationships of those entities.")
     @click.option("--top-k-reports", type=int, default=3, show_default=True, help="local mode: community reports.")

@@ -29,7 +29,7 @@ MODE_OPTIONS: Mapping[str, frozenset[str]] = {
                         "entity_seed_weight", "entity_max_chunks"}),
     "ppr": frozenset({"seed_top_k", "damping", "entity_share", "max_entity_chunks"}),
     "entity": frozenset({"max_hops", "entity_boost_direct", "entity_boost_indirect", "query_entities_top_k",
-                         "score_scale", "query_entity_floor"}),
+                         "score_scale", "query_entity_floor", "named_query_entities"}),
     "local": frozenset({"min_similarity", "top_k_entities", "top_k_relationships", "top_k_community_reports",
                         "top_k_text_units", "max_text_unit_tokens"}),
 }

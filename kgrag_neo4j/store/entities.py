@@ -26,6 +26,7 @@ from ..entities.model import Entity, EntityMention, EntityRelation, normalise_na
 from ..errors import ConfigurationError, InputError, NotFoundError
 from ..types import Chunk, ChunkFilter, filters_active, filters_to_param
 from .documents import _check_top_k, chunk_from_row
+from .graph import entity_key_rows
 from .runner import CypherRunner, Plan, Read, read_methods
 
 __all__ = [
@@ -488,6 +489,8 @@ class EntitiesMixin:
         min_similarity: float = 0.0,
         filters: Sequence[ChunkFilter] = (),
         entity_floor: float = 0.0,
+        entity_keys: Sequence[Mapping[str, Any]] = (),
+        named_max_chunks: int = 25,
     ) -> Plan[dict[str, Any]]:
         """Candidates, query entities, related entities and expansion chunks of seed 001 in ONE
         round trip (``cypher/entities/boost_retrieve.cypher``). Returns the raw lists;
@@ -509,6 +512,8 @@ class EntitiesMixin:
                 entity_k=entity_k,
                 entity_fetch_k=max(entity_k * self.vector_overfetch * 4, entity_k + 20),
                 entity_floor=float(entity_floor),
+                entity_keys=entity_key_rows(entity_keys),
+                named_max_chunks=int(named_max_chunks),
                 max_hops=_check_hops(max_hops),
                 relation_types=_relation_types(relation_types),
                 max_sequence=_sequence(max_sequence),
