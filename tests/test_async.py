@@ -104,6 +104,39 @@ def test_graph_aretrieve_under_both_blends_and_both_paths(corpus, hashing_embedd
     assert named == (blend == "propagate")
 
 
+@pytest.mark.parametrize("named", [True, False])
+def test_entity_aretrieve_passes_the_named_query_entities(corpus, hashing_embedder, named):
+    """``named_query_entities`` reaches ``aentity_boost_context`` (its ``entity_keys``): the
+    entity the query names joins the query entities (score null) on the async driver too."""
+    retriever = EntityGraphRetriever(corpus, hashing_embedder, max_hops=1, named_query_entities=named)
+    query = "who works for Acme"
+    expected = retriever.retrieve(query, 4)
+    sync_named = {q["name"] for q in retriever.last_trace.query_entities if q["score"] is None}
+    got = asyncio.run(retriever.aretrieve(query, 4))
+    async_named = {q["name"] for q in retriever.last_trace.query_entities if q["score"] is None}
+    assert summary(got) == summary(expected)
+    assert async_named == sync_named
+    assert ("Acme" in async_named) == named
+
+
+def test_every_async_store_read_takes_what_its_sync_twin_takes():
+    """A parameter added to a store read (graph_retrieve's blend, entity_boost_context's
+    entity_keys, ...) exists on its ``await a<name>`` twin too, with the same default."""
+    import inspect
+
+    pairs = [
+        (name, getattr(Neo4jStore, name[1:]))
+        for name in dir(Neo4jStore)
+        if name.startswith("a") and inspect.iscoroutinefunction(getattr(Neo4jStore, name))
+        and callable(getattr(Neo4jStore, name[1:], None))
+    ]
+    assert {"agraph_retrieve", "aentity_boost_context", "alocal_context", "ascore_chunks",
+            "aquery_entity_chunks", "appr_neighbourhood", "asearch_chunks"} <= {n for n, _ in pairs}
+    for name, sync in pairs:
+        twin = inspect.signature(getattr(Neo4jStore, name)).parameters
+        assert twin == inspect.signature(sync).parameters, name
+
+
 def test_triple_search_async_has_both_phases(corpus, hashing_embedder):
     retriever = TripleGraphRetriever(corpus, hashing_embedder)
     sync = retriever.search("Alice Acme", top_k=2)
