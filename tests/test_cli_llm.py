@@ -111,6 +111,11 @@ def test_llm_options_are_refused_where_they_cannot_apply(kgrag, ingested, tmp_pa
     bad.write_text('{"entity_type": ["PERSON"]}')
     code, _, err = kgrag("entities", "build", "--namespace", ingested, "--embedder", "hashing", "--llm", "openai", "--schema", str(bad))
     assert code == 1 and "entity_types and/or relation_types" in err
+    names = tmp_path / "names.txt"
+    names.write_text("Acme\n")
+    for offline_only in (("--names", str(names)), ("--no-titles",)):
+        code, _, err = kgrag("entities", "build", "--namespace", ingested, "--embedder", "hashing", "--llm", "openai", *offline_only)
+        assert code == 1 and "for the offline extractor" in err, offline_only
     code, _, err = kgrag("ingest", str(tmp_path), "--namespace", ingested, "--embedder", "hashing", "--llm", "openai")
     assert code != 0 and "add --extract-graph" in err
 
