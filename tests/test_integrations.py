@@ -7,10 +7,12 @@ import asyncio
 
 import pytest
 
+from kgrag_neo4j.entities.pipeline import build_entities
 from kgrag_neo4j.errors import ConfigurationError
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
 from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.retrieval.modes import MODES, build_retriever
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 
 TEXTS = {
@@ -27,23 +29,25 @@ def corpus(store, hashing_embedder):
         chunker=RecursiveChunker(max_tokens=16, overlap_tokens=0),
     )  # fmt: skip
     ids = [ingestor.ingest_text(text, source=name, title=name).document_id for name, text in TEXTS.items()]
+    build_entities(store, hashing_embedder)  # for the entity, local and ppr modes
     yield store
     for document_id in ids:
         store.delete_document(document_id)
 
 
+#: options given per mode, as `kgrag search --mode M` would pass them to build_retriever
+MODE_OPTIONS = {"graph": {"max_hops": 2}, "ppr": {"seed_top_k": 5}, "entity": {"max_hops": 1}, "local": {"top_k_entities": 5}}
+
+
 def retrievers(store, embedder):
-    return {
-        "vector": VectorRetriever(store, embedder),
-        "hybrid": HybridRetriever(store, embedder),
-        "graph": GraphRetriever(store, embedder, max_hops=2),
-    }
+    """One retriever per mode, built the way the CLI builds them (``modes.build_retriever``)."""
+    return {mode: build_retriever(mode, store, embedder, **MODE_OPTIONS.get(mode, {})) for mode in MODES}
 
 
 QUERY = "vector index embeddings"
 
 
-@pytest.mark.parametrize("mode", ["vector", "hybrid", "graph"])
+@pytest.mark.parametrize("mode", MODES)
 def test_langchain_documents_match_the_kgrag_results(corpus, hashing_embedder, mode):
     from langchain_core.documents import Document
 
@@ -51,9 +55,11 @@ def test_langchain_documents_match_the_kgrag_results(corpus, hashing_embedder, m
 
     inner = retrievers(corpus, hashing_embedder)[mode]
     expected = inner.retrieve(QUERY, 3)
-    docs = KgragRetriever(retriever=inner, top_k=3).invoke(QUERY)
+    adapter = KgragRetriever(retriever=inner, top_k=3)
+    docs = adapter.invoke(QUERY)
     assert docs and all(isinstance(d, Document) for d in docs)
     assert [d.id for d in docs] == [r.id for r in expected]
+    assert [d.id for d in asyncio.run(adapter.ainvoke(QUERY))] == [d.id for d in docs]
     assert [d.page_content for d in docs] == [r.content for r in expected]
     first = docs[0].metadata
     assert first["score"] == pytest.approx(expected[0].score)
@@ -81,7 +87,7 @@ def test_langchain_graph_context_and_async_and_a_chain(corpus, hashing_embedder)
     assert len(retriever.invoke(QUERY, top_k=1)) == 1
 
 
-@pytest.mark.parametrize("mode", ["vector", "graph"])
+@pytest.mark.parametrize("mode", MODES)
 def test_llamaindex_nodes_match_the_kgrag_results(corpus, hashing_embedder, mode):
     from llama_index.core.schema import MetadataMode, NodeRelationship, NodeWithScore
 
