@@ -176,7 +176,7 @@ def _check_top_k(top_k: Any) -> int:
 #: the fewest candidates a vector search asks of the index: below about 100 the HNSW search
 #: misses exact nearest neighbours (measured on real text: 20 candidates find 95-99% of the
 #: exact top 5, 100 find all of them; bench/seed_recall.py)
-MIN_VECTOR_CANDIDATES = 100
+MIN_VECTOR_CANDIDATES = 200
 
 
 class DocumentsMixin:
