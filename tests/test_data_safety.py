@@ -5,6 +5,7 @@ listed and deleted completely without touching any other."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -362,4 +363,17 @@ def test_every_retriever_refuses_another_embedding_model(store, driver, neo4j_se
         for retriever in retrievers:
             with pytest.raises(ConfigurationError, match="was embedded with 'hashing-256'"):
                 retriever.retrieve("Ned Stark", 3)
+    # the async path checks too (on the async driver), with a store that has checked nothing yet
+    for make in (VectorRetriever, HybridRetriever, GraphRetriever, EntityGraphRetriever, LocalSearchRetriever,
+                 TripleGraphRetriever, PPRRetriever):
+        unchecked = Neo4jStore(driver, namespace=store.namespace, database=neo4j_settings.database, settings=neo4j_settings)
+
+        async def attempt(retriever=make(unchecked, other_model), owner=unchecked):
+            try:
+                return await retriever.aretrieve("Ned Stark", 3)
+            finally:
+                await owner.aclose()
+
+        with pytest.raises(ConfigurationError, match="was embedded with 'hashing-256'"):
+            asyncio.run(attempt())
     assert VectorRetriever(fresh, hashing_embedder).retrieve("Ned Stark", 3)  # the right model is served

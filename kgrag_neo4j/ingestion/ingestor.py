@@ -46,7 +46,7 @@ from .edges import (
 from .extractors import ExtractorRegistry, decode_text, markdown_to_text
 from .files import read_regular_file
 
-__all__ = ["IngestOptions", "Ingestor", "STRATEGIES"]
+__all__ = ["FileResult", "IngestOptions", "Ingestor", "STRATEGIES"]
 
 log = logging.getLogger("kgrag_neo4j.ingest")
 
@@ -141,6 +141,20 @@ def _check_vector(vector: Any, dimensions: int, index: int) -> list[float]:
 DOCUMENT_ORIGINS = frozenset({"sequence", "llm", "similarity"})
 #: edge origins one cross-document run writes (pruned together)
 CROSS_DOCUMENT_ORIGINS = frozenset({"cross_document"})
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    """What happened to one path of ``aingest_paths``: its ``IngestResult``, or the error
+    that stopped it (the other paths go on)."""
+
+    path: str
+    result: IngestResult | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
 
 
 class Ingestor:
@@ -258,6 +272,47 @@ class Ingestor:
             content_type=ctype,
             document_id=None,
         )
+
+    async def aingest_paths(
+        self, paths: Sequence[str | os.PathLike[str]], *, content_type: str | None = None
+    ) -> list[FileResult]:
+        """Ingest files, folders (recursive) and globs without blocking the event loop: each
+        file is extracted, chunked, embedded and written in a worker thread, one after the
+        other (writes are transactions on the sync driver; the loop stays free meanwhile).
+        A file that fails is reported in its ``FileResult`` and the others go on; what the
+        selection skips (FIFOs, devices, symlinks leaving a folder: ``files.select_files``) is
+        reported too. An error no later file can escape (the database unreachable after its
+        retries, credentials refused: ``batch.ends_run``) stops the run, and the files not
+        attempted are reported as such. Cancelling the task cancels the ingestor
+        (``cancel()``: the file in progress is not written) and stops; ``reset_cancel()``
+        makes it usable again."""
+        import asyncio
+
+        from .batch import ends_run
+        from .files import select_files
+
+        if isinstance(paths, (str, os.PathLike)):
+            raise InputError("aingest_paths takes a list of paths, not one path")
+        selection = select_files([os.fspath(p) for p in paths], extensions=self.extractors.extensions)
+        out = [FileResult(os.fsdecode(s.path), error=f"skipped: {s.reason}") for s in selection.skipped]
+        files = selection.files
+        for i, path in enumerate(files):
+            try:
+                result = await asyncio.to_thread(self.ingest_file, path, content_type=content_type)
+            except asyncio.CancelledError:
+                self.cancel_event.set()  # the file in its thread stops as cancel() would stop it
+                raise
+            except Cancelled:
+                raise
+            except KgragError as exc:
+                out.append(FileResult(str(path), error=f"{type(exc).__name__}: {exc}"))
+                if ends_run(exc):
+                    reason = f"not attempted: the run stopped at {type(exc).__name__}"
+                    out.extend(FileResult(str(rest), error=reason) for rest in files[i + 1 :])
+                    break
+                continue
+            out.append(FileResult(str(path), result=result))
+        return out
 
     def ingest_reader(
         self,

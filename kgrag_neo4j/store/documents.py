@@ -24,7 +24,7 @@ from ..types import (
     filters_to_param,
     meta_pairs,
 )
-from .runner import CypherRunner, TxRunner
+from .runner import CypherRunner, Plan, Read, TxRunner
 from ..types import load_metadata as _load_metadata
 
 __all__ = ["DocumentsMixin", "escape_lucene_query", "keyword_lucene_query", "CHUNK_ROWS"]
@@ -117,13 +117,18 @@ def is_torn(row: Mapping[str, Any]) -> bool:
     return title_then is not None and title_then != row.get("title")
 
 
-def read_consistent(runner: CypherRunner, name: str, **params: Any) -> list[dict[str, Any]]:
-    """``runner.read`` of a retrieval statement, without torn rows."""
+def consistent(name: str, **params: Any) -> Plan[list[dict[str, Any]]]:
+    """The rows of a retrieval statement, without torn rows (a read ``Plan``)."""
     for _ in range(TORN_READ_RETRIES + 1):
-        rows = runner.read(name, **params)
+        rows = yield Read(name, params)
         if not any(is_torn(r) for r in rows):
             return rows
     return [r for r in rows if not is_torn(r)]
+
+
+def read_consistent(runner: CypherRunner, name: str, **params: Any) -> list[dict[str, Any]]:
+    """``runner.read`` of a retrieval statement, without torn rows."""
+    return runner.run(consistent(name, **params))
 
 
 def _metadata_json(metadata: Mapping[str, Any]) -> str:
@@ -218,12 +223,15 @@ class DocumentsMixin:
 
     def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
 
-    def chunk_text_namespaced(self) -> bool: ...
+    def _chunk_text_is_namespaced(self) -> Plan[bool]: ...
 
     def keyword_query(self, text: str) -> str:
         """The Lucene query a keyword search of ``text`` sends ('' when no term is left)."""
-        namespace = self.namespace if self.chunk_text_namespaced() else None
-        return keyword_lucene_query(escape_lucene_query(text), namespace)
+        return self.runner.run(self._keyword_query(text))
+
+    def _keyword_query(self, text: str) -> Plan[str]:
+        namespaced = yield from self._chunk_text_is_namespaced()
+        return keyword_lucene_query(escape_lucene_query(text), self.namespace if namespaced else None)
 
     #: ``store_document`` takes ``edges=`` and writes them in the document's transaction
     atomic_document_edges = True
@@ -383,9 +391,15 @@ class DocumentsMixin:
         return [(_document_from_row(r["document"]), int(r["chunk_count"])) for r in rows]
 
     def get_chunks_by_ids(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        return self.runner.run(self._get_chunks_by_ids(chunk_ids))
+
+    async def aget_chunks_by_ids(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        return await self.aio.run(self._get_chunks_by_ids(chunk_ids))
+
+    def _get_chunks_by_ids(self, chunk_ids: Sequence[str]) -> Plan[list[Chunk]]:
         if not chunk_ids:
             return []
-        rows = self.runner.read("chunks/get_chunks_by_ids", namespace=self.namespace, ids=list(chunk_ids))
+        rows = yield Read("chunks/get_chunks_by_ids", {"namespace": self.namespace, "ids": list(chunk_ids)})
         return [chunk_from_row(r["chunk"]) for r in rows]
 
     def list_document_chunks(self, document_id: str, *, with_embedding: bool = False) -> list[Chunk]:
@@ -400,10 +414,19 @@ class DocumentsMixin:
     def search_chunks(
         self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter] = ()
     ) -> list[RetrievalResult]:
+        return self.runner.run(self._search_chunks(embedding, top_k, filters))
+
+    async def asearch_chunks(
+        self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter] = ()
+    ) -> list[RetrievalResult]:
+        return await self.aio.run(self._search_chunks(embedding, top_k, filters))
+
+    def _search_chunks(
+        self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter]
+    ) -> Plan[list[RetrievalResult]]:
         _check_top_k(top_k)
-        vector = self.check_embedding(embedding, what="query embedding")
-        rows = read_consistent(
-            self.runner,
+        vector = yield from self._check_embedding(embedding, "query embedding")
+        rows = yield from consistent(
             "chunks/search_vector",
             namespace=self.namespace,
             embedding=vector,
@@ -416,14 +439,23 @@ class DocumentsMixin:
     def search_chunks_keyword(
         self, query: str, top_k: int, filters: Sequence[ChunkFilter] = ()
     ) -> list[RetrievalResult]:
+        return self.runner.run(self._search_chunks_keyword(query, top_k, filters))
+
+    async def asearch_chunks_keyword(
+        self, query: str, top_k: int, filters: Sequence[ChunkFilter] = ()
+    ) -> list[RetrievalResult]:
+        return await self.aio.run(self._search_chunks_keyword(query, top_k, filters))
+
+    def _search_chunks_keyword(
+        self, query: str, top_k: int, filters: Sequence[ChunkFilter]
+    ) -> Plan[list[RetrievalResult]]:
         _check_top_k(top_k)
         if not isinstance(query, str):
             raise InputError("keyword query must be text")
-        lucene = self.keyword_query(query)
+        lucene = yield from self._keyword_query(query)
         if not lucene:
             return []
-        rows = read_consistent(
-            self.runner,
+        rows = yield from consistent(
             "chunks/search_keyword",
             namespace=self.namespace,
             query=lucene,

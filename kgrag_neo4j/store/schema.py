@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigurationError, DimensionMismatchError, InputError, SchemaNotReady
-from .runner import CypherRunner
+from .runner import CypherRunner, Plan, Read
 
 __all__ = ["SchemaMixin", "SchemaStatus", "REQUIRED_INDEXES"]
 
@@ -135,7 +135,12 @@ class SchemaMixin:
         )
 
     def _read_embedding_config(self) -> dict[str, Any]:
-        rows = self.runner.read("schema/get_embedding_config", namespace=self.namespace)
+        return self.runner.run(self._embedding_config())
+
+    def _embedding_config(self) -> Plan[dict[str, Any]]:
+        """Read what the database records (dimensions, this namespace's model, whether the chunk
+        full-text index holds the namespace) and remember it: a read ``Plan``."""
+        rows = yield Read("schema/get_embedding_config", {"namespace": self.namespace})
         row = rows[0] if rows else {}
         self._chunk_text_namespaced = bool(row.get("chunk_text_namespaced"))
         self._config = {
@@ -148,8 +153,11 @@ class SchemaMixin:
     def chunk_text_namespaced(self) -> bool:
         """Whether the chunk full-text index holds the namespace field (read once per store),
         i.e. whether keyword queries may name their namespace."""
+        return self.runner.run(self._chunk_text_is_namespaced())
+
+    def _chunk_text_is_namespaced(self) -> Plan[bool]:
         if getattr(self, "_chunk_text_namespaced", None) is None:
-            self._read_embedding_config()
+            yield from self._embedding_config()
         return bool(self._chunk_text_namespaced)
 
     def record_embedding_config(self, model: str, dimensions: int) -> None:
@@ -194,10 +202,20 @@ class SchemaMixin:
         """Refuse a query embedder whose vectors cannot be compared with the stored ones.
         Reads only; a namespace with nothing recorded accepts any model of the right size.
         A model found compatible is remembered, so retrievers may call this on every query."""
+        self.runner.run(self._check_embedder(model, dimensions))
+
+    async def acheck_embedder(self, model: str, dimensions: int) -> None:
+        """``check_embedder`` on the async driver (what ``aretrieve`` calls)."""
+        await self.aio.run(self._check_embedder(model, dimensions))
+
+    def _check_embedder(self, model: str, dimensions: int) -> Plan[None]:
         if (model, dimensions) in self._compatible_models():
             return
         # what this store last read or recorded (a write path reads it first), else one read
-        config = dict(self._config) if getattr(self, "_config", None) else self._read_embedding_config()
+        if getattr(self, "_config", None):
+            config = dict(self._config)
+        else:
+            config = yield from self._embedding_config()
         if config["dimensions"] is None:
             raise SchemaNotReady("no schema in this database yet: run `kgrag init` or ingest something first")
         if config["dimensions"] != dimensions:
@@ -223,8 +241,11 @@ class SchemaMixin:
         return found
 
     def expected_dimensions(self) -> int:
+        return self.runner.run(self._expected_dimensions())
+
+    def _expected_dimensions(self) -> Plan[int]:
         if self._dimensions is None:
-            dims = self._read_embedding_config()["dimensions"]
+            dims = (yield from self._embedding_config())["dimensions"]
             if dims is None:
                 raise SchemaNotReady(
                     "no schema in this database yet: run `kgrag init --dimensions N` "
@@ -234,7 +255,11 @@ class SchemaMixin:
         return self._dimensions
 
     def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]:
-        dims = self.expected_dimensions()
+        return self.runner.run(self._check_embedding(embedding, what))
+
+    def _check_embedding(self, embedding: Any, what: str) -> Plan[list[float]]:
+        """``check_embedding`` as a read ``Plan``: the sync and async read paths share it."""
+        dims = yield from self._expected_dimensions()
         try:
             vector = [float(x) for x in embedding]
         except (TypeError, ValueError):
