@@ -26,7 +26,12 @@ def run(*args: str, env: dict | None = None):
 def test_start_status_reuse_persist_stop(tmp_path):
     data = str(tmp_path / "srv")
     port = str(srv.free_port())
-    started = run("server", "start", "--data-dir", data, "--port", port)
+    # an HTTP port of its own: the default 7474 may be taken by another suite's server between
+    # the check and Neo4j's bind (the start then fails)
+    http_port = str(srv.free_port())
+    while http_port == port:
+        http_port = str(srv.free_port())
+    started = run("server", "start", "--data-dir", data, "--port", port, "--http-port", http_port)
     assert started.exit_code == 0, started.output
     uri = started.stdout.strip().splitlines()[-1]
     assert uri == f"bolt://127.0.0.1:{port}"
