@@ -34,8 +34,8 @@ def register(cli: click.Group) -> None:
     @handle_errors
     def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, batch_size, sequence_edges,
                similarity_edges, extract_graph, min_edge_weight, max_edges_per_chunk, as_json) -> None:
-        """Ingest files, folders (recursive) and globs. A failing file is reported and the
-        others go on; the exit code is 1 when any failed.
+        """Ingest files, folders (recursive) and globs, many documents per transaction. A
+        failing file is reported and the others go on; the exit code is 1 when any failed.
 
         Example: kgrag ingest docs/ --sequence-edges --similarity-edges
         """
@@ -58,26 +58,28 @@ def register(cli: click.Group) -> None:
         )
         ingestor = Ingestor(app.store(namespace), emb, strategy=strategy, batch_size=batch_size, graph=graph, extractors=registry)
         started = time.perf_counter()
-        rows = []
         counts = {"new": 0, "unchanged": 0, "replaced": 0, "failed": 0}
         show_bar = sys.stderr.isatty() and not as_json
-        with click.progressbar(files, label="ingesting", file=sys.stderr, show_pos=True) if show_bar else _plain(files) as items:
-            for path in items:
-                try:
-                    r = ingestor.ingest_file(path, content_type=content_type)
-                except Exception as exc:  # one bad file must not stop the others
-                    from ..errors import KgragError
+        bar = click.progressbar(length=len(files), label="ingesting", file=sys.stderr, show_pos=True) if show_bar else None
 
-                    if not isinstance(exc, KgragError):
-                        raise
-                    counts["failed"] += 1
-                    rows.append({"path": str(path), "status": "failed", "error": f"{type(exc).__name__}: {exc}"})
-                    if not as_json:
-                        click.echo(f"failed: {path}: {exc}", err=True)
-                    continue
-                counts[r.status] += 1
-                rows.append({"path": str(path), "status": r.status, "document_id": r.document_id,
-                             "chunks": r.chunk_count, "edges": r.edge_count, "skipped": r.skipped})
+        def report(outcome) -> None:
+            counts[outcome.status] += 1
+            if outcome.error is not None and not as_json:
+                click.echo(f"failed: {outcome.path}: {outcome.error}", err=True)
+            if bar is not None:
+                bar.update(1)
+
+        with bar if bar is not None else _plain(None):
+            outcomes = ingestor.ingest_paths(files, content_type=content_type, on_result=report)
+        rows = []
+        for outcome in outcomes:
+            if outcome.error is not None:
+                rows.append({"path": outcome.path, "status": "failed",
+                             "error": f"{type(outcome.error).__name__}: {outcome.error}"})
+                continue
+            r = outcome.result
+            rows.append({"path": outcome.path, "status": r.status, "document_id": r.document_id,
+                         "chunks": r.chunk_count, "edges": r.edge_count, "skipped": r.skipped})
         elapsed = time.perf_counter() - started
         chunks = sum(r.get("chunks", 0) for r in rows if r["status"] in ("new", "replaced"))
         summary = {"namespace": namespace, "files": len(files), **counts, "chunks": chunks,
