@@ -184,6 +184,15 @@ def _check_top_k(top_k: Any) -> int:
     return top_k
 
 
+class _Refused(Exception):
+    """Raised inside a write transaction to roll it back: these documents (by position) are
+    refused; the others are written again without them."""
+
+    def __init__(self, errors: dict[int, KgragError]):
+        super().__init__(f"{len(errors)} document(s) refused")
+        self.errors = errors
+
+
 @dataclass
 class _Pending:
     """One document of a ``store_documents`` call, checked and turned into statement rows."""
@@ -282,63 +291,76 @@ class DocumentsMixin:
         return out  # type: ignore[return-value]
 
     def _write_group(self, group: list["_Pending"], out: list) -> None:
-        try:
-            decided = self.runner.write_fn(lambda tx: self._write_tx(tx, group))
-        except (ConnectionFailed, AuthenticationFailed, DatabaseNotFound):
-            raise
-        except (InputError, StoreError) as exc:
-            if len(group) == 1:
-                out[group[0].pos] = exc
+        while group:
+            try:
+                decided = self.runner.write_fn(lambda tx: self._write_tx(tx, group))
+            except _Refused as refused:
+                # rolled back: the refused documents get their error, the others go again
+                for pos, error in refused.errors.items():
+                    out[pos] = error
+                group = [p for p in group if p.pos not in refused.errors]
+                continue
+            except (ConnectionFailed, AuthenticationFailed, DatabaseNotFound):
+                raise
+            except (InputError, StoreError) as exc:
+                if len(group) == 1:
+                    out[group[0].pos] = exc
+                    return
+                # Why: one document the database refuses (or a batch too big for its memory)
+                # must not take the others down: write them again in halves, down to one
+                half = len(group) // 2
+                self._write_group(group[:half], out)
+                self._write_group(group[half:], out)
                 return
-            # Why: one document the database refuses (or a batch too big for its memory) must
-            # not take the others down: write them again in halves, down to one document
-            half = len(group) // 2
-            self._write_group(group[:half], out)
-            self._write_group(group[half:], out)
+            for pos, outcome in decided.items():
+                out[pos] = outcome
             return
-        for pos, outcome in decided.items():
-            out[pos] = outcome
 
     def _write_tx(self, tx: TxRunner, group: list["_Pending"]) -> dict[int, str | KgragError]:
-        """One transaction for ``group``; pure (it may run again on a retry)."""
+        """One transaction for ``group``; pure (it may run again on a retry). Raises
+        ``_Refused`` (which rolls it back) when a chunk id belongs to another document."""
         decided: dict[int, str | KgragError] = {}
-        ids = [p.document_id for p in group]
-        states = {r["id"]: r for r in tx.run("documents/document_states", namespace=self.namespace, ids=ids)}
-        foreign = self._foreign_chunks(tx, group)
-        todo: list[_Pending] = []
-        for p in group:
-            state = states.get(p.document_id)
-            if state is not None and state["foreign"]:
-                decided[p.pos] = InputError(f"document id {p.document_id!r} belongs to another namespace")
-            elif p.document_id in foreign:
-                row = foreign[p.document_id]
-                decided[p.pos] = InputError(f"chunk id {row['id']!r} already belongs to document {row['owner']!r}")
-            elif state is not None and state["content_hash"] == p.doc_props["content_hash"]:
-                decided[p.pos] = "unchanged"
-            else:
-                decided[p.pos] = "replaced" if state is not None else "new"
-                todo.append(p)
-        if not todo:
-            return decided
-        written = set(
-            tx.run(
+        written = {
+            w["id"]: w["before"]
+            for w in tx.run(
                 "documents/upsert_documents",
                 namespace=self.namespace,
-                documents=[{"id": p.document_id, "props": p.doc_props} for p in todo],
+                documents=[{"id": p.document_id, "props": p.doc_props} for p in group],
             )[0]["written"]
-        )
-        rows = [r for p in todo if p.document_id in written for r in p.rows]
+        }
+        todo = []
+        for p in group:
+            if p.document_id not in written:
+                decided[p.pos] = InputError(f"document id {p.document_id!r} belongs to another namespace")
+                continue
+            before = written[p.document_id]
+            # the same content written again (a concurrent ingest got there first) is harmless
+            decided[p.pos] = "new" if before is None else "unchanged" if before == p.doc_props["content_hash"] else "replaced"
+            todo.append(p)
+        rows = [r for p in todo for r in p.rows]
+        conflicts: list[dict[str, Any]] = []
         for start in range(0, len(rows), CHUNK_ROWS):
-            tx.run("chunks/upsert_chunks", namespace=self.namespace, rows=rows[start : start + CHUNK_ROWS])
-        tx.run("documents/drop_stale_chunks", namespace=self.namespace, ids=sorted(written))
+            conflicts += tx.run(
+                "chunks/upsert_chunks", namespace=self.namespace, staging=self._staging_prefix(),
+                rows=rows[start : start + CHUNK_ROWS],
+            )[0]["conflicts"]
+        if conflicts:
+            errors: dict[int, KgragError] = {}
+            position = {p.document_id: p.pos for p in todo}
+            for c in conflicts:
+                errors.setdefault(
+                    position[c["document_id"]],
+                    InputError(f"chunk id {c['id']!r} already belongs to document {c['owner']!r}"),
+                )
+            raise _Refused(errors)
+        replaced = sorted(p.document_id for p in todo if written[p.document_id] is not None)
+        if replaced:
+            tx.run("documents/drop_stale_chunks", namespace=self.namespace, ids=replaced)
         from .graph import EDGE_ROWS
 
-        edges = [e for p in todo if p.document_id in written for e in p.edge_rows]
+        edges = [e for p in todo for e in p.edge_rows]
         for start in range(0, len(edges), EDGE_ROWS):
             tx.run("graph/store_edges", namespace=self.namespace, rows=edges[start : start + EDGE_ROWS])
-        for p in todo:
-            if p.document_id not in written:  # another namespace took the id meanwhile
-                decided[p.pos] = InputError(f"document id {p.document_id!r} belongs to another namespace")
         return decided
 
     def _foreign_chunks(self, tx: TxRunner, group: list["_Pending"]) -> dict[str, dict[str, Any]]:
@@ -416,7 +438,8 @@ class DocumentsMixin:
                    documents=[{"id": p.document_id, "props": p.doc_props}])
             tx.run("documents/publish_staged_chunks", namespace=self.namespace, staging=staging, document_id=p.document_id)
             for start in range(0, len(kept_rows), CHUNK_ROWS):
-                tx.run("chunks/upsert_chunks", namespace=self.namespace, rows=kept_rows[start : start + CHUNK_ROWS])
+                tx.run("chunks/upsert_chunks", namespace=self.namespace, staging=self._staging_prefix(),
+                       rows=kept_rows[start : start + CHUNK_ROWS])
             for start in range(0, len(outer), EDGE_ROWS):
                 tx.run("graph/store_edges", namespace=self.namespace, rows=outer[start : start + EDGE_ROWS])
             tx.run("documents/park_stale_chunks", namespace=self.namespace, staging=staging, document_id=p.document_id)
