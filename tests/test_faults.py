@@ -164,9 +164,11 @@ def test_server_killed_mid_ingest_then_restarted(own_server, hashing_embedder):
         driver.close()
 
 
-def test_ingest_dying_after_commit_is_completed_by_a_rerun(store, driver, hashing_embedder):
-    """The post-commit step (database similarity edges) is interrupted: the document keeps a
-    pending hash, so the same ingest run again redoes it instead of calling it unchanged."""
+def test_ingest_dying_while_writing_similarity_edges_leaves_the_document_absent(store, driver, hashing_embedder):
+    """Similarity edges are written in the document's own transaction (found before it, exact
+    in memory and by a vector-index read): the process dying while they are written leaves
+    the document absent, not stored without them, and the same ingest run again writes it
+    whole. (Before, they were a post-commit step guarded by a pending hash.)"""
     docs = corpus(3, tag="-sim")
     options = dict(
         chunker=small_chunks(),
@@ -176,26 +178,26 @@ def test_ingest_dying_after_commit_is_completed_by_a_rerun(store, driver, hashin
     def crash():
         raise SimulatedCrash()
 
-    registry = TriggerRegistry(load_registry(), name="graph/similarity_edges", nth=2, action=crash)
+    registry = TriggerRegistry(load_registry(), name="graph/store_edges", nth=2, action=crash)
     dying = Neo4jStore(driver, namespace=store.namespace, registry=registry)
     ingestor = Ingestor(dying, hashing_embedder, **options)
     first = ingestor.ingest_text(docs[0][1], docs[0][0])
     with pytest.raises(SimulatedCrash):
         ingestor.ingest_text(docs[1][1], docs[1][0])
     state = documents(driver, store.namespace)
-    second_id = next(d for d, s in state.items() if s["source"] == docs[1][0])
-    assert state[second_id]["hash"].endswith(PENDING_HASH_SUFFIX)
+    assert set(state) == {first.document_id}, "the dying document's transaction must not commit"
     assert state[first.document_id]["hash"] == first.document.content_hash
+    assert orphan_chunks(driver, store.namespace) == 0
 
     rerun = Ingestor(store, hashing_embedder, **options)
     results = [rerun.ingest_text(text, source) for source, text in docs]
-    # "unchanged": its chunks and own edges were whole; only the post-commit step was redone
-    assert [r.status for r in results] == ["unchanged", "unchanged", "new"]
+    assert [r.status for r in results] == ["unchanged", "new", "new"]
+    assert rerun.ingest_text(docs[1][1], docs[1][0]).status == "unchanged"
     final = documents(driver, store.namespace)
     assert not any(s["hash"].endswith(PENDING_HASH_SUFFIX) for s in final.values())
-    assert rerun.ingest_text(docs[1][1], docs[1][0]).status == "unchanged"
-    # the redone document has its similarity edges now
-    assert any(rel == "similar_to" for rel in _relations_of(driver, store.namespace, second_id))
+    for r in results:
+        relations = _relations_of(driver, store.namespace, r.document_id)
+        assert "similar_to" in relations and "sequence" in relations
     assert duplicates(driver, store.namespace) == 0
 
 
