@@ -1,5 +1,5 @@
 // The nearest stored chunks of the namespace to each row, by the vector index: at most
-// $top_k per row with cosine >= $threshold, the row's own chunk excluded (optionally its
+// $top_k per row with cosine >= $threshold (and above 0), the row's own chunk excluded (optionally its
 // whole document too). A row gives its vector, or names a stored chunk whose embedding is
 // used. A read: similar_to edges are chosen from it and written with graph/store_edges (a
 // vector-index call inside a write transaction ran about 10x slower than in a read).
@@ -35,7 +35,7 @@ CALL (row, v, hits) {
   RETURN t, 2 * vector.similarity.cosine(v, t.embedding) - 1 AS cosine
 }
 WITH row, document_id, t, cosine
-WHERE cosine >= $threshold AND (NOT $cross_document OR t.document_id <> document_id)
+WHERE cosine >= $threshold AND cosine > 0 AND (NOT $cross_document OR t.document_id <> document_id)
 WITH row, t, cosine ORDER BY cosine DESC, t.id
 WITH row, collect({id: t.id, cosine: cosine, document_id: t.document_id})[..$top_k] AS hits
 RETURN row.id AS id, hits

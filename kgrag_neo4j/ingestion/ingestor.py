@@ -308,7 +308,8 @@ class Ingestor:
                     finish(done)
                     for batch in self._batches([d for d in docs if d.result is None]):
                         ready = self._prepare(batch)  # while the previous batch is being written
-                        finish([d for d in batch if not any(d is r for r in ready)])
+                        prepared = {id(d) for d in ready}
+                        finish([d for d in batch if id(d) not in prepared])
                         if in_flight is not None and linker is not None and \
                                 _chunks_of(in_flight[1]) + _chunks_of(ready) > linker.window:
                             # chunks leaving the linker's window must be committed: the index

@@ -98,7 +98,8 @@ class SimilarityLinker:
         edges: list[ChunkEdge] = []
         for source, found in zip(ids, candidates):
             found.pop(source, None)
-            best = sorted(((c, t) for t, c in found.items() if c >= self.threshold), key=lambda x: (-x[0], x[1]))
+            # an edge's weight is its cosine, so only a positive one makes an edge
+            best = sorted(((c, t) for t, c in found.items() if c >= self.threshold and c > 0.0), key=lambda x: (-x[0], x[1]))
             edges += [similar_to_edge(source, t, c) for c, t in best[: self.top_k]]
         if add:
             self._append(ids, unit)

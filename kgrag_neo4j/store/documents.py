@@ -271,12 +271,19 @@ class DocumentsMixin:
         large: list[_Pending] = []
         from .graph import edge_rows  # graph.py imports this module
 
+        claimed: dict[str, str] = {}  # chunk id -> the document of this call that has it
         for pos, item in enumerate(items):
             document, chunks = item[0], item[1]
             edges = item[2] if len(item) > 2 else ()  # type: ignore[misc]
             try:
                 doc_props, rows = self._prepare(document, chunks)
                 pending = _Pending(pos, document.id, doc_props, rows, edge_rows(edges) if edges else [])
+                # Why here: two rows of one statement cannot see each other's writes, so the
+                # database's check only catches chunks stored by earlier transactions
+                for r in rows:
+                    owner = claimed.setdefault(r["id"], document.id)
+                    if owner != document.id:
+                        raise InputError(f"chunk id {r['id']!r} already belongs to document {owner!r}")
             except InputError as exc:
                 out[pos] = exc
                 continue
