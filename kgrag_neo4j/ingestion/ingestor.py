@@ -43,8 +43,10 @@ log = logging.getLogger("kgrag_neo4j.ingest")
 STRATEGIES = ("flat", "parent-child")
 Progress = Callable[[str, Mapping[str, Any]], None]
 
-#: files read and hash-checked together by ``ingest_paths`` (one read of the store each)
-GROUP_FILES = 512
+#: files read and hash-checked together by ``ingest_paths`` (one read of the store each), up
+#: to ``GROUP_BYTES`` characters of text
+GROUP_FILES = 2_048
+GROUP_BYTES = 32_000_000
 #: chunks per write batch of ``ingest_paths``: one transaction each (``Store.store_documents``
 #: splits further if it must); a document with more chunks is a batch of its own
 BATCH_CHUNKS = 1_000
@@ -273,8 +275,8 @@ class Ingestor:
         """Ingest many files, many documents per transaction: what ``kgrag ingest FOLDER`` runs.
 
         Files are read and their content hashes checked against the store a group at a time
-        (one read per ``GROUP_FILES`` files: unchanged files cost no chunking and no
-        embedding); the changed ones are chunked, embedded and written in batches of about
+        (one read per ``GROUP_FILES`` files or ``GROUP_BYTES`` of text: unchanged files cost no
+        chunking and no embedding); the changed ones are chunked, embedded and written in batches of about
         ``BATCH_CHUNKS`` chunks, one transaction each, while the next batch is embedded.
         Each document is still all or nothing, and a failing file (unreadable, empty, refused
         by the store) is reported in its ``FileResult`` without stopping the others; a lost
@@ -295,16 +297,9 @@ class Ingestor:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgrag-ingest-writer") as writer:
             in_flight: tuple[Future, list[_Doc]] | None = None
             try:
-                for start in range(0, len(items), GROUP_FILES):
-                    docs, done = [], []
-                    for position in range(start, min(len(items), start + GROUP_FILES)):
-                        try:
-                            doc = self._load_file(items[position], content_type=content_type)
-                        except KgragError as exc:
-                            doc = _Doc.failed(exc)
-                        doc.position = position
-                        (done if doc.error else docs).append(doc)
-                    done += self._skip_unchanged(docs)
+                for group in self._groups(items, content_type):
+                    docs = [d for d in group if d.error is None]
+                    done = [d for d in group if d.error is not None] + self._skip_unchanged(docs)
                     finish(done)
                     for batch in self._batches([d for d in docs if d.result is None]):
                         ready = self._prepare(batch)  # while the previous batch is being written
@@ -329,6 +324,24 @@ class Ingestor:
         return out
 
     # -- the pipeline -------------------------------------------------------------------
+    def _groups(self, paths: Sequence[str], content_type: str | None) -> Iterator[list["_Doc"]]:
+        """The files read (or refused) in groups of ``GROUP_FILES`` or ``GROUP_BYTES`` of text."""
+        group: list[_Doc] = []
+        size = 0
+        for position, path in enumerate(paths):
+            try:
+                doc = self._load_file(path, content_type=content_type)
+            except KgragError as exc:
+                doc = _Doc.failed(exc)
+            doc.position = position
+            group.append(doc)
+            size += len(doc.text)
+            if len(group) >= GROUP_FILES or size >= GROUP_BYTES:
+                yield group
+                group, size = [], 0
+        if group:
+            yield group
+
     def _identify(
         self,
         text: str,
