@@ -10,8 +10,8 @@ were dropped and created again:
   write documents with their chunks (``store_documents``), the next batch embedded while the
   current one is written. Nothing is precomputed.
 - kgrag ``store_documents`` with the chunks and vectors precomputed: the store alone.
-- the raw ``UNWIND ... CREATE`` of the same chunk rows, 250 per transaction (its fastest
-  size: the ceiling) and 1,000: chunk nodes only, no document, no link, no check;
+- the raw ``UNWIND ... CREATE`` of the same chunk rows, 250 and 1,000 per transaction (the
+  faster of the two is the ceiling): chunk nodes only, no document, no link, no check;
 - neo4j-graphrag ``Neo4jWriter``: chunk nodes only in runs of 1,000 (the most it can be
   spared), and the lexical graph its pipeline writes for documents (Document and Chunk nodes,
   FROM_DOCUMENT and NEXT_CHUNK relationships), one run per document as its pipeline does;
@@ -46,13 +46,13 @@ __all__ = ["add_arguments", "run"]
 
 QUICK_SIZES = [10_000]
 FULL_SIZES = [100_000]
-CEILING_ROWS = 250  # the raw statement's fastest transaction size (bench/NOTES.md)
 BATCH = 1_000  # rows per call of the peers (their own batch size)
 ROUNDS = 2
 WARMUP_CHUNKS = 2_000
 EMBEDDER = "wordllama-l2_supercat-256"
 FROM_TEXT = "kgrag from text (Ingestor.ingest_paths: read, chunk, embed, store)"
-CEILING = f"raw UNWIND ... CREATE, {CEILING_ROWS} rows per tx (ceiling)"
+RAW_250 = "raw UNWIND ... CREATE, 250 rows per tx"
+RAW_1000 = "raw UNWIND ... CREATE, 1,000 rows per tx"
 GRAPHRAG_CHUNKS = "neo4j-graphrag Neo4jWriter, chunk nodes, runs of 1,000"
 GRAPHRAG_LEXICAL = "neo4j-graphrag Neo4jWriter, its lexical graph, one run per document"
 
@@ -175,6 +175,12 @@ def _graphrag_lexical(srv: BenchServer, store: Neo4jStore, corpus: RealText, roo
     except ImportError as exc:
         raise peers.PeerUnavailable(f"neo4j-graphrag is not installed: {exc}") from None
     peers._quiet()
+    with srv.driver.session(database=srv.settings.database) as s:
+        apoc = s.run("SHOW PROCEDURES YIELD name WHERE name = 'apoc.merge.relationship' RETURN count(*) AS n").single()["n"]
+    if not apoc:
+        # its relationship writer calls apoc.merge.relationship (the Docker image of
+        # docker/compose.yml has APOC; the local jars do not)
+        raise peers.PeerUnavailable("neo4j-graphrag writes relationships with APOC, which this server lacks")
     writer = Neo4jWriter(srv.driver, neo4j_database=srv.settings.database)
     rows = _rows(corpus)
     graphs = []
@@ -216,8 +222,8 @@ def _langchain(srv: BenchServer, store: Neo4jStore, corpus: RealText, root: Path
 SYSTEMS: list[tuple[str, str, Prepare, bool]] = [
     (FROM_TEXT, "files -> chunks -> WordLlama -> Document + Chunk + HAS_CHUNK, ~1,000 chunks per transaction", _from_text, False),
     ("kgrag store_documents (precomputed)", "Document + Chunk + HAS_CHUNK, ~1,000 chunks per transaction", _store_documents, False),
-    (CEILING, f"chunk nodes, {CEILING_ROWS} per transaction", _raw(CEILING_ROWS), False),
-    ("raw UNWIND ... CREATE, 1,000 rows per tx", "chunk nodes, 1,000 per transaction", _raw(1_000), False),
+    (RAW_250, "chunk nodes, 250 per transaction", _raw(250), False),
+    (RAW_1000, "chunk nodes, 1,000 per transaction", _raw(1_000), False),
     (GRAPHRAG_CHUNKS, "chunk nodes, 1,000 per run()", _graphrag_chunks, True),
     (GRAPHRAG_LEXICAL, "Document + Chunk + FROM_DOCUMENT + NEXT_CHUNK, one run() per document", _graphrag_lexical, True),
     ("langchain-neo4j add_embeddings", "chunk nodes, its transactions of 1,000", _langchain, True),
@@ -280,7 +286,10 @@ def one_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, Any]:
                                     "note": "store_edges, the corpus's similar_to edges (5 nearest, cosine >= 0.6), 10,000 per call"}
                     print(f"    kgrag store_edges: {stored:,} edges in {secs:.1f}s = {stored / secs:,.0f}/s", flush=True)
         out["systems"] = {label: out["systems"][label] for label, *_ in SYSTEMS if label in out["systems"]}
-    ceiling = out["systems"][CEILING]["chunks_per_s"]
+    # the ceiling: the raw statement at its faster transaction size in this run (250 rows was
+    # the fastest on synthetic 384-dim vectors; on this corpus 1,000 may be)
+    out["ceiling"] = max((RAW_250, RAW_1000), key=lambda k: out["systems"][k]["chunks_per_s"])
+    ceiling = out["systems"][out["ceiling"]]["chunks_per_s"]
     for s in out["systems"].values():
         s["share_of_ceiling"] = round(s["chunks_per_s"] / ceiling, 3)
     ours = out["systems"].get(FROM_TEXT)
