@@ -232,6 +232,13 @@ def _ingest_section(ing: dict[str, Any], source: str) -> str:
     return "\n".join(parts)
 
 
+def _run_line(run: dict[str, Any] | None) -> str:
+    """The run a part of a results file came from, when parts were measured in separate runs."""
+    if not run:
+        return ""
+    return f"Run: `{run['command']}`, {run['date']}, load average at start {run['load_average_at_start']}.\n\n"
+
+
 def _cli_section(cli: dict[str, Any], source: str) -> str:
     parts = [f"## What a user waits for: `kgrag ingest FOLDER` and the build commands\n\nSource: `bench/results/{source}`; {_machine(cli)}.\n",
              "Each figure is the wall time of the command as a user runs it (Python start-up included), with the CPU "
@@ -245,7 +252,7 @@ def _cli_section(cli: dict[str, Any], source: str) -> str:
         for system, steps in m["systems"].items():
             for label, v in steps.items():
                 rows.append([f"kgrag {label}", system, v["wall_seconds"], v["files_per_s"], v["x_raw_ceiling"], v["server_cpu_seconds"], v["load_before"]])
-        parts.append(f"### The MuSiQue folder ({m['files']:,} one-paragraph files, WordLlama)\n\n"
+        parts.append(f"### The MuSiQue folder ({m['files']:,} one-paragraph files, WordLlama)\n\n{_run_line(cli.get('musique_run'))}"
                      + _table(["command", "package", "wall s", "files/s", "x raw", "server CPU s", "load before"], rows, 2) + "\n")
     b = cli.get("builds")
     if b:
@@ -256,7 +263,7 @@ def _cli_section(cli: dict[str, Any], source: str) -> str:
                     rows.append([cmd, system, int(n), r[cmd]["wall_seconds"], round(1000 * r[cmd]["wall_seconds"] / int(n), 2),
                                  r[cmd].get("server_cpu_seconds"), r[cmd]["load_before"]])
         rows.sort(key=lambda x: (x[0], x[1], x[2]))
-        parts.append("### Build commands at three sizes (linear growth: a steady time per file)\n\n"
+        parts.append(f"### Build commands at three sizes (linear growth: a steady time per file)\n\n{_run_line(cli.get('builds_run'))}"
                      + _table(["command", "package", "files", "wall s", "ms per file", "server CPU s", "load before"], rows, 2) + "\n")
     return "\n".join(parts)
 
