@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kgrag-installed
 
-.PHONY: install jars demo test test-fast bench-quick bench docs-bench clean
+.PHONY: install jars browser-deps demo test test-fast bench-quick bench docs-bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,12 +21,22 @@ install: $(STAMP)
 jars: install
 	$(BIN)/kgrag server install
 
+## browser-deps: headless Chromium and its driver for the Neo4j Browser test (Debian packages;
+## installed when missing and we are root, else the test says what to install)
+browser-deps:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "Installing chromium and chromium-driver (Debian packages) for the Neo4j Browser test ..."; \
+	  apt-get update -q -o DPkg::Lock::Timeout=600 >/dev/null && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=600 chromium chromium-driver >/dev/null; \
+	else echo "Neo4j Browser test: install chromium and chromium-driver (apt-get install chromium chromium-driver)"; fi
+
 ## demo: start the local server, create the schema, ingest docs/, print a search
 demo: jars
 	$(BIN)/python examples/demo.py
 
 ## test: the whole suite against a real Neo4j that the run starts and stops itself
-test: jars
+test: jars browser-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 ## bench-quick: small benchmark sizes (a few minutes)

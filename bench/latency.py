@@ -12,10 +12,11 @@ reported on its own.
 
 Equal recall, not equal ``k``: every system's seeds come from the same vector-index call,
 so the share of the exact top 10 (numpy brute force) they hold depends only on how many
-candidates that call is asked for. kgrag asks for ``max(10 * vector_overfetch, 20)``; the
-peers for ``10 * effective_search_ratio``. Each is run at 20, 40 and 80 candidates (and the
-peers also at their default 10), and the tables put side by side the rows whose seed
-recall is equal.
+candidates that call is asked for. kgrag asks for ``Store.vector_fetch_k(10)``
+(``max(10 * vector_overfetch, MIN_VECTOR_CANDIDATES)``); the peers for
+``10 * effective_search_ratio``. kgrag runs at its default and at ``vector_overfetch`` 40,
+the peers at the same candidate counts and at their default 10, and the tables put side by
+side the rows whose seed recall is equal.
 
 Systems are timed round-robin, query by query (the order rotates), so load from anything
 else on the machine falls on all of them alike.
@@ -44,8 +45,10 @@ SEEDS = 10  # seed_top_k, the seed's default
 RESULT_K = 20  # seeds + the best graph hits, so the expansion shows in every result
 HOP_DECAY = (1.0, 0.7, 0.5)
 QUICK_HOP_QUERIES = 50
-OVERFETCH = {1: 20, 4: 40, 8: 80}  # kgrag's vector_overfetch -> candidates asked of the index
-RATIOS = {1: 10, 2: 20, 4: 40, 8: 80}  # the peers' effective_search_ratio -> candidates
+#: kgrag's vector_overfetch: the default (4; the store's floor MIN_VECTOR_CANDIDATES decides
+#: the candidates at 10 seeds) and 40 (400 candidates); Store.vector_fetch_k says how many.
+#: The peers run with effective_search_ratio 1 (their default) and at kgrag's counts.
+OVERFETCH = (4, 40)
 NATIVE = "kgrag graph, one statement"
 VECTOR = "vector only (kgrag search_chunks)"
 GRAPHRAG = "neo4j-graphrag VectorCypherRetriever"
@@ -151,15 +154,17 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         loaded = load_into(store, corpus)
         out.update(size=corpus.n, documents=loaded["documents"], edges=loaded["edges"], load_seconds=loaded["seconds"])
         stores = {f: (store if f == 4 else srv.store(vector_overfetch=f)) for f in OVERFETCH}
+        fetch = {f: s.vector_fetch_k(SEEDS) for f, s in stores.items()}
         systems: dict[str, Search] = {NATIVE: native(store, 2)}
-        for f in (1, 8):
+        for f in OVERFETCH[1:]:
             systems[f"{NATIVE}, overfetch {f}"] = native(stores[f], 2)
         systems["kgrag graph, per-hop loop"] = per_hop(store, 2)
         systems[VECTOR] = vector_only(store)
-        for f in (1, 8):
+        for f in OVERFETCH[1:]:
             systems[f"{VECTOR}, overfetch {f}"] = vector_only(stores[f])
+        ratios = sorted({1} | {fetch[f] // SEEDS for f in OVERFETCH})  # the peers' effective_search_ratio
         if not args.no_peers:
-            for ratio in RATIOS:
+            for ratio in ratios:
                 for label, make in ((GRAPHRAG, lambda r: peers.graphrag_retriever(srv, seeds=SEEDS, result_k=RESULT_K, ratio=r, with_hops=True)),
                                     (LANGCHAIN, lambda r: peers.langchain_retriever(srv, dimensions=corpus.vectors.shape[1], seeds=SEEDS,
                                                                                     result_k=RESULT_K, ratio=r, with_hops=True))):
@@ -167,19 +172,20 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
                         systems[f"{label}, ratio {ratio}"] = make(ratio)
                     except peers.PeerUnavailable as exc:
                         print(f"    {label}: skipped ({exc})")
-        candidates = {NATIVE: 40, VECTOR: 40, "kgrag graph, per-hop loop": 40,
-                      **{f"{NATIVE}, overfetch {f}": OVERFETCH[f] for f in (1, 8)},
-                      **{f"{VECTOR}, overfetch {f}": OVERFETCH[f] for f in (1, 8)},
-                      **{f"{label}, ratio {r}": k for r, k in RATIOS.items() for label in (GRAPHRAG, LANGCHAIN)}}
+        candidates = {NATIVE: fetch[4], VECTOR: fetch[4], "kgrag graph, per-hop loop": fetch[4],
+                      **{f"{NATIVE}, overfetch {f}": fetch[f] for f in OVERFETCH[1:]},
+                      **{f"{VECTOR}, overfetch {f}": fetch[f] for f in OVERFETCH[1:]},
+                      **{f"{label}, ratio {r}": SEEDS * r for r in ratios for label in (GRAPHRAG, LANGCHAIN)}}
+        vector_at = {fetch[f]: (VECTOR if f == 4 else f"{VECTOR}, overfetch {f}") for f in OVERFETCH}
         print(f"  [{corpus.n:,}] timing {len(systems)} systems x {len(queries)} queries (2 hops, both directions)", flush=True)
         out["systems"] = measure(systems, queries, *stores.values(), truth=truth)
         for name, s in out["systems"].items():
             s["candidates"] = candidates[name]
-            vec = out["systems"].get(_vector_at(candidates[name]))
+            vec = out["systems"].get(vector_at.get(candidates[name], ""))
             if vec:
                 s["ratio_p50_to_vector"] = round(s["p50"] / vec["p50"], 2)
                 s["ratio_mean_to_vector"] = round(s["mean"] / vec["mean"], 2)
-        out["equal_recall"] = equal_recall(out["systems"])
+        out["equal_recall"] = equal_recall(out["systems"], fetch, vector_at)
         _print_systems(out)
         _print_equal_recall(out)
 
@@ -193,19 +199,17 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def _vector_at(candidates: int) -> str:
-    return {20: f"{VECTOR}, overfetch 1", 40: VECTOR, 80: f"{VECTOR}, overfetch 8"}.get(candidates, "")
-
-
-def equal_recall(systems: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per candidate count: kgrag, the peers and kgrag's vector-only side by side (their
-    seeds come from the same index call, so their recall is equal; it is shown)."""
+def equal_recall(systems: dict[str, Any], fetch: dict[int, int], vector_at: dict[int, str]) -> list[dict[str, Any]]:
+    """Per candidate count kgrag asks for (``fetch``: vector_overfetch -> candidates): kgrag,
+    the peers asking for as many and kgrag's vector-only side by side (their seeds come from
+    the same index call, so their recall is equal; it is shown)."""
     rows = []
-    for f, k in OVERFETCH.items():
-        ours = systems.get(NATIVE if f == 4 else f"{NATIVE}, overfetch {f}")
-        ratio = {20: 2, 40: 4, 80: 8}[k]
+    for f in OVERFETCH:
+        k = fetch[f]
+        ours = systems[NATIVE if f == 4 else f"{NATIVE}, overfetch {f}"]
+        ratio = k // SEEDS
         row: dict[str, Any] = {"candidates": k, "kgrag_recall": ours["seed_recall_at_10"], "kgrag_p50": ours["p50"],
-                               "vector_only_p50": systems[_vector_at(k)]["p50"]}
+                               "vector_only_p50": systems[vector_at[k]]["p50"]}
         row["x_vector_only"] = round(ours["p50"] / row["vector_only_p50"], 2)
         for label, key in ((GRAPHRAG, "graphrag"), (LANGCHAIN, "langchain")):
             peer = systems.get(f"{label}, ratio {ratio}")

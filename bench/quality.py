@@ -1,51 +1,55 @@
 """Retrieval quality on real multi-hop questions (``/work/shared/bench-data``).
 
-Protocol (the data README's): ingest the whole corpus of a set once, one chunk per
-paragraph with its title as the document title; for each question retrieve the top 5
-paragraphs from the whole corpus; report recall@2, recall@5 (share of the gold paragraphs in
-the top k, averaged over questions) and all-gold@5 (share of questions with every gold
-paragraph in the top 5), per retriever configuration and embedder.
+Protocol (the data README's): ingest the whole corpus of a set once, one document per
+paragraph (its title as the document title, the chunk text "title\\ntext", as HippoRAG indexes
+these sets), build the offline entity graph the way a user does (``kgrag entities build``:
+names from the text and from document titles found wherever they are written, sentence
+co-occurrence relations, ``references`` edges between chunks sharing a rare entity), then for
+each question retrieve the top 5 paragraphs from the whole corpus and report recall@2,
+recall@5 (share of the gold paragraphs in the top k, averaged over questions), all-gold@5
+(share of questions with every gold paragraph in the top 5) and ms per query, for every
+retrieval mode side by side, with the exact vector search (numpy over the same embeddings)
+as the reference.
 
-Configurations are fixed here and printed with the results. The graph settings (seeds,
-hops, similarity threshold) were chosen on the train files only (``--tune`` reruns that grid
-on musique_train and hotpotqa_train); the dev files are never used to choose anything.
+Defaults of the retrievers are used as they are: they were chosen on the train files only
+(``--tune`` reruns that grid on musique_train and hotpotqa_train); the evaluation files are
+never used to choose anything.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from kgrag_neo4j import ids
 from kgrag_neo4j.store import Neo4jStore
-from kgrag_neo4j.types import Chunk, ChunkEdge, Document, RelationType
+from kgrag_neo4j.types import Chunk, Document
 
-from .common import BenchServer, bench_server, clear_database, print_header, print_table, result_name, write_results
+from .common import bench_server, print_header, print_table, result_name, write_results
 from .datasets import SETS, Dataset, Paragraph, load
 
-__all__ = ["Ingested", "add_arguments", "entity_chunk_edges", "ingest_paragraphs", "run", "score_question"]
+__all__ = ["Ingested", "add_arguments", "chunk_text", "ingest_paragraphs", "run", "score_question"]
 
 TOP_K = 5
-# Graph settings, chosen on the train files with `--tune` (best mean recall@5 over musique_train
-# and hotpotqa_train; see docs/benchmarks.md). Seeds are the vector hits kept; the graph fills
-# the rest of the top 5 with their best neighbours. More hops never helped at top 5.
-SIMILARITY_SEEDS = 4
-ENTITY_SEEDS = 3
-GRAPH_HOPS = 1
-SIMILARITY_TOP_K = 5
-SIMILARITY_THRESHOLD = 0.5
-ENTITY_MAX_CHUNKS = 10  # an entity in more paragraphs than this links nothing (too common)
-ENTITY_EDGES_PER_CHUNK = 10
+TUNE_SETS = ("musique", "hotpotqa")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sets", nargs="+", choices=SETS, help="question sets (default: all three)")
     p.add_argument("--questions", type=int, help="first N questions of each set (the corpus is always whole)")
-    p.add_argument("--embedders", nargs="+", help="embedders (default: wordllama, hashing, and minilm when the extra `local` is installed; quick: wordllama)")
-    p.add_argument("--tune", action="store_true", help="run the graph-settings grid on the train files instead")
+    p.add_argument("--embedders", nargs="+", help="embedders (default: wordllama and hashing; quick: wordllama)")
+    p.add_argument("--tune", action="store_true", help="run the settings grid on the train files instead")
+    try:
+        p.add_argument("--uri", help="use this Neo4j (each set in a namespace of its own, deleted first) instead of a fresh local server")
+    except argparse.ArgumentError:  # the suites' parser may have it already
+        pass
 
 
 # --- ingestion ------------------------------------------------------------------------------
@@ -53,11 +57,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 @dataclass
 class Ingested:
-    """Where each paragraph went: chunk id -> paragraph key (and document id -> key when a
-    document holds one paragraph)."""
+    """Where each paragraph went: chunk id -> paragraph key, and the stored vectors (for the
+    exact reference)."""
 
     chunk_to_key: dict[str, str] = field(default_factory=dict)
-    doc_to_key: dict[str, str] = field(default_factory=dict)
+    keys: list[str] = field(default_factory=list)
+    vectors: np.ndarray | None = None
     chunks: int = 0
     path: str = ""
 
@@ -66,97 +71,38 @@ class Ingested:
         return list(self.chunk_to_key)
 
     def key_of(self, result: Any) -> str | None:
-        return self.chunk_to_key.get(result.id) or self.doc_to_key.get(result.document_id)
+        return self.chunk_to_key.get(result.id)
 
 
 def chunk_text(p: Paragraph) -> str:
-    """What is stored and embedded for a paragraph: its title on the first line, then the
-    text (as HippoRAG indexes these sets); the title is in the chunk metadata as well."""
+    """What is stored and embedded for a paragraph: its title on the first line, then the text."""
     return f"{p.title}\n{p.text}"
 
 
-#: paragraphs per document when the quality benchmark loads a corpus (retrieval works on chunks,
-#: so the grouping changes no result; it only saves one transaction per paragraph)
-GROUP = 100
-
-
-def ingest_paragraphs(store: Neo4jStore, embedder: Any, paragraphs: Sequence[Paragraph], *, via: str = "ingestor") -> Ingested:
-    """Write a corpus, one chunk per paragraph, its title in the chunk metadata.
-
-    ``via="ingestor"``: the user's path, ``Ingestor.ingest_text`` per paragraph (one document
-    each: chunk, embed, store), when the Ingestor exists. ``via="store"`` (or no Ingestor):
-    ``store_document`` with documents of ``GROUP`` paragraphs, embedded in batches of 64.
-    """
+def ingest_paragraphs(store: Neo4jStore, embedder: Any, paragraphs: Sequence[Paragraph], *, workers: int = 4) -> Ingested:
+    """One document per paragraph (title = the paragraph's title), one chunk each, embedded in
+    batches of 64, written with ``store_document`` from ``workers`` threads."""
     out = Ingested()
-    try:
-        from kgrag_neo4j.ingestion.ingestor import Ingestor
-    except ImportError:
-        Ingestor = None  # noqa: N806
-    if via == "ingestor" and Ingestor is not None:
-        ingestor = Ingestor(store, embedder)
-        for p in paragraphs:
-            r = ingestor.ingest_text(chunk_text(p), source=p.key, title=p.title, metadata={"title": p.title})
-            out.doc_to_key[r.document_id] = p.key
-            out.chunks += r.chunk_count
-        out.path = "Ingestor.ingest_text, one document per paragraph"
-        return out
     store.ensure_embedder(embedder.name, embedder.dimensions)
-    for g, start in enumerate(range(0, len(paragraphs), GROUP)):
-        group = paragraphs[start:start + GROUP]
-        vectors: list[list[float]] = []
-        for b in range(0, len(group), 64):
-            vectors.extend(embedder.embed([chunk_text(p) for p in group[b:b + 64]], input_type="document"))
-        doc_id = ids.document_id(store.namespace, f"corpus/{g}")
-        chunks = []
-        for i, (p, v) in enumerate(zip(group, vectors)):
-            text = chunk_text(p)
-            chunk = Chunk(id=ids.chunk_id(doc_id, "flat", i, text), document_id=doc_id, content=text, chunk_index=i,
-                          embedding=v, token_count=len(text.split()), metadata={"title": p.title, "key": p.key})
-            chunks.append(chunk)
-            out.chunk_to_key[chunk.id] = p.key
-        store.store_document(Document(id=doc_id, source=f"corpus/{g}", title=f"paragraphs {start}-{start + len(group) - 1}",
-                                      content_hash=ids.content_hash("\x1f".join(p.key for p in group))), chunks)
-        out.chunks += len(chunks)
-    out.path = f"store_document, {GROUP} paragraphs (chunks) per document"
+    texts = [chunk_text(p) for p in paragraphs]
+    vectors: list[list[float]] = []
+    for b in range(0, len(texts), 64):
+        vectors.extend(embedder.embed(texts[b:b + 64], input_type="document"))
+    jobs = []
+    for p, text, v in zip(paragraphs, texts, vectors):
+        doc_id = ids.document_id(store.namespace, p.key)
+        chunk = Chunk(id=ids.chunk_id(doc_id, "flat", 0, text), document_id=doc_id, content=text, chunk_index=0,
+                      embedding=v, token_count=len(text.split()), metadata={"title": p.title})
+        out.chunk_to_key[chunk.id] = p.key
+        out.keys.append(p.key)
+        jobs.append((Document(id=doc_id, source=p.key, title=p.title, content_hash=ids.content_hash(text)), [chunk]))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(lambda job: store.store_document(*job), jobs))
+    out.vectors = np.asarray(vectors, dtype=np.float32)
+    out.vectors /= np.linalg.norm(out.vectors, axis=1, keepdims=True) + 1e-12
+    out.chunks = len(jobs)
+    out.path = "store_document, one document per paragraph"
     return out
-
-
-# --- entity-derived chunk edges (pure) ------------------------------------------------------
-
-
-def entity_chunk_edges(mentions: dict[str, list[str]], *, max_chunks: int = ENTITY_MAX_CHUNKS,
-                       per_chunk: int = ENTITY_EDGES_PER_CHUNK) -> list[ChunkEdge]:
-    """``references`` edges between chunks that mention the same entity.
-
-    An entity found in ``df`` chunks adds ``1 / (df - 1)`` to the weight of each pair it
-    links (a name only two paragraphs share links them at full weight; a common one barely),
-    capped at 1.0; entities in more than ``max_chunks`` chunks link nothing. Each chunk keeps
-    its ``per_chunk`` heaviest edges (one edge per pair, lower id first; retrieval follows
-    edges both ways).
-    """
-    by_entity: dict[str, list[str]] = defaultdict(list)
-    for chunk, entities in mentions.items():
-        for e in set(entities):
-            by_entity[e].append(chunk)
-    weight: dict[tuple[str, str], float] = defaultdict(float)
-    for chunks in by_entity.values():
-        df = len(chunks)
-        if df < 2 or df > max_chunks:
-            continue
-        chunks = sorted(chunks)
-        for i, a in enumerate(chunks):
-            for b in chunks[i + 1:]:
-                weight[(a, b)] += 1.0 / (df - 1)
-    best: dict[str, list[tuple[float, str, str]]] = defaultdict(list)
-    for (a, b), w in weight.items():
-        best[a].append((w, a, b))
-        best[b].append((w, a, b))
-    keep: set[tuple[str, str]] = set()
-    for chunk, edges in best.items():
-        for w, a, b in sorted(edges, key=lambda x: (-x[0], x[1], x[2]))[:per_chunk]:
-            keep.add((a, b))
-    return [ChunkEdge(a, b, RelationType.REFERENCES, round(min(1.0, weight[(a, b)]), 4),
-                      description="shared entities", origin="entities") for a, b in sorted(keep)]
 
 
 # --- scoring (pure) ---------------------------------------------------------------------------
@@ -182,7 +128,7 @@ def _ranked_keys(results: Sequence[Any], ingested: Ingested) -> list[str]:
 
 
 def evaluate(retrieve: Callable[[str], list[Any]], data: Dataset, ingested: Ingested) -> dict[str, Any]:
-    totals = defaultdict(float)
+    totals: dict[str, float] = defaultdict(float)
     times = []
     for q in data.questions:
         t0 = time.perf_counter()
@@ -204,84 +150,82 @@ def _embedder(name: str) -> Any:
     return select_embedder(name)
 
 
-def _configs(store: Neo4jStore, embedder: Any, *, entities: bool) -> list[tuple[str, str, Callable[[str], list[Any]] | None]]:
-    """(name, settings, retrieve) per row; retrieve None = not available (reason in settings)."""
+class _Exact:
+    """The reference: exact cosine top k over the stored vectors, in numpy (no index)."""
+
+    def __init__(self, embedder: Any, ingested: Ingested):
+        self.embedder, self.ingested = embedder, ingested
+        self.ids = list(ingested.chunk_to_key)
+
+    def retrieve(self, query: str, top_k: int) -> list[Any]:
+        q = np.asarray(self.embedder.embed([query], input_type="query")[0], dtype=np.float32)
+        scores = self.ingested.vectors @ (q / (np.linalg.norm(q) + 1e-12))
+        order = np.argsort(-scores, kind="stable")[:top_k]
+
+        @dataclass
+        class Hit:
+            id: str
+
+        return [Hit(self.ids[i]) for i in order]
+
+
+def _configs(store: Neo4jStore, embedder: Any, ingested: Ingested) -> list[tuple[str, str, Any]]:
+    """(name, settings, retriever) per row, every retriever with its defaults."""
+    from kgrag_neo4j.retrieval.entity import EntityGraphRetriever
+    from kgrag_neo4j.retrieval.local_search import LocalSearchRetriever
+    from kgrag_neo4j.retrieval.ppr import PPRRetriever
     from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 
-    rows: list[tuple[str, str, Callable[[str], list[Any]] | None]] = []
-    vector = VectorRetriever(store, embedder)
-    rows.append(("vector", "VectorRetriever, top 5", lambda q: vector.retrieve(q, TOP_K)))
-    hybrid = HybridRetriever(store, embedder)
-    rows.append(("hybrid", "HybridRetriever, RRF keyword weight 0.3, overfetch 3", lambda q: hybrid.retrieve(q, TOP_K)))
-    sim = GraphRetriever(store, embedder, relation_filter=("similar_to",), seed_top_k=SIMILARITY_SEEDS, max_hops=GRAPH_HOPS,
-                         bidirectional=True)
-    rows.append(("graph, similarity edges",
-                 f"GraphRetriever one statement, {SIMILARITY_SEEDS} seeds, {GRAPH_HOPS} hop, both directions, similar_to edges "
-                 f"(build_similarity_edges top {SIMILARITY_TOP_K}, cosine >= {SIMILARITY_THRESHOLD})",
-                 lambda q: sim.retrieve(q, TOP_K)))
-    if entities:
-        ent = GraphRetriever(store, embedder, relation_filter=("references",), seed_top_k=ENTITY_SEEDS, max_hops=GRAPH_HOPS,
-                             bidirectional=True)
-        rows.append(("graph, entity edges",
-                     f"GraphRetriever one statement, {ENTITY_SEEDS} seeds, {GRAPH_HOPS} hop, both directions, references edges "
-                     f"between paragraphs sharing an offline-extracted entity (entity in <= {ENTITY_MAX_CHUNKS} paragraphs; "
-                     f"weight sum 1/(df-1); {ENTITY_EDGES_PER_CHUNK} per paragraph)",
-                     lambda q: ent.retrieve(q, TOP_K)))
-        try:
-            from kgrag_neo4j.retrieval.entity import EntityGraphRetriever
-
-            eg = EntityGraphRetriever(store, embedder)
-            rows.append(("entity-boosted", "EntityGraphRetriever, seed defaults (3 query entities, 1 hop, boosts 0.3 / 0.1)",
-                         lambda q: eg.retrieve(q, TOP_K)))
-        except Exception as exc:  # not there yet: say so in the table
-            rows.append(("entity-boosted", f"not available: {exc}", None))
-        try:
-            from kgrag_neo4j.retrieval.local_search import LocalSearchRetriever
-
-            ls = LocalSearchRetriever(store, embedder)
-            rows.append(("local search", "LocalSearchRetriever, seed defaults (10 entities, 4000-token budget)",
-                         lambda q: ls.retrieve(q, TOP_K)))
-        except Exception as exc:
-            rows.append(("local search", f"not available: {exc}", None))
-    return rows
+    return [
+        ("exact vector", "numpy cosine over the stored vectors (the reference)", _Exact(embedder, ingested)),
+        ("vector", "VectorRetriever (search --mode vector)", VectorRetriever(store, embedder)),
+        ("hybrid", "HybridRetriever, RRF keyword weight 0.3 (search --mode hybrid)", HybridRetriever(store, embedder)),
+        ("graph, seed blend", "GraphRetriever blend='seed': the original formula, 10 seeds, 2 hops, outgoing edges",
+         GraphRetriever(store, embedder, blend="seed")),
+        ("graph", "GraphRetriever defaults (search --mode graph): blend 'propagate', entity seeds, 10 seeds, 2 hops",
+         GraphRetriever(store, embedder)),
+        ("entity", "EntityGraphRetriever defaults (search --mode entity)", EntityGraphRetriever(store, embedder)),
+        ("local", "LocalSearchRetriever defaults, text units in rank order (search --mode local)",
+         LocalSearchRetriever(store, embedder)),
+        ("ppr", "PPRRetriever defaults (search --mode ppr): personalized PageRank over chunks and entities",
+         PPRRetriever(store, embedder)),
+    ]
 
 
-def _build_graphs(store: Neo4jStore, embedder: Any, ingested: Ingested, *, threshold: float = SIMILARITY_THRESHOLD,
-                  entities: bool = True) -> dict[str, Any]:
-    info: dict[str, Any] = {}
-    t0 = time.perf_counter()
-    info["similarity_edges"] = store.build_similarity_edges(ingested.chunk_ids, top_k=SIMILARITY_TOP_K, threshold=threshold)
-    info["similarity_seconds"] = round(time.perf_counter() - t0, 1)
-    if not entities:
-        return info
-    try:
-        from kgrag_neo4j.entities.pipeline import build_entities
-    except ImportError as exc:
-        info["entities"] = f"not available: {exc}"
-        return info
+def build_graph(store: Neo4jStore, embedder: Any) -> dict[str, Any]:
+    """What a user runs after ingesting: ``kgrag entities build`` (offline)."""
+    from kgrag_neo4j.entities.pipeline import build_entities
+
     t0 = time.perf_counter()
     built = build_entities(store, embedder)
-    info["entities"] = {"entities": built.entities, "mentions": built.mentions, "relations": built.relations,
-                        "seconds": round(time.perf_counter() - t0, 1)}
-    mentions = store.chunk_mentions(ingested.chunk_ids)
-    edges = entity_chunk_edges(mentions)
-    info["entity_edges"] = store.store_edges(edges) if edges else 0
-    return info
+    return {"entities": built.entities, "mentions": built.mentions, "relations": built.relations,
+            "entity_edges": built.entity_edges, "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def one_set(srv: BenchServer, data: Dataset, embedder_name: str) -> dict[str, Any]:
-    embedder = _embedder(embedder_name)
-    clear_database(srv.driver, drop_vector_indexes=True)
-    store = srv.store(namespace=data.name.replace("2", "two"))
+def _delete_namespace(driver: Any, namespace: str) -> None:
+    with driver.session() as session:
+        session.run("MATCH (n) WHERE n.namespace = $ns CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS",
+                    ns=namespace).consume()
+
+
+def load_set(srv: Any, data: Dataset, embedder: Any, namespace: str) -> tuple[Neo4jStore, Ingested, dict[str, Any], float]:
+    _delete_namespace(srv.driver, namespace)
+    store = srv.store(namespace=namespace)
     t0 = time.perf_counter()
-    ingested = ingest_paragraphs(store, embedder, data.paragraphs, via="store")
+    ingested = ingest_paragraphs(store, embedder, data.paragraphs)
     ingest_s = time.perf_counter() - t0
-    print(f"    {data.name} / {embedder.name}: {len(data.paragraphs):,} paragraphs ingested in {ingest_s:.0f}s ({ingested.path})", flush=True)
-    graphs = _build_graphs(store, embedder, ingested)
-    print(f"    graphs: {graphs}", flush=True)
+    print(f"    {data.name}/{data.split} / {embedder.name}: {len(data.paragraphs):,} paragraphs ingested in {ingest_s:.0f}s", flush=True)
+    graphs = build_graph(store, embedder)
+    print(f"    entity graph: {graphs}", flush=True)
+    return store, ingested, graphs, ingest_s
+
+
+def one_set(srv: Any, data: Dataset, embedder_name: str) -> dict[str, Any]:
+    embedder = _embedder(embedder_name)
+    store, ingested, graphs, ingest_s = load_set(srv, data, embedder, f"quality-{data.name.replace('2', 'two')}")
     rows = {}
-    for name, settings, retrieve in _configs(store, embedder, entities=True):
-        rows[name] = {"settings": settings, **(evaluate(retrieve, data, ingested) if retrieve else {"available": False})}
+    for name, settings, retriever in _configs(store, embedder, ingested):
+        rows[name] = {"settings": settings, **evaluate(lambda q, r=retriever: r.retrieve(q, TOP_K), data, ingested)}
     return {"embedder": embedder.name, "paragraphs": len(data.paragraphs), "questions": len(data.questions),
             "ingest_seconds": round(ingest_s, 1), "ingest_path": ingested.path, "graphs": graphs, "rows": rows}
 
@@ -290,90 +234,77 @@ def _print_set(name: str, res: dict[str, Any]) -> None:
     vec = res["rows"]["vector"]
     table = []
     for row, m in res["rows"].items():
-        if "recall@5" not in m:
-            table.append([row, None, None, None, None, m["settings"][:60]])
-            continue
-        table.append([row, m["recall@2"], m["recall@5"], m["all@5"], round(m["recall@5"] - vec["recall@5"], 4), m["ms_per_query"]])
+        table.append([row, m["recall@2"], m["recall@5"], m["all@5"], round(m["recall@5"] - vec["recall@5"], 4),
+                      round(m["all@5"] - vec["all@5"], 4), m["ms_per_query"]])
     print_table(f"{name}: {res['questions']} questions, {res['paragraphs']:,} paragraphs, embedder {res['embedder']}",
-                ["configuration", "recall@2", "recall@5", "all-gold@5", "R@5 - vector", "ms/query"], table)
+                ["configuration", "recall@2", "recall@5", "all-gold@5", "R@5 - vector", "all@5 - vector", "ms/query"], table)
+
+
+# --- tuning on the train files ----------------------------------------------------------------
+
+#: the grid ``--tune`` runs: every option of the propagate blend and of the PageRank walk that
+#: has no value from the seeds; the defaults in the library are its best mean recall@5 over
+#: the train sets (ties: the better all-gold@5, then the simpler or cheaper setting)
+GRID: dict[str, dict[str, Sequence[Any]]] = {
+    "graph": {"entity_seed_weight": (0.0, 0.2, 0.35, 0.7), "entity_max_chunks": (10, 25)},
+    "ppr": {"damping": (0.5, 0.7), "temperature": (0.02, 0.05), "entity_share": (0.2, 0.33)},
+}
 
 
 def tune(args: argparse.Namespace) -> dict[str, Any]:
-    """The grid the graph settings were chosen from, on the train files only.
+    """Every grid point of :data:`GRID` on the train files of MuSiQue and HotpotQA."""
+    from kgrag_neo4j.retrieval.ppr import PPRRetriever
+    from kgrag_neo4j.retrieval.retrievers import GraphRetriever, VectorRetriever
 
-    It runs offline, in numpy, with the retrievers' formulas (seed score 0.7 x normalised
-    cosine + 0.3; a neighbour first reached at hop h through an edge of weight w scores
-    0.3 x w x decay[h], decay 0.7 / 0.5; both directions), the similarity edges of
-    ``build_similarity_edges`` and the entity edges of ``entity_chunk_edges`` over the
-    offline extractor's mentions: choosing settings needs no database.
-    """
-    import numpy as np
-
-    from kgrag_neo4j.entities.extract_offline import OfflineEntityExtractor
-
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"grid": {k: {o: list(v) for o, v in g.items()} for k, g in GRID.items()}, "points": {}}
     embedder = _embedder("wordllama")
-    for set_name in ("musique", "hotpotqa"):
-        data = load(set_name, split="train")
-        texts = [chunk_text(p) for p in data.paragraphs]
-        keys = [p.key for p in data.paragraphs]
-        P = np.asarray(embedder.embed(texts), dtype=np.float64)
-        Q = np.asarray(embedder.embed([q.text for q in data.questions], input_type="query"), dtype=np.float64)
-        S = Q @ P.T
-        C = P @ P.T
-        np.fill_diagonal(C, -np.inf)
-        graphs: dict[str, dict[int, dict[int, float]]] = {}
-        for threshold in (0.5, 0.6, 0.7, 0.8):
-            adj: dict[int, dict[int, float]] = defaultdict(dict)
-            for i in range(len(keys)):
-                for j in np.argsort(-C[i])[:SIMILARITY_TOP_K]:
-                    if C[i, j] >= threshold:
-                        w = float(min(1.0, C[i, j]))
-                        adj[i][int(j)] = max(adj[i].get(int(j), 0.0), w)
-                        adj[int(j)][i] = max(adj[int(j)].get(i, 0.0), w)
-            graphs[f"similarity {threshold}"] = adj
-        units = [Chunk(id=k, document_id="d", content=t) for k, t in zip(keys, texts)]
-        found = OfflineEntityExtractor(namespace="tune").extract(units)
-        mentions: dict[str, list[str]] = defaultdict(list)
-        for m in found.mentions:
-            mentions[m.chunk_id].append(m.entity_id)
-        index = {k: i for i, k in enumerate(keys)}
-        adj = defaultdict(dict)
-        for e in entity_chunk_edges(mentions):
-            a, b = index[e.source_id], index[e.target_id]
-            adj[a][b] = adj[b][a] = e.weight
-        graphs["entities"] = adj
-        for graph_name, adj in graphs.items():
-            for seeds in (2, 3, 4):
-                for hops in (1, 2):
-                    totals: dict[str, float] = defaultdict(float)
-                    for qi, q in enumerate(data.questions):
-                        order = [int(j) for j in np.argsort(-S[qi])[:seeds]]
-                        scored = {j: 0.7 * (1 + S[qi, j]) / 2 + 0.3 for j in order}
-                        frontier, seen = order, set(order)
-                        for hop in range(1, hops + 1):
-                            reached: dict[int, float] = {}
-                            for f in frontier:
-                                for n, w in adj.get(f, {}).items():
-                                    if n not in seen:
-                                        reached[n] = max(reached.get(n, 0.0), 0.3 * w * (0.7 if hop == 1 else 0.5))
-                            scored.update(reached)
-                            seen.update(reached)
-                            frontier = list(reached)
-                        top = [keys[j] for j, _ in sorted(scored.items(), key=lambda x: (-x[1], keys[x[0]]))[:TOP_K]]
-                        for k, v in score_question(top, q.gold).items():
-                            totals[k] += v / len(data.questions)
-                    name = f"{set_name} {graph_name} seeds={seeds} hops={hops}"
-                    out[name] = {k: round(v, 4) for k, v in totals.items()}
-        totals = defaultdict(float)
-        for qi, q in enumerate(data.questions):
-            top = [keys[j] for j in np.argsort(-S[qi])[:TOP_K]]
-            for k, v in score_question(top, q.gold).items():
-                totals[k] += v / len(data.questions)
-        out[f"{set_name} vector"] = {k: round(v, 4) for k, v in totals.items()}
-    for name, m in sorted(out.items()):
-        print(f"    {name:<45} recall@2 {m['recall@2']:.3f}  recall@5 {m['recall@5']:.3f}  all@5 {m['all@5']:.3f}")
+    with _server(args) as srv:
+        for set_name in TUNE_SETS:
+            data = load(set_name, split="train")
+            store, ingested, graphs, _ = load_set(srv, data, embedder, f"tune-{set_name}")
+            out["points"].setdefault("vector", {})[set_name] = evaluate(lambda q: VectorRetriever(store, embedder).retrieve(q, TOP_K), data, ingested)
+            for kind, grid in GRID.items():
+                names = list(grid)
+                for values in itertools.product(*(grid[n] for n in names)):
+                    point = dict(zip(names, values))
+                    cls = GraphRetriever if kind == "graph" else PPRRetriever
+                    retriever = cls(store, embedder, **point)
+                    key = kind + " " + " ".join(f"{n}={v}" for n, v in point.items())
+                    out["points"].setdefault(key, {})[set_name] = evaluate(lambda q, r=retriever: r.retrieve(q, TOP_K), data, ingested)
+    ranked = []
+    for key, by_set in out["points"].items():
+        if len(by_set) == len(TUNE_SETS):
+            mean = {m: round(float(np.mean([by_set[s][m] for s in TUNE_SETS])), 4) for m in ("recall@2", "recall@5", "all@5")}
+            ranked.append((key, mean, by_set))
+    ranked.sort(key=lambda x: (-x[1]["recall@5"], -x[1]["all@5"]))
+    for key, mean, by_set in ranked:
+        print(f"    {key:<75} mean R@5 {mean['recall@5']:.3f} all@5 {mean['all@5']:.3f} | "
+              + " | ".join(f"{s} R@5 {by_set[s]['recall@5']:.3f} all@5 {by_set[s]['all@5']:.3f}" for s in TUNE_SETS))
+    out["ranked"] = [{"setting": k, "mean": m} for k, m, _ in ranked]
     return out
+
+
+def _server(args: argparse.Namespace) -> Any:
+    import contextlib
+
+    if not getattr(args, "uri", None):
+        return bench_server(heap="2g", pagecache="1g")
+
+    @contextlib.contextmanager
+    def existing():
+        from kgrag_neo4j.settings import Neo4jSettings
+        from kgrag_neo4j.store.runner import connect_driver
+
+        from .common import BenchServer
+
+        settings = Neo4jSettings.from_env(uri=args.uri)
+        driver = connect_driver(settings)
+        try:
+            yield BenchServer(settings, driver, Neo4jStore(driver).verify()["version"], "?", "?")
+        finally:
+            driver.close()
+
+    return existing()
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -384,19 +315,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     sets = args.sets or (["musique"] if args.quick else list(SETS))
     questions = args.questions or (100 if args.quick else None)
     embedders = list(args.embedders or (["wordllama"] if args.quick else ["wordllama", "hashing"]))
-    notes = {}
-    try:
-        import sentence_transformers  # noqa: F401
-        # MiniLM embeds every corpus on the CPU: full runs only, unless asked for
-        if "minilm" not in embedders and not args.embedders and not args.quick:
-            embedders.append("minilm")
-    except ImportError:
-        notes["minilm"] = "sentence-transformers is not installed (extra `local`), so no MiniLM rows"
     head = print_header("quality", neo4j_version="(fresh server)", embedder=", ".join(embedders),
                         sizes={s: f"whole corpus, {questions or 'all'} questions" for s in sets},
-                        extra={"protocol": "one chunk per paragraph, top 5 per question, recall@2 / recall@5 / all-gold@5", **notes})
+                        extra={"protocol": "one document per paragraph, offline entity graph, top 5 per question, "
+                                           "recall@2 / recall@5 / all-gold@5"})
     results: dict[str, Any] = {**head, "sets": {}}
-    with bench_server(heap="2g", pagecache="1g") as srv:
+    with _server(args) as srv:
         results["neo4j"] = srv.neo4j_version
         for set_name in sets:
             data = load(set_name).subset(questions)

@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "KgragError": "errors", "ConfigurationError": "errors", "InputError": "errors",
     "NotFoundError": "errors", "StoreError": "errors", "ConnectionFailed": "errors",
     "AuthenticationFailed": "errors", "DimensionMismatchError": "errors", "ProviderError": "errors",
+    "Cancelled": "errors",
     # values and filters
     "Document": "types", "Chunk": "types", "ChunkEdge": "types", "RelationType": "types",
     "RetrievalResult": "types", "EdgeContext": "types", "ComponentScores": "types", "IngestResult": "types",
@@ -49,7 +50,7 @@ _EXPORTS: dict[str, str] = {
     "EntityGraphRetriever": "retrieval.entity", "LocalSearchRetriever": "retrieval.local_search",
     "TripleGraphRetriever": "retrieval.triples",
     "ScoreReranker": "retrieval.rerank", "LLMReranker": "retrieval.rerank",
-    "format_knowledge": "retrieval.format",
+    "format_knowledge": "retrieval.format", "KnowledgeTool": "retrieval.knowledge_tool",
     # providers
     "HashingEmbedder": "providers.hashing", "WordLlamaEmbedder": "providers.wordllama",
     "SentenceTransformerEmbedder": "providers.sentence_transformers",
@@ -58,6 +59,7 @@ _EXPORTS: dict[str, str] = {
     # entities, communities, triples
     "OfflineEntityExtractor": "entities.extract_offline", "LLMEntityExtractor": "entities.extract_llm",
     "Triple": "triples.model", "GraphBuffer": "triples.buffer",
+    "ErrorResolutionRecorder": "triples.learning",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -8,10 +8,11 @@ several, ``;``-terminated) under a ``//`` header::
     //   $namespace  STRING   tenant to search in
     //   $top_k      INTEGER  hits to return
     // returns: chunk_id STRING, score FLOAT
-    // browser: :params {namespace: 'default', top_k: 5}
+    // browser: :params {namespace: 'demo', top_k: 5}
     MATCH ...
 
-The query name is ``<area>/<name>``. The loader refuses a parameter used but not declared (or
+The query name is ``<area>/<name>``. The ``browser:`` line is a Neo4j Browser ``:params`` line
+for every parameter, runnable as pasted on the demo (``kgrag_neo4j.cypher_params`` reads it). The loader refuses a parameter used but not declared (or
 declared but unused), a missing ``mode``, and a second statement; every error starts with
 ``path:line``. Python never builds Cypher text: it asks the registry for a statement by name
 and passes values as parameters.

@@ -18,6 +18,7 @@ enough at an application boundary (the CLI turns it into one line on stderr)::
     │   ├── SchemaNotReady        indexes missing or not ONLINE
     │   └── TransientStoreError   retried and still failing (deadlock, leader switch, ...)
     ├── ServerError               the local Neo4j server (java, maven, port, start-up)
+    ├── Cancelled                 the caller's cancel event was set; nothing half-written
     └── ProviderError             an embedding / chat / rerank provider failed
         ├── RateLimitError        429 after the retries were spent
         ├── ProviderTimeout
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 __all__ = [
     "AuthenticationFailed",
+    "Cancelled",
     "ConfigurationError",
     "ConnectionFailed",
     "CypherRegistryError",
@@ -123,6 +125,11 @@ class TransientStoreError(StoreError):
 
 class ServerError(KgragError):
     """The local Neo4j server could not be installed, started or stopped."""
+
+
+class Cancelled(KgragError):
+    """Work stopped because its cancel event was set (``Ingestor.cancel()``). What was cut
+    short was not written; what had been written before stays whole."""
 
 
 class ProviderError(KgragError):

@@ -13,6 +13,7 @@ from .types import Chunk, ChunkEdge, ChunkFilter, Document, RetrievalResult
 
 __all__ = [
     "ChatProvider",
+    "ChunkScorer",
     "CommunityStore",
     "DocumentChunkLister",
     "EmbeddingProvider",
@@ -21,6 +22,7 @@ __all__ = [
     "GraphTraverser",
     "InputType",
     "KeywordSearcher",
+    "QueryEntitySeeder",
     "Reranker",
     "Retriever",
     "Store",
@@ -110,6 +112,27 @@ class GraphTraverser(Protocol):
     """The Neo4j-native capability: the whole graph retrieval in one round trip."""
 
     def graph_retrieve(self, **options: Any) -> list[RetrievalResult]: ...
+
+
+@runtime_checkable
+class ChunkScorer(Protocol):
+    """How close given chunks are to a query vector (graph retrieval's propagate blend scores
+    graph-found chunks by their own closeness too)."""
+
+    def score_chunks(self, embedding: Sequence[float], chunk_ids: Sequence[str]) -> dict[str, float]:
+        """Chunk id -> normalised cosine ``(1 + cos) / 2``; chunks without a vector are absent."""
+        ...
+
+
+@runtime_checkable
+class QueryEntitySeeder(Protocol):
+    """Chunks mentioning an entity the query names (entity seeding of graph retrieval)."""
+
+    def query_entity_chunks(
+        self, keys: Sequence[Mapping[str, Any]], *, max_chunks: int = 25, filters: Sequence[ChunkFilter] = ()
+    ) -> dict[str, tuple[float, list[str]]]:
+        """Chunk id -> (sum of 1 / df over the matched entities it mentions, their names)."""
+        ...
 
 
 @runtime_checkable

@@ -1,16 +1,19 @@
 """A real Neo4j 5.26 Community server on loopback, from the official jars, no Docker.
 
-``install()`` resolves ``org.neo4j:neo4j`` (pinned) with Maven into a cache folder once.
-``LocalServer(data_dir).start()`` writes a ``neo4j.conf`` (loopback only, HTTP off, small
-memory, usage report off), starts ``org.neo4j.server.CommunityEntryPoint`` in its own process
-group, waits until Bolt answers, sets a generated password on first start and records
-``server.json`` (pid, port, password; mode 0600) in the data dir. ``stop()`` sends SIGTERM,
+``install()`` resolves ``org.neo4j:neo4j`` and the Neo4j Browser (``org.neo4j.client:neo4j-browser``,
+both pinned) with one Maven step into a cache folder named after that jar set, once.
+``LocalServer(data_dir).start()`` writes a ``neo4j.conf`` (loopback only, Bolt plus HTTP for
+Neo4j Browser, small memory, usage report and Browser telemetry off), starts
+``org.neo4j.server.CommunityEntryPoint`` in its own process group, waits until Bolt and HTTP
+answer, sets the password on first start (generated, or the one given) and records
+``server.json`` (pid, ports, password; mode 0600) in the data dir. ``stop()`` sends SIGTERM,
 waits for the clean shutdown, then kills. ``disposable_server()`` gives tests a fresh one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -21,6 +24,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -29,6 +33,7 @@ from .errors import ServerError
 from .settings import Neo4jSettings
 
 __all__ = [
+    "BROWSER_VERSION",
     "NEO4J_VERSION",
     "LocalServer",
     "ServerInfo",
@@ -40,11 +45,16 @@ __all__ = [
 ]
 
 NEO4J_VERSION = "5.26.29"
+#: the newest org.neo4j.client:neo4j-browser on Maven Central; the server serves it at /browser/
+BROWSER_VERSION = "5.24.0"
 MAIN_CLASS = "org.neo4j.server.CommunityEntryPoint"
 SUPPORTED_JAVA = (17, 21)
 #: where installed JDKs are looked for after KGRAG_JAVA_HOME, JAVA_HOME and PATH
 JAVA_SEARCH_ROOTS: tuple[str, ...] = ("/usr/lib/jvm", "/opt/java", "/opt")
 DEFAULT_PORT = 7687
+DEFAULT_HTTP_PORT = 7474
+#: Neo4j refuses shorter passwords (dbms.security.auth_minimum_password_length)
+MIN_PASSWORD_LENGTH = 8
 _STATE_FILE = "server.json"
 
 _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -58,6 +68,11 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
       <artifactId>neo4j</artifactId>
       <version>{version}</version>
     </dependency>
+    <dependency>
+      <groupId>org.neo4j.client</groupId>
+      <artifactId>neo4j-browser</artifactId>
+      <version>{browser_version}</version>
+    </dependency>
   </dependencies>
 </project>
 """
@@ -67,8 +82,14 @@ def cache_root() -> Path:
     return Path(os.environ.get("KGRAG_CACHE_DIR") or Path.home() / ".cache" / "kgrag-neo4j")
 
 
-def jars_dir(version: str = NEO4J_VERSION) -> Path:
-    return cache_root() / f"neo4j-{version}" / "lib"
+def _jar_set(version: str, browser_version: str) -> str:
+    return f"neo4j-{version}+browser-{browser_version}"
+
+
+def jars_dir(version: str = NEO4J_VERSION, browser_version: str = BROWSER_VERSION) -> Path:
+    """Each jar set has its own folder, so a cache holding an older set (another checkout, an
+    older kgrag) stays usable by it while this one resolves its own."""
+    return cache_root() / _jar_set(version, browser_version) / "lib"
 
 
 def default_data_dir() -> Path:
@@ -76,11 +97,25 @@ def default_data_dir() -> Path:
     return Path(env) if env else Path.home() / ".local" / "share" / "kgrag-neo4j" / "server"
 
 
-def install(version: str = NEO4J_VERSION, *, echo=None) -> Path:
-    """Resolve the Neo4j jars into the cache once; later calls return at once."""
-    lib = jars_dir(version)
-    marker = lib.parent / ".complete"
-    if marker.exists() and any(lib.glob("neo4j-*.jar")):
+def _complete(lib: Path, pom: str, version: str, browser_version: str) -> bool:
+    """The marker names exactly the POM the folder was resolved from, and the jars it asks
+    for are there: a folder from another jar set or a half-copied one is never taken."""
+    try:
+        marker = (lib.parent / ".complete").read_text()
+    except OSError:
+        return False
+    return (
+        marker == hashlib.sha256(pom.encode()).hexdigest()
+        and (lib / f"neo4j-{version}.jar").is_file()
+        and (lib / f"neo4j-browser-{browser_version}.jar").is_file()
+    )
+
+
+def install(version: str = NEO4J_VERSION, *, browser_version: str = BROWSER_VERSION, echo=None) -> Path:
+    """Resolve the Neo4j server and Browser jars into the cache once; later calls return at once."""
+    lib = jars_dir(version, browser_version)
+    pom = _POM.format(version=version, browser_version=browser_version)
+    if _complete(lib, pom, version, browser_version):
         return lib
     mvn = shutil.which("mvn")
     if mvn is None:
@@ -90,23 +125,29 @@ def install(version: str = NEO4J_VERSION, *, echo=None) -> Path:
         )
     home = lib.parent
     home.mkdir(parents=True, exist_ok=True)
-    (home / "pom.xml").write_text(_POM.format(version=version))
+    (home / "pom.xml").write_text(pom)
     staging = Path(tempfile.mkdtemp(prefix="lib-", dir=home))
     if echo:
-        echo(f"Resolving org.neo4j:neo4j:{version} with Maven into {lib} ...")
+        echo(f"Resolving org.neo4j:neo4j:{version} and org.neo4j.client:neo4j-browser:{browser_version} "
+             f"with Maven into {lib} ...")
     proc = subprocess.run(
         [mvn, "-q", "-B", "-f", str(home / "pom.xml"), "dependency:copy-dependencies",
          "-DincludeScope=runtime", f"-DoutputDirectory={staging}"],
         capture_output=True, text=True,
     )
-    if proc.returncode != 0 or not any(staging.glob("neo4j-*.jar")):
+    wanted = (f"neo4j-{version}.jar", f"neo4j-browser-{browser_version}.jar")
+    if proc.returncode != 0 or not all((staging / name).is_file() for name in wanted):
         shutil.rmtree(staging, ignore_errors=True)
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-        raise ServerError(f"Maven could not resolve org.neo4j:neo4j:{version}:\n{tail}")
+        raise ServerError(
+            f"Maven could not resolve org.neo4j:neo4j:{version} and "
+            f"org.neo4j.client:neo4j-browser:{browser_version}:\n{tail}"
+        )
+    (home / ".complete").unlink(missing_ok=True)
     if lib.exists():
         shutil.rmtree(lib)
     staging.rename(lib)  # atomic: a half-downloaded set is never taken for a complete one
-    marker.write_text(version)
+    (home / ".complete").write_text(hashlib.sha256(pom.encode()).hexdigest())
     return lib
 
 
@@ -180,17 +221,26 @@ class ServerInfo:
     user: str = "neo4j"
     # Why repr=False: a ServerInfo printed in a log, a traceback or a REPL must not show it
     password: str | None = field(default=None, repr=False)
+    #: Neo4j Browser on the server's HTTP port (None when not running)
+    browser_url: str | None = None
 
     def public_dict(self) -> dict:
         """The ``status --json`` form: never the password."""
         return {
             "running": self.running,
             "uri": self.uri,
+            "browser_url": self.browser_url,
             "version": self.version,
             "pid": self.pid,
             "data_dir": self.data_dir,
             "listen": self.listen,
         }
+
+    def credentials(self) -> dict:
+        """What the Browser login form asks for (``kgrag server credentials``)."""
+        if not self.running:
+            raise ServerError("the local server is not running (`kgrag server start`)")
+        return {"uri": self.uri, "user": self.user, "password": self.password, "browser_url": self.browser_url}
 
     def settings(self, database: str | None = None) -> Neo4jSettings:
         if not self.uri:
@@ -206,12 +256,14 @@ class LocalServer:
         data_dir: str | os.PathLike | None = None,
         *,
         port: int | None = None,
+        http_port: int | None = None,
         heap: str | None = None,
         pagecache: str | None = None,
         version: str = NEO4J_VERSION,
     ):
         self.data_dir = Path(data_dir) if data_dir else default_data_dir()
         self.port = port
+        self.http_port = http_port
         self.heap = heap or os.environ.get("KGRAG_NEO4J_HEAP", "1g")
         self.pagecache = pagecache or os.environ.get("KGRAG_NEO4J_PAGECACHE", "256m")
         self.version = version
@@ -260,6 +312,7 @@ class LocalServer:
         state = self._read_state()
         pid = state.get("pid")
         running = self._pid_alive(pid) and _bolt_answers(state.get("port", 0))
+        http_port = state.get("http_port")
         return ServerInfo(
             running=running,
             uri=state.get("uri") if running else None,
@@ -267,10 +320,16 @@ class LocalServer:
             pid=pid if running else None,
             data_dir=str(self.data_dir),
             password=state.get("password"),
+            browser_url=browser_url(http_port) if running and http_port else None,
         )
 
+    def recorded_password(self) -> str | None:
+        """The password ``server.json`` holds, running or not (None before the first start)."""
+        state = self._read_state()
+        return state.get("password") if state.get("password_set") else None
+
     # -- start / stop -------------------------------------------------------------------
-    def _write_conf(self, port: int) -> Path:
+    def _write_conf(self, port: int, http_port: int) -> Path:
         d = self.data_dir.resolve()
         conf_dir = d / "conf"
         conf_dir.mkdir(parents=True, exist_ok=True)
@@ -282,9 +341,14 @@ server.bolt.enabled=true
 server.bolt.listen_address=127.0.0.1:{port}
 server.bolt.advertised_address=127.0.0.1:{port}
 server.bolt.tls_level=DISABLED
-server.http.enabled=false
+server.http.enabled=true
+server.http.listen_address=127.0.0.1:{http_port}
+server.http.advertised_address=127.0.0.1:{http_port}
 server.https.enabled=false
 dbms.security.auth_enabled=true
+# Neo4j Browser works offline; it sends no usage data or crash reports
+client.allow_telemetry=false
+browser.post_connect_cmd={browser_post_connect_command()}
 server.memory.pagecache.size={self.pagecache}
 dbms.usage_report.enabled=false
 db.tx_log.rotation.retention_policy=keep_none
@@ -297,8 +361,12 @@ server.directories.import={d / 'import'}
         (conf_dir / "neo4j.conf").write_text(conf)
         return conf_dir
 
-    def start(self, *, timeout: float = 120.0, echo=None) -> ServerInfo:
-        """Start the server (installing the jars if needed); reuse it if already running."""
+    def start(self, *, timeout: float = 120.0, echo=None, password: str | None = None) -> ServerInfo:
+        """Start the server (installing the jars if needed); reuse it if already running.
+
+        ``password``: the password to set on the first start (else one is generated); on a
+        server that already has one, it must be that one (``ServerError`` otherwise)."""
+        self.check_password(password)
         current = self.status()
         if current.running:
             return current
@@ -315,7 +383,8 @@ server.directories.import={d / 'import'}
                 f"port {port} on 127.0.0.1 is taken by another process; choose another with "
                 "`kgrag server start --port N`"
             )
-        conf_dir = self._write_conf(port)
+        http_port = self._choose_http_port(state, bolt_port=port)
+        conf_dir = self._write_conf(port, http_port)
         d = self.data_dir.resolve()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         cmd = [
@@ -335,10 +404,14 @@ server.directories.import={d / 'import'}
                 cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True, cwd=d,
             )
-        password = state.get("password") or secrets.token_urlsafe(18)
+        if state.get("password_set"):
+            password = state["password"]
+        else:
+            password = password or state.get("password") or secrets.token_urlsafe(18)
         new_state = {
             "pid": proc.pid,
             "port": port,
+            "http_port": http_port,
             "uri": f"bolt://127.0.0.1:{port}",
             "version": self.version,
             "data_dir": str(self.data_dir),
@@ -357,7 +430,48 @@ server.directories.import={d / 'import'}
             _set_initial_password(port, password)
             new_state["password_set"] = True
             self._write_state(new_state)
+        if not _wait_http(http_port, timeout):
+            self._kill(proc.pid)
+            raise ServerError(
+                f"Neo4j's HTTP port 127.0.0.1:{http_port} (Neo4j Browser) did not answer within "
+                f"{timeout:.0f}s; last lines of {self.log_path}:\n{self.log_tail()}"
+            )
         return self.status()
+
+    def check_password(self, password: str | None) -> None:
+        """Refuse a password the local server would not use: too short for Neo4j, or not the
+        one the server already has (it is never changed behind the user's back)."""
+        if password is None:
+            return
+        recorded = self.recorded_password()
+        if recorded is None:
+            if len(password) < MIN_PASSWORD_LENGTH:
+                raise ServerError(
+                    f"the password for the local server must have at least {MIN_PASSWORD_LENGTH} "
+                    "characters (Neo4j refuses shorter ones)"
+                )
+            return
+        if password != recorded:
+            raise ServerError(
+                f"the given password (--password or NEO4J_PASSWORD) is not the one of the local "
+                f"server in {self.data_dir}; `kgrag server credentials` prints that one. Unset it, "
+                "or point NEO4J_URI at the server it belongs to"
+            )
+
+    def _choose_http_port(self, state: dict, *, bolt_port: int) -> int:
+        """``http_port`` when given (refused when taken, like the Bolt port); otherwise the last
+        one used or 7474, and a free one when that is taken (start and status print the URL)."""
+        if self.http_port:
+            if self.http_port == bolt_port or not port_is_free(self.http_port):
+                raise ServerError(
+                    f"HTTP port {self.http_port} on 127.0.0.1 is taken; choose another with "
+                    "`kgrag server start --http-port N`"
+                )
+            return self.http_port
+        for candidate in (state.get("http_port"), DEFAULT_HTTP_PORT):
+            if candidate and candidate != bolt_port and port_is_free(candidate):
+                return candidate
+        return free_port()
 
     def _wait_bolt(self, port: int, pid: int, timeout: float, proc=None) -> bool:
         deadline = time.monotonic() + timeout
@@ -431,6 +545,35 @@ def _bolt_answers(port: int) -> bool:
         return False
 
 
+def browser_url(http_port: int) -> str:
+    return f"http://127.0.0.1:{http_port}/browser/"
+
+
+def browser_post_connect_command() -> str:
+    """What Browser runs on connecting to the local server: the kgrag graph style (captions,
+    relation kinds). One line, as neo4j.conf wants; Browser splits commands on ``;`` outside
+    quotes, and JSON style text has none."""
+    from .browser import style_command
+
+    return style_command().removeprefix(":")  # Browser adds the colon to post-connect commands
+
+
+def _wait_http(port: int, timeout: float) -> bool:
+    """True once the HTTP port serves Neo4j's discovery document."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            # no proxy: a loopback port is never behind one (http_proxy may be set)
+            opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+            with opener.open(f"http://127.0.0.1:{port}/", timeout=2.0) as response:
+                if response.status == 200:
+                    return True
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.25)
+    return False
+
+
 def _set_initial_password(port: int, password: str) -> None:
     """Replace the initial neo4j/neo4j password (which must be changed before any query)."""
     from neo4j import GraphDatabase
@@ -462,9 +605,13 @@ def _set_initial_password(port: int, password: str) -> None:
 
 @contextlib.contextmanager
 def disposable_server(*, heap: str = "1g", pagecache: str = "256m") -> Iterator[LocalServer]:
-    """A fresh server on a free port in a temporary data dir, removed afterwards."""
+    """A fresh server on free ports in a temporary data dir, removed afterwards."""
     tmp = Path(tempfile.mkdtemp(prefix="kgrag-neo4j-test-"))
-    server = LocalServer(tmp, port=free_port(), heap=heap, pagecache=pagecache)
+    port = free_port()
+    http_port = free_port()
+    while http_port == port:
+        http_port = free_port()
+    server = LocalServer(tmp, port=port, http_port=http_port, heap=heap, pagecache=pagecache)
     try:
         server.start()
         yield server

@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 from .errors import InputError
 
 __all__ = [
+    "GRAPH_BLENDS",
     "Chunk",
     "ChunkEdge",
     "ChunkFilter",
@@ -20,6 +21,7 @@ __all__ = [
     "Document",
     "EdgeContext",
     "IngestResult",
+    "Neighbourhood",
     "PENDING_HASH_SUFFIX",
     "RelationType",
     "RetrievalResult",
@@ -58,6 +60,12 @@ class RelationType(str, enum.Enum):
         except ValueError:
             valid = ", ".join(m.value for m in cls)
             raise InputError(f"unknown relation {value!r}; expected one of: {valid}") from None
+
+
+#: How graph retrieval scores what it finds: ``propagate`` (relevance flows from the seeds along
+#: edges, and a chunk's own closeness to the query counts) or ``seed`` (the original formula:
+#: seeds over graph-found chunks).
+GRAPH_BLENDS = ("propagate", "seed")
 
 
 #: Suffix of a document's content hash while writes that follow its transaction are still to
@@ -156,8 +164,18 @@ class RetrievalResult:
     scores: ComponentScores = field(default_factory=ComponentScores)
     graph_context: list[EdgeContext] = field(default_factory=list)
     explanation: list[str] = field(default_factory=list)
+    #: entity retrieval: the entities the chunk mentions (ids, sorted)
+    mentioned_entity_ids: list[str] = field(default_factory=list)
+    #: entity retrieval: why the chunk was boosted, as (entity name, relation taken from it)
+    #: steps from a query entity to the mentioned entity (which ends the path with "")
+    graph_path: list[tuple[str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if self.mentioned_entity_ids:
+            extra["mentioned_entity_ids"] = list(self.mentioned_entity_ids)
+        if self.graph_path:
+            extra["graph_path"] = [list(step) for step in self.graph_path]
         return {
             "id": self.id,
             "document_id": self.document_id,
@@ -178,7 +196,32 @@ class RetrievalResult:
                 for g in self.graph_context
             ],
             "explanation": list(self.explanation),
+            **extra,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbourhood:
+    """The part of the chunk-entity graph around a query (what a personalized PageRank walks).
+
+    ``seeds``: (chunk id, normalised cosine), best first. ``query_entities``: (entity id, name,
+    score, how) with ``how`` "named" (the query contains its name; score 1.0) or "resembles"
+    (entity vector search; score the normalised cosine). ``entities``: entity id -> (name,
+    df), df = chunks mentioning it. ``chunk_degrees``: chunk id -> sum(1 / df) over every
+    entity it mentions (its full weighted degree, inside the neighbourhood or not); every
+    chunk of the neighbourhood is a key (0.0 when it mentions nothing). ``mentions``: (chunk
+    id, entity id) pairs inside the neighbourhood. ``chunk_edges``: (source, target, weight)
+    RELATES_TO edges inside it. ``relations``: (source, target, weight) RELATED_TO edges
+    between its entities.
+    """
+
+    seeds: tuple[tuple[str, float], ...] = ()
+    query_entities: tuple[tuple[str, str, float, str], ...] = ()
+    entities: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    chunk_degrees: Mapping[str, float] = field(default_factory=dict)
+    mentions: tuple[tuple[str, str], ...] = ()
+    chunk_edges: tuple[tuple[str, str, float], ...] = ()
+    relations: tuple[tuple[str, str, float], ...] = ()
 
 
 @dataclass(slots=True)
@@ -192,6 +235,9 @@ class IngestResult:
     replaced_document_id: str | None = None
     skipped: list[str] = field(default_factory=list)
     edge_count: int = 0
+    #: the cancel event was set while edges were being extracted: the document is whole,
+    #: the model calls not yet sent were skipped
+    cancelled: bool = False
 
 
 # --- filters -------------------------------------------------------------------------------

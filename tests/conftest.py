@@ -100,3 +100,43 @@ def own_server(tmp_path_factory):
     yield server
     server.stop(timeout=30)
     shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def load_demo():
+    """examples/demo.py as a module (it is a script, not part of the package)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "demo.py"
+    spec = importlib.util.spec_from_file_location("kgrag_demo", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def demo_server(tmp_path_factory):
+    """A local server of its own (free Bolt and HTTP ports, so Neo4j Browser too) holding what
+    `make demo` makes: the docs ingested as namespace ``demo`` with entities and communities
+    (examples/demo.py). The ``browser:`` examples of cypher/ are written against it; being
+    this server's own, the namespace is the demo's real one."""
+    import shutil
+
+    from kgrag_neo4j.providers.select import select_embedder
+    from kgrag_neo4j.server import LocalServer, free_port
+
+    demo = load_demo()
+    data_dir = tmp_path_factory.mktemp("demo-neo4j")
+    port = free_port()
+    http_port = free_port()
+    while http_port == port:
+        http_port = free_port()
+    server = LocalServer(data_dir, port=port, http_port=http_port, heap="512m", pagecache="64m")
+    server.start(timeout=300)
+    try:
+        with Neo4jStore.connect(server.status().settings(), namespace=demo.NAMESPACE) as store:
+            demo.ingest_demo(store, select_embedder("wordllama"), echo=lambda _m: None)
+        yield server
+    finally:
+        server.stop(timeout=30)
+        shutil.rmtree(data_dir, ignore_errors=True)

@@ -60,8 +60,13 @@ def test_cypher_list_show_and_run(kgrag, namespace):
     assert out.startswith("// ") and "// browser: :params" in out and "MATCH (d:Document" in out
     code, out, _ = kgrag("cypher", "run", "documents/list_documents", "--param", f"namespace={namespace}", "--param", "limit=5")
     assert code == 0 and json.loads(out) == []
+    # a parameter not given takes the file's example value, and the command says so
     code, out, err = kgrag("cypher", "run", "documents/list_documents", "--param", f"namespace={namespace}")
-    assert code == 1 and "missing limit" in err
+    assert code == 0 and json.loads(out) == [] and "from the file's example: limit" in err
+    code, out, err = kgrag("cypher", "run", "chunks/search_vector", "--namespace", namespace)
+    assert code == 1 and "takes a query vector: pass --query" in err
+    code, out, err = kgrag("cypher", "run", "documents/list_documents", "--param", "limits=5")
+    assert code == 1 and "has no parameter limits" in err
     code, out, err = kgrag("cypher", "run", "nope/nothing")
     assert code == 1 and "no cypher query named" in err
 
@@ -148,3 +153,37 @@ def test_docs_folder_ingests(kgrag, namespace):
     code, out, _ = kgrag("ingest", str(DOCS), "--namespace", namespace, "--embedder", "hashing", "--json")
     summary = json.loads(out)["summary"]
     assert code == 0 and summary["failed"] == 0 and summary["new"] >= 5 and summary["chunks"] > 10
+
+
+def test_search_tuning_flags_show_defaults_apply_and_are_refused_for_other_modes(kgrag, namespace, tmp_path):
+    code, out, _ = kgrag("search", "--help")
+    for flag, default in [("--graph-weight", "0.3"), ("--vector-weight", "0.7"), ("--hop-decay", "1.0,0.7,0.5"),
+                          ("--min-traversal-score", "0.0"), ("--seed-keyword-weight", "0.0"), ("--keyword-weight", "0.3"),
+                          ("--overfetch", "3"), ("--boost-direct", "0.3"), ("--boost-indirect", "0.1"),
+                          ("--top-k-entities", "10"), ("--top-k-relationships", "20"), ("--top-k-reports", "3"),
+                          ("--top-k-text-units", "10"), ("--max-tokens", "4000"), ("--seed-top-k", "10")]:
+        assert re.search(rf"{re.escape(flag)}\b[^\[]*\[default: {re.escape(default)}\]", out, re.S), flag
+    (tmp_path / "a.txt").write_text("Neo4j stores nodes and relationships.\n\nVector indexes find similar chunks.")
+    kgrag("ingest", str(tmp_path / "a.txt"), "--namespace", namespace, "--embedder", "hashing", "--sequence-edges")
+    # the original formula (--blend seed) makes the tuned score checkable by hand
+    base = ["search", "nodes", "--namespace", namespace, "--embedder", "hashing", "--json", "--mode", "graph", "--top-k", "1",
+            "--blend", "seed"]
+    _, out, _ = kgrag(*base)
+    default_score = json.loads(out)["results"][0]["score"]
+    _, out, _ = kgrag(*base, "--graph-weight", "0.5", "--vector-weight", "0.5")
+    tuned = json.loads(out)["results"][0]
+    assert tuned["score"] != pytest.approx(default_score)
+    assert tuned["score"] == pytest.approx(0.5 * tuned["scores"]["vector"] + 0.5)
+    code, _, err = kgrag("search", "nodes", "--namespace", namespace, "--embedder", "hashing", "--mode", "vector",
+                         "--graph-weight", "0.5", "--hops", "1")
+    assert code == 2 and "--hops, --graph-weight cannot be used with --mode vector" in err
+
+
+def test_ingest_and_edges_refuse_llm_flags_without_the_llm(kgrag, namespace, tmp_path):
+    (tmp_path / "a.txt").write_text("text")
+    code, _, err = kgrag("ingest", str(tmp_path / "a.txt"), "--namespace", namespace, "--embedder", "hashing",
+                         "--graph-batch-size", "8")
+    assert code == 2 and "--graph-batch-size need(s) --extract-graph" in err
+    code, _, err = kgrag("edges", "build", "--namespace", namespace, "--embedder", "hashing",
+                         "--cross-document-batch-size", "8")
+    assert code == 2 and "--cross-document-batch-size need(s) --cross-document" in err

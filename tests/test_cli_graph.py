@@ -182,3 +182,18 @@ def test_every_graph_command_has_help(kgrag):
         result = kgrag(command, "--help")
         assert result.exit_code == 0 and "--namespace" in result.stdout and "--json" in result.stdout
         assert "Example:" in result.stdout
+
+
+def test_query_refuses_an_unknown_predicate_and_names_the_allowed_ones(kgrag, graph):
+    ns = graph.namespace
+    graph.add_triples([Triple("svc", "deployed_on", "host")], registry=__import__(
+        "kgrag_neo4j.triples.model", fromlist=["PredicateRegistry"]).PredicateRegistry(["deployed_on"]))
+    typo = kgrag("query", "--predicate", "casued_by", "--namespace", ns)
+    assert typo.exit_code == 1
+    assert "unknown predicate 'casued_by'" in typo.stderr and "caused_by" in typo.stderr
+    assert len(typo.stderr.strip().splitlines()) == 1
+    # a predicate the namespace uses is accepted, and a known one in another spelling too
+    used = kgrag("query", "--predicate", "deployed_on", "--namespace", ns, "--json")
+    assert used.exit_code == 0 and [t["subject"] for t in json.loads(used.stdout)] == ["svc"]
+    spelled = kgrag("query", "--predicate", "Caused By", "--namespace", ns, "--json")
+    assert spelled.exit_code == 0 and len(json.loads(spelled.stdout)) == 2

@@ -99,7 +99,43 @@ def test_sequence_edges_parent_child_link_only_siblings():
     pb = Chunk(id="PB", document_id="d", content="", chunk_index=4)
     b = chunks(2, parent="PB", start=5)  # c5, c6
     edges = build_sequence_edges([pb, *b, pa, *a])
-    assert [(e.source_id, e.target_id) for e in edges] == [("c1", "c2"), ("c2", "c3"), ("c5", "c6")]
+    # parents share the top-level group, so consecutive parents are linked too
+    assert sorted((e.source_id, e.target_id) for e in edges) == [
+        ("PA", "PB"), ("c1", "c2"), ("c2", "c3"), ("c5", "c6")
+    ]
+
+
+def _pc(cid, index, parent=None):
+    return Chunk(id=cid, document_id="d", content="", chunk_index=index, parent_id=parent)
+
+
+# The Ingestor numbers parents and children separately (parents 0, 1, ...; children 0, 1, ...),
+# so their indices interleave: a sort over all chunks puts parents between siblings.
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        (  # the Ingestor's numbering: P0 {a0 a1 a2}, P1 {b3 b4}
+            [_pc("P0", 0), _pc("a0", 0, "P0"), _pc("a1", 1, "P0"), _pc("a2", 2, "P0"),
+             _pc("P1", 1), _pc("b3", 3, "P1"), _pc("b4", 4, "P1")],
+            {("P0", "P1"), ("a0", "a1"), ("a1", "a2"), ("b3", "b4")},
+        ),
+        (  # a parent whose index equals a child's sits between siblings after a global sort
+            [_pc("P0", 0), _pc("P1", 1), _pc("P2", 2), _pc("x0", 0, "P0"), _pc("x1", 1, "P0"),
+             _pc("x2", 2, "P0"), _pc("x3", 3, "P0")],
+            {("P0", "P1"), ("P1", "P2"), ("x0", "x1"), ("x1", "x2"), ("x2", "x3")},
+        ),
+        (  # children given out of order and mixed with another group
+            [_pc("y2", 7, "P1"), _pc("x1", 5, "P0"), _pc("y1", 6, "P1"), _pc("x0", 2, "P0")],
+            {("x0", "x1"), ("y1", "y2")},
+        ),
+        ([_pc("only", 0, "P0"), _pc("P0", 0)], set()),
+    ],
+)
+def test_sequence_edges_group_by_parent_before_sorting(given, expected):
+    edges = build_sequence_edges(given)
+    assert {(e.source_id, e.target_id) for e in edges} == expected
+    assert len(edges) == len(expected)
+    assert all(e.weight == 1.0 and e.relation is R.SEQUENCE and e.origin == "sequence" for e in edges)
 
 
 @pytest.mark.parametrize("n", [0, 1])
@@ -496,3 +532,75 @@ def test_build_document_edges_combines_dedupes_and_prunes():
         ("c2", "c1", "similar_to"): (1.0, "similarity"),
         ("c3", "c0", "similar_to"): (cos_03, "similarity"),
     }
+
+
+# --- cross-document batches --------------------------------------------------------------
+
+
+def _c(cid):
+    return Chunk(id=cid, document_id="doc-" + cid[0], content=cid)
+
+
+@pytest.mark.parametrize(
+    "pairs, batch_size, expected",
+    [
+        # one source, three candidates, two chunks per call: one call per candidate
+        ([("a1", "b1"), ("a1", "c1"), ("a1", "d1")], 2, [["a1", "b1"], ["a1", "c1"], ["a1", "d1"]]),
+        # the seed's default of five: source and its three candidates in one call
+        ([("a1", "b1"), ("a1", "c1"), ("a1", "d1")], 5, [["a1", "b1", "c1", "d1"]]),
+        # more candidates than fit: the source is repeated in each call
+        ([("a1", t) for t in ("b1", "b2", "b3", "b4", "b5")], 3, [["a1", "b1", "b2"], ["a1", "b3", "b4"], ["a1", "b5"]]),
+        # sources with few candidates share a call while the chunks fit
+        ([("a1", "b1"), ("a2", "b2"), ("a3", "b3")], 5, [["a1", "b1", "a2", "b2"], ["a3", "b3"]]),
+        # a chunk that is both a target and a source counts once
+        ([("a1", "b1"), ("b1", "a1"), ("b1", "c1")], 3, [["a1", "b1", "c1"]]),
+        # repeated pairs and self pairs are ignored
+        ([("a1", "b1"), ("a1", "b1"), ("a1", "a1")], 5, [["a1", "b1"]]),
+        ([], 5, []),
+    ],
+)
+def test_cross_document_batches(pairs, batch_size, expected):
+    from kgrag_neo4j.ingestion.edges import cross_document_batches
+
+    got = cross_document_batches([(_c(s), _c(t)) for s, t in pairs], batch_size=batch_size)
+    assert [[c.id for c in b] for b in got] == expected
+    for s, t in pairs:
+        if s != t:
+            assert any({s, t} <= {c.id for c in b} for b in got)
+    assert all(2 <= len(b) <= batch_size for b in got)
+
+
+@pytest.mark.parametrize("batch_size", [1, 0, True, 2.5])
+def test_cross_document_batches_reject_bad_sizes(batch_size):
+    from kgrag_neo4j.ingestion.edges import cross_document_batches
+
+    with pytest.raises(ConfigurationError, match="batch size"):
+        cross_document_batches([(_c("a1"), _c("b1"))], batch_size=batch_size)
+
+
+# --- pruning what is already stored -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "min_weight, max_per_chunk, dropped",
+    [
+        (0.0, 0, []),
+        (0.5, 0, [("a", "d", "similar_to")]),
+        (0.0, 1, [("a", "c", "similar_to"), ("a", "d", "similar_to")]),
+        (0.0, 2, [("a", "d", "similar_to")]),
+        (0.9, 1, [("a", "c", "similar_to"), ("a", "d", "similar_to"), ("b", "c", "similar_to")]),
+    ],
+)
+def test_edges_to_prune_is_what_prune_edges_drops(min_weight, max_per_chunk, dropped):
+    from kgrag_neo4j.ingestion.edges import edges_to_prune
+
+    stored = [
+        ChunkEdge("a", "b", R.SEQUENCE, 1.0, origin="sequence"),
+        ChunkEdge("a", "c", R.SIMILAR_TO, 0.7, origin="similarity"),
+        ChunkEdge("a", "d", R.SIMILAR_TO, 0.4, origin="similarity"),
+        ChunkEdge("b", "c", R.SIMILAR_TO, 0.8, origin="similarity"),
+    ]
+    doomed = edges_to_prune(stored, min_weight=min_weight, max_edges_per_chunk=max_per_chunk)
+    assert [(e.source_id, e.target_id, str(e.relation)) for e in doomed] == dropped
+    kept = prune_edges(stored, min_weight=min_weight, max_edges_per_chunk=max_per_chunk)
+    assert len(kept) + len(doomed) == len(stored)

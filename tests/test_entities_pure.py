@@ -471,7 +471,7 @@ def names_by_id(result):
     return {e.id: e.name for e in result.entities}
 
 
-def test_offline_cooccurrence_weights_chunk_window():
+def test_offline_cooccurrence_weights_closeness_and_count():
     chunks = [
         chunk("c1", "Ned Stark met Robert Baratheon at dawn."),
         chunk("c2", "Later, Ned Stark and Robert Baratheon met Jon Arryn."),
@@ -479,14 +479,36 @@ def test_offline_cooccurrence_weights_chunk_window():
     ]
     result = OfflineEntityExtractor().extract(chunks)
     names = names_by_id(result)
-    got = {frozenset((names[r.source_id], names[r.target_id])): (r.weight, r.metadata["count"]) for r in result.relations}
+    got = {frozenset((names[r.source_id], names[r.target_id])): (round(r.weight, 4), r.metadata["count"]) for r in result.relations}
+    # closeness 1 / (1 + gap / 10), strength summed over sentences, weight s / (s + 1):
+    # Ned-Robert: one word apart twice -> s = 2 / 1.1 = 1.818 -> 0.6452
+    # Ned-Jon: "and Robert Baratheon met" (4 words) -> s = 1 / 1.4 = 0.714 -> 0.4167
+    # Robert-Jon: "met" (1 word) -> s = 0.909 -> 0.4762
     assert got == {
-        frozenset({"Ned Stark", "Robert Baratheon"}): (2 / 3, 2),
-        frozenset({"Ned Stark", "Jon Arryn"}): (1 / 2, 1),
-        frozenset({"Robert Baratheon", "Jon Arryn"}): (1 / 2, 1),
+        frozenset({"Ned Stark", "Robert Baratheon"}): (0.6452, 2),
+        frozenset({"Ned Stark", "Jon Arryn"}): (0.4167, 1),
+        frozenset({"Robert Baratheon", "Jon Arryn"}): (0.4762, 1),
     }
     for r in result.relations:
-        assert r.type == CO_OCCURS and r.source_id < r.target_id
+        assert r.type == CO_OCCURS and r.source_id < r.target_id and r.metadata["window"] == "sentence"
+
+
+def test_offline_cooccurrence_is_not_a_chunk_clique():
+    # ten names in one chunk, one per sentence: no pair shares a sentence, so no relation
+    people = ["Ned Stark", "Jon Arryn", "Robert Baratheon", "Catelyn Stark", "Tywin Lannister",
+              "Lysa Arryn", "Jaime Lannister", "Sansa Stark", "Arya Stark", "Bran Stark"]
+    text = " ".join(f"{p} arrived late." for p in people)
+    result = OfflineEntityExtractor().extract([chunk("c", text)])
+    assert len(result.entities) == 10
+    assert result.relations == ()
+    # the chunk window (the old behaviour, on request) makes the clique: 45 pairs
+    assert len(OfflineEntityExtractor(window="chunk").extract([chunk("c", text)]).relations) == 45
+
+
+def test_offline_cooccurrence_max_gap():
+    text = "Ned Stark " + "spoke at length " * 12 + "with Jon Arryn."
+    assert OfflineEntityExtractor().extract([chunk("c", text)]).relations == ()
+    assert len(OfflineEntityExtractor(max_gap=40).extract([chunk("c", text)]).relations) == 1
 
 
 def test_offline_cooccurrence_sentence_window():

@@ -373,11 +373,14 @@ def test_offline_build_on_a_small_fixture(store, hashing_embedder, driver):
         ("Winterfell", "LOCATION"): 1,
         ("Robert Baratheon", "PERSON"): 1,
     }
-    # CO_OCCURS relations per chunk: 3 pairs in chunk 0, 1 in chunk 1
-    assert result.relations == 4
+    # CO_OCCURS per sentence, weighted by closeness: Ned Stark and Winterfell 4 words apart
+    # (1 / 1.4 -> 0.714 / 1.714), Catelyn Stark and Robert Baratheon 1 word from Ned Stark
+    # (1 / 1.1 -> 0.909 / 1.909); Catelyn and Winterfell share no sentence
+    assert result.relations == 3
     [ned] = store.get_entity_by_name("Ned Stark")
-    assert {r["other"] for r in ned.relations} == {"Catelyn Stark", "Winterfell", "Robert Baratheon"}
-    assert all(r["type"] == "CO_OCCURS" and r["weight"] == 0.5 for r in ned.relations)
+    got = {r["other"]: round(r["weight"], 4) for r in ned.relations}
+    assert got == {"Winterfell": 0.4167, "Catelyn Stark": 0.4762, "Robert Baratheon": 0.4762}
+    assert all(r["type"] == "CO_OCCURS" for r in ned.relations)
     assert ned.entity.source_chunk_id == chunks_a[0]
     # every entity got its description embedding
     assert count(

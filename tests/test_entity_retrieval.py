@@ -2,8 +2,9 @@
 expansion, relationship-type / sequence / strength / centrality options, filters, round trips
 and namespaces.
 
-The query is axis 0. Chunk vectors are tilted from it so their normalised score is known:
-cos 0.44 -> 0.72, cos 0.6 -> 0.80, cos 0.3 -> 0.65, cos 0.1 -> 0.55. The query entities are
+The query is axis 0. Chunk vectors are tilted from it so their cosine is known: 0.72, 0.80,
+0.65, 0.55 (the seed adds boosts to the cosine; Neo4j's normalised scores, shown as
+``scores.vector``, are (1 + cos) / 2: 0.86, 0.90, 0.825, 0.775). The query entities are
 Ned, Robert and Jon (their embeddings are nearest the query); the graph is
 Ned -ALLY 0.9 (seq 1)- Robert -SPOUSE 0.7 (seq 5)- Cersei <-PARENT 0.9 (seq 20)- Tywin, and
 Varys is alone. So, with two hops:
@@ -32,11 +33,11 @@ QUERY = "Who are Ned Stark's allies?"
 def build_world(store):
     doc1, (a, c) = put_document(
         store, "one.txt", ["Robert and Ned fought together.", "Varys whispers."],
-        embeddings=[unit(0, 10, 0.44), unit(0, 11, 0.6)],
+        embeddings=[unit(0, 10, 0.72), unit(0, 11, 0.8)],
     )
     doc2, (d, b) = put_document(
         store, "two.txt", ["Cersei plots.", "Tywin sent a raven."],
-        embeddings=[unit(0, 12, 0.3), unit(0, 13, 0.1)],
+        embeddings=[unit(0, 12, 0.65), unit(0, 13, 0.55)],
     )
     e = {
         "Ned": make_entity(store, "Ned Stark", "PERSON", unit(0), source_chunk_id=a),
@@ -85,9 +86,9 @@ def test_boost_arithmetic_end_to_end(store, world, embedder):
     assert [r.id for r in results] == [w["A"], w["C"], w["D"], w["B"]]
     by_id = {r.id: r for r in results}
     a, b, c, d = (by_id[w[k]] for k in "ABCD")
-    assert a.scores.vector == pytest.approx(score_of(0.44), abs=1e-6) == pytest.approx(0.72, abs=1e-6)
+    assert a.scores.vector == pytest.approx(score_of(0.72), abs=1e-6) == pytest.approx(0.86, abs=1e-6)
     assert a.scores.boost == pytest.approx(0.6) and a.score == pytest.approx(1.32, abs=1e-6)
-    assert b.scores.vector == pytest.approx(0.55, abs=1e-6)
+    assert b.scores.vector == pytest.approx(score_of(0.55), abs=1e-6)
     assert b.scores.boost == pytest.approx(0.045) and b.score == pytest.approx(0.595, abs=1e-6)
     assert c.score == pytest.approx(0.80, abs=1e-6) and c.scores.boost == 0.0
     assert d.score == pytest.approx(0.65 + 0.07, abs=1e-6)
@@ -160,24 +161,24 @@ def test_centrality_scales_the_indirect_term(store, world, embedder):
 
 def test_expansion_appends_related_entities_source_chunks(store, world, embedder):
     w = world
-    # only A (0.72) and C (0.80) pass min_similarity: fewer than k = 4 candidates
-    retriever = EntityGraphRetriever(store, embedder, max_hops=2, min_similarity=0.7)
+    # only A (normalised 0.86) and C (0.90) pass min_similarity 0.85: fewer than k = 4 candidates
+    retriever = EntityGraphRetriever(store, embedder, max_hops=2, min_similarity=0.85)
     results = retriever.retrieve(QUERY, top_k=4)
     # ranked candidates first, then source chunks of related entities, strongest first:
     # Tywin (0.9) -> B, then Cersei (0.7) -> D
     assert [r.id for r in results] == [w["A"], w["C"], w["B"], w["D"]]
     b, d = results[2], results[3]
     assert b.explanation[0].startswith("expansion: source chunk of related entity Tywin Lannister")
-    assert b.score == pytest.approx(0.595, abs=1e-6) and b.scores.vector == pytest.approx(0.55, abs=1e-6)
+    assert b.score == pytest.approx(0.595, abs=1e-6) and b.scores.vector == pytest.approx(score_of(0.55), abs=1e-6)
     assert d.explanation[0].startswith("expansion: source chunk of related entity Cersei Lannister")
     assert retriever.last_trace.expanded == 2 and retriever.last_trace.round_trips == 1
     # only as many as needed to reach k
     assert [r.id for r in retriever.retrieve(QUERY, top_k=3)] == [w["A"], w["C"], w["B"]]
     # without expand, or with enough candidates, nothing is appended
-    off = EntityGraphRetriever(store, embedder, max_hops=2, min_similarity=0.7, expand=False)
+    off = EntityGraphRetriever(store, embedder, max_hops=2, min_similarity=0.85, expand=False)
     assert [r.id for r in off.retrieve(QUERY, top_k=4)] == [w["A"], w["C"]]
     # no related entity (0 hops): nothing to expand with
-    none = EntityGraphRetriever(store, embedder, max_hops=0, min_similarity=0.7)
+    none = EntityGraphRetriever(store, embedder, max_hops=0, min_similarity=0.85)
     assert [r.id for r in none.retrieve(QUERY, top_k=4)] == [w["A"], w["C"]]
 
 
@@ -245,3 +246,17 @@ def test_identical_namespaces_never_mix(store, world, embedder):
     # same arithmetic on both sides: nothing leaked into the boosts
     assert sorted(r.score for r in mine_results) == pytest.approx(sorted(r.score for r in their_results))
     assert [round(r.score, 6) for r in mine_results] == [1.32, 0.8, 0.72, 0.595]
+
+
+def test_an_entity_the_query_names_is_a_query_entity(store, world, embedder):
+    # Varys's description is far from the query (axis 5), so only his name makes him a query
+    # entity: with named query entities C (which mentions him) gains the direct boost
+    w = world
+    query = "What does Varys whisper?"
+    named_embedder = FixedEmbedder({query: unit(0)})
+    retriever = EntityGraphRetriever(store, named_embedder, max_hops=0)
+    named = retriever.retrieve(query, top_k=4)
+    plain = EntityGraphRetriever(store, named_embedder, max_hops=0, named_query_entities=False).retrieve(query, top_k=4)
+    assert scores(plain)[w["C"]] == pytest.approx(0.80, abs=1e-6)
+    assert scores(named)[w["C"]] == pytest.approx(0.80 + 0.3, abs=1e-6)
+    assert "Varys" in {q["name"] for q in retriever.last_trace.query_entities}

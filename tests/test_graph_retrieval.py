@@ -18,6 +18,12 @@ from kgrag_neo4j.types import Chunk, ChunkEdge, Document, RelationType, by_meta
 from .conftest import TEST_DIMENSIONS
 
 
+def seed_retriever(store, embedder, **options):
+    """The graph retriever with the original formula (``blend="seed"``): these tests pin it."""
+    options.setdefault("blend", "seed")
+    return GraphRetriever(store, embedder, **options)
+
+
 def unit(i: int, j: int | None = None, cos: float = 1.0) -> list[float]:
     """A vector along axis i, tilted toward axis j so its cosine with axis i is ``cos``."""
     v = [0.0] * TEST_DIMENSIONS
@@ -144,7 +150,7 @@ def chain(store):
 
 
 def test_the_seeds_worked_examples(store, chain):
-    r = GraphRetriever(store, chain, seed_top_k=1).retrieve("q", 10)
+    r = seed_retriever(store, chain, seed_top_k=1).retrieve("q", 10)
     scores = dict(short(store, r))
     # cosine 0.8 is Neo4j's normalised similarity (1 + 0.8) / 2 = 0.9 -> 0.7 * 0.9 + 0.3
     assert scores["a"] == pytest.approx(0.93)
@@ -155,7 +161,7 @@ def test_the_seeds_worked_examples(store, chain):
 
 
 def test_graph_context_says_how_a_chunk_was_found(store, chain):
-    r = {x.id.split("-")[-1]: x for x in GraphRetriever(store, chain, seed_top_k=1).retrieve("q", 10)}
+    r = {x.id.split("-")[-1]: x for x in seed_retriever(store, chain, seed_top_k=1).retrieve("q", 10)}
     assert r["a"].graph_context == []
     (ctx,) = r["c"].graph_context
     assert (ctx.from_chunk_id.split("-")[-1], ctx.relation, ctx.description, ctx.hops) == ("b", "depends_on", "c needs b", 2)
@@ -174,14 +180,14 @@ def test_graph_context_says_how_a_chunk_was_found(store, chain):
     ],
 )
 def test_traversal_options(store, chain, options, expected):
-    got = [x for x, _ in short(store, GraphRetriever(store, chain, seed_top_k=1, **options).retrieve("q", 10))]
+    got = [x for x, _ in short(store, seed_retriever(store, chain, seed_top_k=1, **options).retrieve("q", 10))]
     assert got == expected
 
 
 def test_native_and_per_hop_agree(store, chain):
     for options in (dict(max_hops=2), dict(max_hops=3, bidirectional=True), dict(max_hops=2, relation_filter=("depends_on", "elaborates"))):
-        native = GraphRetriever(store, chain, seed_top_k=2, **options)
-        loop = GraphRetriever(PerHopStore(store), chain, seed_top_k=2, **options)
+        native = seed_retriever(store, chain, seed_top_k=2, **options)
+        loop = seed_retriever(PerHopStore(store), chain, seed_top_k=2, **options)
         assert native.uses_native and not loop.uses_native
         a, b = native.retrieve("q", 10), loop.retrieve("q", 10)
         assert short(store, a) == short(store, b)
@@ -202,7 +208,7 @@ def test_cycles_terminate_and_score_at_first_hop(store):
             ChunkEdge("x", "z", RelationType.SIMILAR_TO, 0.2),
         ],
     )
-    got = dict(short(store, GraphRetriever(store, emb, seed_top_k=1, max_hops=4).retrieve("q", 10)))
+    got = dict(short(store, seed_retriever(store, emb, seed_top_k=1, max_hops=4).retrieve("q", 10)))
     # z is first reached at hop 1 through the weak 0.2 edge: BFS keeps that, not hop 2's 1.0
     assert got["z"] == pytest.approx(0.3 * 0.2 * 0.7)
     assert got["y"] == pytest.approx(0.3 * 0.5 * 0.7)
@@ -216,7 +222,7 @@ def test_best_edge_at_a_hop_wins(store):
         {"s1": unit(0), "s2": unit(0, 1, 0.99), "t": unit(5)},
         [ChunkEdge("s1", "t", RelationType.REFERENCES, 0.4), ChunkEdge("s2", "t", RelationType.ELABORATES, 0.9)],
     )
-    (t,) = [r for r in GraphRetriever(store, emb, seed_top_k=2).retrieve("q", 10) if r.id.endswith("-t")]
+    (t,) = [r for r in seed_retriever(store, emb, seed_top_k=2).retrieve("q", 10) if r.id.endswith("-t")]
     assert t.score == pytest.approx(0.3 * 0.9 * 0.7)
     assert t.graph_context[0].relation == "elaborates"
 
@@ -230,7 +236,7 @@ def test_tied_best_edges_resolve_by_from_chunk_then_relation(store):
          ChunkEdge("s1", "t", RelationType.DEPENDS_ON, 0.6)],
     )
     for store_ in (store, PerHopStore(store)):
-        (t,) = [r for r in GraphRetriever(store_, emb, seed_top_k=2).retrieve("q", 10) if r.id.endswith("-t")]
+        (t,) = [r for r in seed_retriever(store_, emb, seed_top_k=2).retrieve("q", 10) if r.id.endswith("-t")]
         via = t.graph_context[0]
         assert (via.from_chunk_id, via.relation) == (f"{store.namespace}-s1", "depends_on")
 
@@ -245,7 +251,7 @@ def test_relates_to_into_foreign_nodes_is_not_followed(store, driver, chain):
               a=f"{ns}-a", other=f"{ns}-foreign", other_ns=ns + "-other").consume()
     try:
         for bidirectional in (False, True):
-            got = [r.id for r in GraphRetriever(store, chain, seed_top_k=1, max_hops=2, bidirectional=bidirectional).retrieve("q", 10)]
+            got = [r.id for r in seed_retriever(store, chain, seed_top_k=1, max_hops=2, bidirectional=bidirectional).retrieve("q", 10)]
             assert f"{ns}-a" in got and f"{ns}-b" in got
             assert "n1" not in got and f"{ns}-foreign" not in got
     finally:
@@ -260,37 +266,37 @@ def test_hybrid_seeding_finds_keyword_only_seeds(store):
     chunks = [Chunk(id=f"{store.namespace}-v{i}", document_id=doc.id, content=f"plain text {i}", chunk_index=i, embedding=unit(0, i + 1, 0.9 - i * 0.01)) for i in range(5)]
     chunks.append(Chunk(id=f"{store.namespace}-kw", document_id=doc.id, content="the zebra crossing rule", chunk_index=9, embedding=unit(100)))
     store.store_document(doc, chunks)
-    plain = [r.id for r in GraphRetriever(store, emb, seed_top_k=2, max_hops=0).retrieve("zebra crossing", 10)]
-    hybrid = GraphRetriever(store, emb, seed_top_k=2, max_hops=0, seed_keyword_weight=0.5).retrieve("zebra crossing", 10)
+    plain = [r.id for r in seed_retriever(store, emb, seed_top_k=2, max_hops=0).retrieve("zebra crossing", 10)]
+    hybrid = seed_retriever(store, emb, seed_top_k=2, max_hops=0, seed_keyword_weight=0.5).retrieve("zebra crossing", 10)
     assert f"{store.namespace}-kw" not in plain
     assert f"{store.namespace}-kw" in [r.id for r in hybrid]
-    per_hop = GraphRetriever(PerHopStore(store), emb, seed_top_k=2, max_hops=0, seed_keyword_weight=0.5).retrieve("zebra crossing", 10)
+    per_hop = seed_retriever(PerHopStore(store), emb, seed_top_k=2, max_hops=0, seed_keyword_weight=0.5).retrieve("zebra crossing", 10)
     assert sorted(r.id for r in hybrid) == sorted(r.id for r in per_hop)
     assert {r.id: round(r.score, 6) for r in hybrid} == {r.id: round(r.score, 6) for r in per_hop}
 
 
 def test_filters_scope_the_seeds(store, chain):
-    r = GraphRetriever(store, chain, seed_top_k=1, filters=[by_meta("none", "x")]).retrieve("q", 10)
+    r = seed_retriever(store, chain, seed_top_k=1, filters=[by_meta("none", "x")]).retrieve("q", 10)
     assert r == []
 
 
 def test_no_graph_store_degrades_to_vector_only(store, chain):
     plain = VectorOnlyStore(store)
     assert not isinstance(plain, GraphStore)
-    got = short(store, GraphRetriever(plain, chain, seed_top_k=1).retrieve("q", 10))
+    got = short(store, seed_retriever(plain, chain, seed_top_k=1).retrieve("q", 10))
     assert got == [("a", pytest.approx(0.93))]
 
 
 def test_traversal_error_returns_seeds(store, chain, caplog):
     with caplog.at_level(logging.WARNING):
-        got = short(store, GraphRetriever(FailingEdgesStore(store), chain, seed_top_k=1).retrieve("q", 10))
+        got = short(store, seed_retriever(FailingEdgesStore(store), chain, seed_top_k=1).retrieve("q", 10))
     assert [x for x, _ in got] == ["a"]
     assert "traversal stopped" in caplog.text
 
 
 def test_fetch_error_returns_only_seeds(store, chain, caplog):
     with caplog.at_level(logging.WARNING):
-        got = short(store, GraphRetriever(FailingFetchStore(store), chain, seed_top_k=1).retrieve("q", 10))
+        got = short(store, seed_retriever(FailingFetchStore(store), chain, seed_top_k=1).retrieve("q", 10))
     assert [x for x, _ in got] == ["a"]
     assert "fetching graph-found chunks failed" in caplog.text
 
@@ -356,13 +362,13 @@ def test_similarity_edges_need_no_llm(store):
 def test_native_rejects_more_hops_than_unrolled_and_the_retriever_falls_back(store, chain):
     with pytest.raises(ConfigurationError):
         store.graph_retrieve(embedding=unit(0), top_k=3, max_hops=5)
-    deep = GraphRetriever(store, chain, options=GraphOptions(max_hops=5, seed_top_k=1))
+    deep = seed_retriever(store, chain, options=GraphOptions(max_hops=5, seed_top_k=1, blend="seed"))
     assert not deep.uses_native
     assert [x for x, _ in short(store, deep.retrieve("q", 10))] == ["a", "b", "d", "c"]
 
 
 def test_one_round_trip_per_native_retrieval(store, chain):
     before = store.runner.round_trips
-    GraphRetriever(store, chain, seed_top_k=1).retrieve("q", 5)
+    seed_retriever(store, chain, seed_top_k=1).retrieve("q", 5)
     assert store.runner.round_trips - before == 1
 

@@ -168,7 +168,7 @@ def test_to_text_renders_the_four_sections(store, world, embedder):
     assert "Alpha one." in text and "Beta two." in text and "Alpha and Gamma three." not in text
     assert "### Everything\nAbout all of them." in text
     assert LocalContext().to_text().count("(none)") == 4
-    assert set(ctx.to_json()) == {"entities", "text_units", "relationships", "community_reports",
+    assert set(ctx.to_json()) == {"entities", "text_units", "relationships", "reports",
                                   "candidate_units", "total_tokens"}
 
 

@@ -233,7 +233,8 @@ class EdgeTable:
 
 def run_bfs(edges, seeds, **options):
     table = EdgeTable(edges)
-    hits = expand_per_hop(seeds, table.outgoing, table.incoming, GraphOptions(**options))
+    # these pin the original formula: blend="seed"
+    hits = expand_per_hop(seeds, table.outgoing, table.incoming, GraphOptions(blend="seed", **options))
     return hits, table
 
 
@@ -513,3 +514,72 @@ def test_resolve_parents_parent_matched_directly_is_not_duplicated():
 def test_resolve_parents_without_parents_sorts_stably():
     resolved = resolve_parents([result("a", 0.5), result("b", 0.9), result("c", 0.5)], {})
     assert [r.id for r in resolved] == ["b", "a", "c"]
+
+
+# --- the propagate blend -------------------------------------------------------------------
+#
+# Hand computations (vector_weight 0.7, graph_weight 0.3, hop_decay 1.0 / 0.7 / 0.5,
+# similarities are Neo4j's normalised cosine s, cos = 2s - 1):
+#
+#   seed a: s = 0.9 (cos 0.8), mentions one query entity of df 2 (entity score 0.5),
+#           entity_seed_weight 0.35          -> 0.7 * 0.8 + 0.35 * 0.5          = 0.735
+#   seed w: s = 0.8 (cos 0.6), no entity      -> 0.7 * 0.6                       = 0.42
+#   b, hop 1 from a over 1.0: s = 0.75 (cos 0.5)
+#                                             -> 0.7 * 0.5 + 0.3 * 0.735 * 0.7  = 0.50435
+#   c, hop 2 from b over 0.5: s = 0.5 (cos 0)
+#                                             -> 0.0 + 0.3 * (0.50435 * 0.5) * 0.5 = 0.03782625
+#   d, hop 1, reached from a over 0.4 (0.735 * 0.4 = 0.294) and from w over 0.9
+#      (0.42 * 0.9 = 0.378): the edge from w is best although it is the lighter seed;
+#      s = 0.6 (cos 0.2)                      -> 0.7 * 0.2 + 0.3 * 0.378 * 0.7  = 0.21938
+# b outranks the weaker seed w: that is the point of the blend.
+
+
+def test_propagate_formulas_by_hand():
+    from kgrag_neo4j.retrieval.scoring import propagate_hop_score, propagate_seed_score, raw_cosine
+
+    assert raw_cosine(0.9) == pytest.approx(0.8)
+    assert propagate_seed_score(0.9, 0.5, entity_seed_weight=0.35) == pytest.approx(0.735)
+    assert propagate_seed_score(0.8) == pytest.approx(0.42)
+    assert propagate_hop_score(0.75, 0.735, 1) == pytest.approx(0.50435)
+    assert propagate_hop_score(0.5, 0.50435 * 0.5, 2) == pytest.approx(0.03782625)
+    assert propagate_hop_score(0.5, 1.0, 7, hop_decay=(1.0, 0.9)) == pytest.approx(0.3 * 0.9)
+    with pytest.raises(InputError):
+        propagate_hop_score(0.5, 1.0, 0)
+
+
+def test_propagate_per_hop_flows_scores_and_picks_the_best_contribution():
+    table = EdgeTable([edge("a", "b", 1.0), edge("b", "c", 0.5), edge("a", "d", 0.4), edge("w", "d", 0.9)])
+    sims = {"b": 0.75, "c": 0.5, "d": 0.6}
+    asked = []
+
+    def similarity(ids):
+        asked.append(tuple(ids))
+        return {i: sims[i] for i in ids}
+
+    hits = expand_per_hop({"a": 0.735, "w": 0.42}, table.outgoing, None, GraphOptions(), similarity=similarity)
+    assert {k: round(h.score, 8) for k, h in hits.items()} == {"b": 0.50435, "c": 0.03782625, "d": 0.21938}
+    assert hits["d"].context.from_chunk_id == "w" and hits["d"].context.weight == 0.9
+    assert hits["b"].similarity == 0.75
+    assert asked == [("b", "d"), ("c",)]  # one similarity call per hop, new chunks only
+    ranked = blend_and_rank({"a": 0.735, "w": 0.42}, hits, 5, blend="propagate")
+    assert [r.chunk_id for r in ranked] == ["a", "b", "w", "d", "c"]
+
+
+def test_propagate_without_similarity_scores_by_edges_alone():
+    table = EdgeTable([edge("a", "b", 1.0)])
+    hits = expand_per_hop({"a": 0.5}, table.outgoing, None, GraphOptions())
+    # own closeness unknown: cos 0 -> 0.3 * 0.5 * 1.0 * 0.7
+    assert hits["b"].score == pytest.approx(0.105) and hits["b"].similarity is None
+
+
+def test_graph_options_blend_and_entity_weight_defaults():
+    assert GraphOptions().blend == "propagate"
+    assert GraphOptions().entity_weight == 0.35 and GraphOptions(blend="seed").entity_weight == 0.0
+    assert GraphOptions(blend="seed", entity_seed_weight=0.5).entity_weight == 0.5
+    assert GraphOptions().entity_max_chunks == 25
+    with pytest.raises(ConfigurationError, match="blend"):
+        GraphOptions(blend="mix")
+    with pytest.raises(ConfigurationError, match="entity_seed_weight"):
+        GraphOptions(entity_seed_weight=-1)
+    with pytest.raises(ConfigurationError, match="blend"):
+        blend_and_rank({}, {}, 1, blend="mix")

@@ -8,7 +8,8 @@
 //   $staging    STRING     prefix of the staging namespaces of this tenant's large documents
 //   $rows       LIST<MAP>  [{id, document_id}]: chunk ids and the document storing each
 // returns: id STRING, document_id STRING, owner STRING, staged BOOLEAN
-// browser: :params {namespace: 'default', staging: '\u001fdefault\u001f', rows: [{id: 'c1', document_id: 'doc_1'}]}
+// browser: :params {namespace: 'demo', staging: '\u001fdemo\u001f', rows: [{id: 'chk_...', document_id: 'doc_44baee2d8286fcbe2de5746f8d66be0f'}]}
+// Chunk ids: chunks/list_document_chunks lists a document's.
 UNWIND $rows AS row
 MATCH (c:Chunk {id: row.id})
 WHERE c.document_id <> row.document_id OR c.namespace <> $namespace

@@ -4,7 +4,8 @@
 //   $namespace  STRING        tenant
 //   $ids        LIST<STRING>  chunk ids
 // returns: chunk MAP
-// browser: :params {namespace: 'default', ids: ['c1', 'c2']}
+// browser: :params {namespace: 'demo', ids: ['chk_...']}
+// Chunk ids: chunks/list_document_chunks lists a document's.
 UNWIND range(0, size($ids) - 1) AS i
 MATCH (c:Chunk {id: $ids[i]})
 WHERE c.namespace = $namespace

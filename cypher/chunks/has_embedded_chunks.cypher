@@ -4,5 +4,5 @@
 // params:
 //   $namespace  STRING  tenant
 // returns: found BOOLEAN
-// browser: :params {namespace: 'default'}
+// browser: :params {namespace: 'demo'}
 RETURN EXISTS { MATCH (c:Chunk {namespace: $namespace}) WHERE c.embedding IS NOT NULL } AS found

@@ -6,7 +6,7 @@
 //   $document_ids    LIST<STRING>  document ids
 //   $with_embedding  BOOLEAN       include the embedding (costly for big documents)
 // returns: chunk MAP, embedding LIST<FLOAT>
-// browser: :params {namespace: 'default', document_ids: ['doc_...'], with_embedding: false}
+// browser: :params {namespace: 'demo', document_ids: ['doc_44baee2d8286fcbe2de5746f8d66be0f'], with_embedding: false}
 UNWIND $document_ids AS document_id
 MATCH (:Document {id: document_id, namespace: $namespace})-[:HAS_CHUNK]->(c:Chunk)
 RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata,

@@ -5,7 +5,7 @@
 //   $document_id  STRING   document id
 //   $with_embedding BOOLEAN  include the embedding (costly for big documents)
 // returns: chunk MAP, embedding LIST<FLOAT>
-// browser: :params {namespace: 'default', document_id: 'doc_...', with_embedding: false}
+// browser: :params {namespace: 'demo', document_id: 'doc_44baee2d8286fcbe2de5746f8d66be0f', with_embedding: false}
 MATCH (:Document {id: $document_id, namespace: $namespace})-[:HAS_CHUNK]->(c:Chunk)
 RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata,
           .namespace, .source, .created_at} AS chunk,

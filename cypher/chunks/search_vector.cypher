@@ -10,8 +10,12 @@
 //   $fetch_k    INTEGER      candidates asked of the vector index (>= top_k)
 //   $filter     MAP          {document_ids, source_prefix, meta_pairs, created_after, created_before}
 // returns: chunk MAP, title STRING, document_hash STRING, score FLOAT, exact BOOLEAN
-// browser: :params {namespace: 'default', embedding: [0.1, 0.2], top_k: 5, fetch_k: 50, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}}
-CALL db.index.vector.queryNodes('chunk_embedding', $fetch_k, $embedding) YIELD node, score
+// browser: :params {namespace: 'demo', embedding: [], top_k: 5, fetch_k: 50, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}}
+// In Browser the query vector comes from the namespace's embedder: `kgrag cypher params chunks/search_vector --namespace demo --query "..."` prints this line with it.
+// Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
+// (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
+// created_before (epoch seconds or null); `kgrag cypher params chunks/search_vector --filter meta.KEY=VALUE` writes them.
+CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), $embedding) YIELD node, score
 WITH node AS c, score
 WHERE c.namespace = $namespace
   AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
@@ -19,7 +23,7 @@ WHERE c.namespace = $namespace
   AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
   AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
   AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
-WITH c, score ORDER BY score DESC LIMIT $top_k
+WITH c, score ORDER BY score DESC LIMIT toInteger($top_k)
 WITH collect({c: c, score: score}) AS hits
 CALL (hits) {
   // a WITH ... WHERE guard here does not stop the planner from running the fallback's scan
@@ -36,7 +40,7 @@ CALL (hits) {
     AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
   WITH c, vector.similarity.cosine(c.embedding, $embedding) AS score
-  ORDER BY score DESC LIMIT $top_k
+  ORDER BY score DESC LIMIT toInteger($top_k)
   RETURN c, score, true AS exact
 }
 OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)

@@ -8,7 +8,7 @@
 //   $staging  STRING     the document's staging namespace
 //   $rows     LIST<MAP>  [{id, document_id, props: {...}, embedding: LIST<FLOAT>|null, parent_id: STRING|null}]
 // returns: written INTEGER, kept LIST<STRING>
-// browser: :params {staging: '\u001fdefault\u001fdoc_1', rows: [{id: 'c1', document_id: 'doc_1', props: {content: 'x', chunk_index: 0}, embedding: null, parent_id: null}]}
+// browser: :params {staging: '\u001fdemo\u001fdoc_44baee2d8286fcbe2de5746f8d66be0f', rows: [{id: 'c1', document_id: 'doc_44baee2d8286fcbe2de5746f8d66be0f', props: {content: 'x', chunk_index: 0}, embedding: null, parent_id: null}]}
 UNWIND $rows AS row
 MERGE (c:Chunk {id: row.id})
   ON CREATE SET c.namespace = $staging

@@ -11,7 +11,7 @@
 //   $staging    STRING     prefix of the staging namespaces of this tenant's large documents
 //   $rows       LIST<MAP>  [{id, document_id, props: {...}, embedding: LIST<FLOAT>|null, parent_id: STRING|null}]
 // returns: written INTEGER, conflicts LIST<MAP>
-// browser: :params {namespace: 'default', staging: '\u001fdefault\u001f', rows: [{id: 'c1', document_id: 'doc_1', props: {content: 'x', chunk_index: 0}, embedding: null, parent_id: null}]}
+// browser: :params {namespace: 'demo', staging: '\u001fdemo\u001f', rows: [{id: 'c1', document_id: 'doc_1', props: {content: 'x', chunk_index: 0}, embedding: null, parent_id: null}]}
 UNWIND $rows AS row
 MATCH (d:Document {id: row.document_id})
 WHERE d.namespace = $namespace

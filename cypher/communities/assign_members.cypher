@@ -5,7 +5,7 @@
 //   $namespace  STRING     tenant
 //   $rows       LIST<MAP>  [{entity_id, community_id}]
 // returns: written INTEGER
-// browser: :params {namespace: 'default', rows: [{entity_id: 'ent_1', community_id: 'com_1'}]}
+// browser: :params {namespace: 'demo', rows: [{entity_id: 'ent_1', community_id: 'com_1'}]}
 UNWIND $rows AS row
 MATCH (e:Entity {id: row.entity_id})
 WHERE e.namespace = $namespace

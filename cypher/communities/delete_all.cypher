@@ -4,7 +4,7 @@
 // params:
 //   $namespace  STRING  tenant
 // returns: deleted INTEGER
-// browser: :params {namespace: 'default'}
+// browser: :params {namespace: 'demo'}
 MATCH (m:Community {namespace: $namespace})
 WITH collect(m) AS old
 CALL (old) {

@@ -4,7 +4,8 @@
 //   $namespace     STRING  tenant
 //   $community_id  STRING  community id
 // returns: community MAP, parent_id STRING, child_ids LIST<STRING>, members LIST<MAP>
-// browser: :params {namespace: 'default', community_id: 'com_...'}
+// browser: :params {namespace: 'demo', community_id: 'com_...'}
+// Community ids: communities/list_communities.
 MATCH (m:Community {id: $community_id})
 WHERE m.namespace = $namespace
 OPTIONAL MATCH (m)-[:PARENT]->(p:Community)

@@ -4,7 +4,7 @@
 //   $namespace  STRING     tenant
 //   $rows       LIST<MAP>  [{child_id, parent_id}]
 // returns: written INTEGER
-// browser: :params {namespace: 'default', rows: [{child_id: 'com_1', parent_id: 'com_2'}]}
+// browser: :params {namespace: 'demo', rows: [{child_id: 'com_1', parent_id: 'com_2'}]}
 UNWIND $rows AS row
 MATCH (c:Community {id: row.child_id})
 WHERE c.namespace = $namespace

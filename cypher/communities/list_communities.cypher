@@ -7,13 +7,13 @@
 //   $level      INTEGER  only this level (null = all)
 //   $limit      INTEGER  most rows to return
 // returns: community MAP, members INTEGER, parent_id STRING
-// browser: :params {namespace: 'default', level: null, limit: 100}
+// browser: :params {namespace: 'demo', level: null, limit: 100}
 MATCH (m:Community {namespace: $namespace})
 WHERE $level IS NULL OR m.level = $level
 WITH m, COUNT { (:Entity)-[:IN_COMMUNITY]->(m) } AS members
 WHERE members > 0
 ORDER BY m.level, m.rank DESC, m.id
-LIMIT $limit
+LIMIT toInteger($limit)
 OPTIONAL MATCH (m)-[:PARENT]->(p:Community)
 RETURN m {.id, .level, .title, .summary, .full_content, .rank, .rating, .size} AS community,
        members, p.id AS parent_id

@@ -4,7 +4,7 @@
 // params:
 //   $namespace  STRING  tenant
 // returns: pruned INTEGER
-// browser: :params {namespace: 'default'}
+// browser: :params {namespace: 'demo'}
 MATCH (m:Community {namespace: $namespace})
 WHERE NOT EXISTS { (:Entity)-[:IN_COMMUNITY]->(m) }
 WITH collect(m) AS empty

@@ -9,7 +9,7 @@
 //   $pending_hash  STRING  the hash the document was stored with
 //   $content_hash  STRING  its final hash
 // returns: updated INTEGER
-// browser: :params {namespace: 'default', document_id: 'doc_...', pending_hash: 'h~pending', content_hash: 'h'}
+// browser: :params {namespace: 'demo', document_id: 'doc_44baee2d8286fcbe2de5746f8d66be0f', pending_hash: 'h~pending', content_hash: 'h'}
 MATCH (d:Document {id: $document_id, namespace: $namespace})
 WHERE d.content_hash = $pending_hash
 SET d.content_hash = $content_hash

@@ -5,7 +5,8 @@
 //   $namespace    STRING  tenant
 //   $document_id  STRING  document id
 // returns: documents INTEGER, chunks INTEGER, entities INTEGER
-// browser: :params {namespace: 'default', document_id: 'doc_...'}
+// browser: :params {namespace: 'demo', document_id: 'doc_...'}
+// Document ids: documents/list_documents (the example names none, so pasting it deletes nothing).
 MATCH (d:Document {id: $document_id, namespace: $namespace})
 // the write lock first: a replace in flight (which holds it) commits before the chunks are read,
 // so chunks it adds are deleted too instead of being left without a document

@@ -6,7 +6,7 @@
 //   $namespace  STRING        tenant
 //   $ids        LIST<STRING>  document ids
 // returns: id STRING, content_hash STRING, chunk_count INTEGER, foreign BOOLEAN
-// browser: :params {namespace: 'default', ids: ['doc_...']}
+// browser: :params {namespace: 'demo', ids: ['doc_44baee2d8286fcbe2de5746f8d66be0f']}
 UNWIND $ids AS id
 MATCH (d:Document {id: id})
 WITH id, d, d.namespace = $namespace AS ours

@@ -6,7 +6,7 @@
 //   $namespace  STRING        tenant
 //   $ids        LIST<STRING>  documents just written
 // returns: removed INTEGER
-// browser: :params {namespace: 'default', ids: ['doc_1']}
+// browser: :params {namespace: 'demo', ids: ['doc_44baee2d8286fcbe2de5746f8d66be0f']}
 UNWIND $ids AS id
 MATCH (d:Document {id: id})-[:HAS_CHUNK]->(old:Chunk)
 WHERE d.namespace = $namespace AND (old.document_hash IS NULL OR old.document_hash <> d.content_hash)

@@ -4,6 +4,6 @@
 //   $namespace    STRING  tenant
 //   $document_id  STRING  document id
 // returns: document MAP, chunk_count INTEGER
-// browser: :params {namespace: 'default', document_id: 'doc_...'}
+// browser: :params {namespace: 'demo', document_id: 'doc_44baee2d8286fcbe2de5746f8d66be0f'}
 MATCH (d:Document {id: $document_id, namespace: $namespace})
 RETURN d {.*} AS document, COUNT { (d)-[:HAS_CHUNK]->() } AS chunk_count

@@ -8,7 +8,7 @@
 //   $staging      STRING  the document's staging namespace
 //   $document_id  STRING  document id
 // returns: published INTEGER
-// browser: :params {namespace: 'default', staging: '\u001fdefault\u001fdoc_1', document_id: 'doc_1'}
+// browser: :params {namespace: 'demo', staging: '\u001fdemo\u001fdoc_44baee2d8286fcbe2de5746f8d66be0f', document_id: 'doc_44baee2d8286fcbe2de5746f8d66be0f'}
 MATCH (d:Document {id: $document_id})
 WHERE d.namespace = $namespace
 MATCH (c:Chunk {namespace: $staging})

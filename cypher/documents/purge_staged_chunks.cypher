@@ -6,8 +6,8 @@
 //   $staging  STRING   the document's staging namespace
 //   $limit    INTEGER  most chunks deleted by this run
 // returns: deleted INTEGER
-// browser: :params {staging: '\u001fdefault\u001fdoc_1', limit: 1000}
+// browser: :params {staging: '\u001fdemo\u001fdoc_44baee2d8286fcbe2de5746f8d66be0f', limit: 1000}
 MATCH (c:Chunk {namespace: $staging})
-WITH c LIMIT $limit
+WITH c LIMIT toInteger($limit)
 DETACH DELETE c
 RETURN count(c) AS deleted

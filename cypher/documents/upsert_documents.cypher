@@ -7,7 +7,7 @@
 //   $namespace  STRING     tenant
 //   $documents  LIST<MAP>  [{id, props: {source, title, content, content_hash, created_at, metadata}}]
 // returns: written LIST<MAP>
-// browser: :params {namespace: 'default', documents: [{id: 'doc_1', props: {source: 'a.txt', title: 'A', content: 'x', content_hash: 'h', created_at: 0, metadata: '{}'}}]}
+// browser: :params {namespace: 'demo', documents: [{id: 'doc_1', props: {source: 'a.txt', title: 'A', content: 'x', content_hash: 'h', created_at: 0, metadata: '{}'}}]}
 UNWIND $documents AS doc
 MERGE (d:Document {id: doc.id})
   ON CREATE SET d.namespace = $namespace

@@ -2,7 +2,9 @@
 //   1. candidates: the $chunk_k chunks nearest the query (vector index, namespace and filters,
 //      exact cosine scan when the index leaves fewer than $chunk_k), those scoring at least
 //      $min_similarity, each with the entities it mentions;
-//   2. query entities: the $entity_k entities whose embedding is nearest the query;
+//   2. query entities: the $entity_k entities whose embedding is nearest the query, those
+//      scoring at least $entity_floor, and the entities the query names ($entity_keys, the
+//      query's word runs; score null), at most $named_max_chunks chunks mentioning each;
 //   3. related entities: breadth-first from the query entities over RELATED_TO (both
 //      directions) up to $max_hops (0..3, unrolled), filtered by relationship type and
 //      sequence, each with distance, strength (weight of its best edge at first reach) and
@@ -24,13 +26,20 @@
 //   $min_similarity  FLOAT         candidates scoring below this are dropped
 //   $entity_k        INTEGER       query entities (the seed's 3)
 //   $entity_fetch_k  INTEGER       candidates asked of the entity index before the namespace filter
+//   $entity_floor    FLOAT         query entities scoring below this are dropped (0 = none)
+//   $entity_keys     LIST<MAP>     word runs of the query: [{key, start, end}] ([] = no named entities)
+//   $named_max_chunks INTEGER      a named entity mentioned by more chunks is not a query entity
 //   $max_hops        INTEGER       hops from the query entities, 0..3
 //   $relation_types  LIST<STRING>  relationship types to follow (null = all)
 //   $max_sequence    INTEGER       follow only relationships with sequence <= this (null = all)
 //   $expand_k        INTEGER       expand when fewer candidates than this (the seed's k; 0 = never)
 // returns: candidates LIST<MAP>, query_entities LIST<MAP>, related LIST<MAP>, expansion LIST<MAP>
-// browser: :params {namespace: 'default', embedding: [0.1, 0.2], chunk_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, min_similarity: 0.0, entity_k: 3, entity_fetch_k: 30, max_hops: 1, relation_types: null, max_sequence: null, expand_k: 5}
-CALL db.index.vector.queryNodes('chunk_embedding', $fetch_k, $embedding) YIELD node, score
+// browser: :params {namespace: 'demo', embedding: [], chunk_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, min_similarity: 0.0, entity_k: 3, entity_fetch_k: 30, entity_floor: 0.0, entity_keys: [{key: 'neo4j', start: 0, end: 1}], named_max_chunks: 25, max_hops: 1, relation_types: null, max_sequence: null, expand_k: 5}
+// In Browser the query vector comes from the namespace's embedder: `kgrag cypher params entities/boost_retrieve --namespace demo --query "..."` prints this line with it.
+// Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
+// (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
+// created_before (epoch seconds or null); `kgrag cypher params entities/boost_retrieve --filter meta.KEY=VALUE` writes them.
+CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), $embedding) YIELD node, score
 WITH node AS c, score
 WHERE c.namespace = $namespace
   AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
@@ -38,7 +47,7 @@ WHERE c.namespace = $namespace
   AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
   AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
   AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
-WITH c, score ORDER BY score DESC, c.id LIMIT $chunk_k
+WITH c, score ORDER BY score DESC, c.id LIMIT toInteger($chunk_k)
 WITH collect({c: c, score: score}) AS hits
 CALL (hits) {
   UNWIND CASE WHEN size(hits) >= $chunk_k THEN hits ELSE [] END AS h
@@ -53,7 +62,7 @@ CALL (hits) {
     AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
   WITH c, vector.similarity.cosine(c.embedding, $embedding) AS score
-  ORDER BY score DESC, c.id LIMIT $chunk_k
+  ORDER BY score DESC, c.id LIMIT toInteger($chunk_k)
   RETURN c, score
 }
 // an aggregation over no rows still yields one row, so no candidates never drops the statement
@@ -72,10 +81,10 @@ CALL (hits) {
 WITH [h IN hits | h.c] AS candidate_nodes, candidates
 // query entities
 CALL () {
-  CALL db.index.vector.queryNodes('entity_embedding', $entity_fetch_k, $embedding) YIELD node, score
+  CALL db.index.vector.queryNodes('entity_embedding', toInteger($entity_fetch_k), $embedding) YIELD node, score
   WITH node AS e, score
   WHERE e.namespace = $namespace
-  WITH e, score ORDER BY score DESC, e.id LIMIT $entity_k
+  WITH e, score ORDER BY score DESC, e.id LIMIT toInteger($entity_k)
   WITH collect({e: e, score: score}) AS ehits
   CALL (ehits) {
     UNWIND CASE WHEN size(ehits) >= $entity_k THEN ehits ELSE [] END AS h
@@ -86,12 +95,26 @@ CALL () {
     USING INDEX e:Entity(namespace, name_key)
     WHERE e.namespace = $namespace AND e.name_key IS NOT NULL AND e.embedding IS NOT NULL
     WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score
-    ORDER BY score DESC, e.id LIMIT $entity_k
+    ORDER BY score DESC, e.id LIMIT toInteger($entity_k)
     RETURN e, score
   }
+  WITH e, score WHERE score >= $entity_floor
   WITH e, score ORDER BY score DESC, e.id
-  RETURN collect({e: e, score: score}) AS query_entities
+  RETURN collect({e: e, score: score}) AS resembled
 }
+// the entities the query names (exact name key; of overlapping names only the longest), at
+// most $named_max_chunks chunks mentioning each, join the query entities
+CALL () {
+  UNWIND $entity_keys AS k
+  MATCH (e:Entity {namespace: $namespace, name_key: k.key})
+  WITH collect({e: e, s: k.start, t: k.end}) AS found
+  UNWIND [f IN found WHERE none(g IN found WHERE g.s <= f.s AND f.t <= g.t AND g.t - g.s > f.t - f.s)] AS f
+  WITH DISTINCT f.e AS e
+  WHERE COUNT { (e)<-[:MENTIONS]-() } <= $named_max_chunks
+  RETURN collect(e) AS named
+}
+WITH candidate_nodes, candidates,
+     resembled + [e IN named WHERE NOT e IN [r IN resembled | r.e] | {e: e, score: null}] AS query_entities
 WITH candidate_nodes, candidates, query_entities, [x IN query_entities | x.e] AS frontier0
 // hop 1
 CALL (frontier0) {
@@ -169,7 +192,7 @@ CALL (candidate_nodes, related) {
   WITH c, h ORDER BY h.strength DESC, h.distance, h.e.id
   WITH c, head(collect(h)) AS best
   ORDER BY best.strength DESC, best.distance, best.e.id
-  LIMIT $expand_k
+  LIMIT toInteger($expand_k)
   OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)
   RETURN collect({chunk: c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata,
                             .source, .created_at},

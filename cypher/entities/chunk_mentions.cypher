@@ -4,7 +4,8 @@
 //   $namespace  STRING        tenant
 //   $ids        LIST<STRING>  chunk ids
 // returns: chunk_id STRING, entity_ids LIST<STRING>
-// browser: :params {namespace: 'default', ids: ['chk_1']}
+// browser: :params {namespace: 'demo', ids: ['chk_...']}
+// Chunk ids: chunks/list_document_chunks lists a document's.
 UNWIND $ids AS id
 MATCH (c:Chunk {id: id})
 WHERE c.namespace = $namespace

@@ -4,7 +4,7 @@
 // params:
 //   $namespace  STRING  tenant
 // returns: entity_id STRING, degree INTEGER
-// browser: :params {namespace: 'default'}
+// browser: :params {namespace: 'demo'}
 MATCH (e:Entity)
 USING INDEX e:Entity(namespace, name_key)
 WHERE e.namespace = $namespace AND e.name_key IS NOT NULL

@@ -7,7 +7,7 @@
 //   $namespace     STRING        tenant
 //   $document_ids  LIST<STRING>  only these documents (null = all)
 // returns: chunk MAP
-// browser: :params {namespace: 'default', document_ids: null}
+// browser: :params {namespace: 'demo', document_ids: ['doc_44baee2d8286fcbe2de5746f8d66be0f']}
 MATCH (c:Chunk {namespace: $namespace})
 WHERE ($document_ids IS NULL OR c.document_id IN $document_ids)
   AND trim(coalesce(c.content, '')) <> ''

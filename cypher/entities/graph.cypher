@@ -6,7 +6,7 @@
 // params:
 //   $namespace  STRING  tenant
 // returns: entity MAP, edges LIST<LIST<ANY>>
-// browser: :params {namespace: 'default'}
+// browser: :params {namespace: 'demo'}
 MATCH (e:Entity)
 USING INDEX e:Entity(namespace, name_key)
 WHERE e.namespace = $namespace AND e.name_key IS NOT NULL

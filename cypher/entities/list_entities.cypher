@@ -4,12 +4,12 @@
 //   $namespace  STRING   tenant
 //   $limit      INTEGER  most rows to return
 // returns: entity MAP, mentions INTEGER, degree INTEGER
-// browser: :params {namespace: 'default', limit: 50}
+// browser: :params {namespace: 'demo', limit: 50}
 MATCH (e:Entity)
 USING INDEX e:Entity(namespace, name_key)
 WHERE e.namespace = $namespace AND e.name_key IS NOT NULL
 WITH e, COUNT { (:Chunk)-[:MENTIONS]->(e) } AS mentions
 ORDER BY mentions DESC, e.name_key, e.id
-LIMIT $limit
+LIMIT toInteger($limit)
 RETURN e {.id, .name, .type, .description, .source_chunk_id} AS entity, mentions,
        COUNT { (e)-[:RELATED_TO]-(:Entity) } AS degree

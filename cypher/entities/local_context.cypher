@@ -1,14 +1,17 @@
 // The whole local-search context of seed 002 (GraphRAG local search) in one round trip:
 //   entities:       the $entity_k entities whose description embedding is nearest the query
 //                   (exact scan when the index leaves fewer in the namespace);
-//   text_units:     the chunks mentioning them, ranked by the cosine of their stored
+//   text_units:     the chunks mentioning them (that pass the filters, and score at least
+//                   $min_similarity when it is > 0), ranked by the cosine of their stored
 //                   embedding to the query (chunks without one last), taken in that order
-//                   while the running token total stays within $max_tokens: the first unit
-//                   that would exceed it stops the selection (as the seed does);
+//                   while the running token total stays within $max_tokens and fewer than
+//                   $unit_k are taken: the first unit that would exceed the budget stops the
+//                   selection (as the seed does);
 //   relationships:  RELATED_TO relationships touching those entities, heaviest first (ties:
 //                   both ends among the entities first), at most $relationship_k;
 //   reports:        the communities those entities belong to, highest rank first (ties: more
 //                   of the entities, then lower level), at most $report_k.
+// With filters ($filtered), entities count only if a chunk passing them mentions them.
 // Scores and similarities are Neo4j's normalised cosine, (1 + cos) / 2.
 // mode: read
 // params:
@@ -17,14 +20,31 @@
 //   $entity_k        INTEGER      entities to start from
 //   $entity_fetch_k  INTEGER      candidates asked of the entity index before the namespace filter
 //   $max_tokens      INTEGER      token budget of the text units
+//   $unit_k          INTEGER      text units returned at most
+//   $min_similarity  FLOAT        text units scoring below this are left out (0 = none)
+//   $filter          MAP          {document_ids, source_prefix, meta_pairs, created_after, created_before}
+//   $filtered        BOOLEAN      whether $filter restricts anything
 //   $relationship_k  INTEGER      relationships returned at most
 //   $report_k        INTEGER      community reports returned at most
 // returns: entities LIST<MAP>, text_units LIST<MAP>, candidate_units INTEGER, relationships LIST<MAP>, reports LIST<MAP>
-// browser: :params {namespace: 'default', embedding: [0.1, 0.2], entity_k: 10, entity_fetch_k: 100, max_tokens: 4000, relationship_k: 20, report_k: 3}
-CALL db.index.vector.queryNodes('entity_embedding', $entity_fetch_k, $embedding) YIELD node, score
+// browser: :params {namespace: 'demo', embedding: [], entity_k: 10, entity_fetch_k: 100, max_tokens: 4000, unit_k: 10, min_similarity: 0.0, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, filtered: false, relationship_k: 20, report_k: 3}
+// In Browser the query vector comes from the namespace's embedder: `kgrag cypher params entities/local_context --namespace demo --query "..."` prints this line with it.
+// Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
+// (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
+// created_before (epoch seconds or null); `kgrag cypher params entities/local_context --filter meta.KEY=VALUE` writes them.
+CALL db.index.vector.queryNodes('entity_embedding', toInteger($entity_fetch_k), $embedding) YIELD node, score
 WITH node AS e, score
 WHERE e.namespace = $namespace
-WITH e, score ORDER BY score DESC, e.id LIMIT $entity_k
+  AND (NOT $filtered OR EXISTS {
+    MATCH (c:Chunk)-[:MENTIONS]->(e)
+    WHERE c.namespace = $namespace
+      AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
+      AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
+      AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
+      AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
+      AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
+  })
+WITH e, score ORDER BY score DESC, e.id LIMIT toInteger($entity_k)
 WITH collect({e: e, score: score}) AS hits
 CALL (hits) {
   UNWIND CASE WHEN size(hits) >= $entity_k THEN hits ELSE [] END AS h
@@ -34,8 +54,17 @@ CALL (hits) {
   MATCH (e:Entity)
   USING INDEX e:Entity(namespace, name_key)
   WHERE e.namespace = $namespace AND e.name_key IS NOT NULL AND e.embedding IS NOT NULL
+    AND (NOT $filtered OR EXISTS {
+      MATCH (c:Chunk)-[:MENTIONS]->(e)
+      WHERE c.namespace = $namespace
+        AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
+        AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
+        AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
+        AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
+        AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
+    })
   WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score
-  ORDER BY score DESC, e.id LIMIT $entity_k
+  ORDER BY score DESC, e.id LIMIT toInteger($entity_k)
   RETURN e, score
 }
 WITH e, score ORDER BY score DESC, e.id
@@ -45,16 +74,22 @@ CALL (ents) {
   UNWIND ents AS e
   MATCH (c:Chunk)-[:MENTIONS]->(e)
   WHERE c.namespace = $namespace
+    AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
+    AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
+    AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
+    AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
+    AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
   WITH DISTINCT c
   WITH c, CASE WHEN c.embedding IS NULL THEN null
                ELSE vector.similarity.cosine(c.embedding, $embedding) END AS similarity
+  WHERE $min_similarity <= 0 OR similarity >= $min_similarity
   ORDER BY coalesce(similarity, -1.0) DESC, c.id
   WITH collect({id: c.id, document_id: c.document_id, source: c.source, chunk_index: c.chunk_index,
                 parent_id: c.parent_id, metadata: c.metadata, content: c.content,
                 token_count: coalesce(c.token_count, 0), similarity: similarity,
                 entity_ids: [(c)-[:MENTIONS]->(m:Entity) WHERE m IN ents | m.id]}) AS units
   WITH units, reduce(acc = {total: 0, taken: [], full: false}, u IN units |
-         CASE WHEN acc.full OR acc.total + u.token_count > $max_tokens
+         CASE WHEN acc.full OR acc.total + u.token_count > $max_tokens OR size(acc.taken) >= $unit_k
               THEN {total: acc.total, taken: acc.taken, full: true}
               ELSE {total: acc.total + u.token_count, taken: acc.taken + [u], full: false} END) AS acc
   RETURN acc.taken AS text_units, size(units) AS candidate_units
@@ -67,7 +102,7 @@ CALL (ents) {
   WITH r, startNode(r) AS a, endNode(r) AS b
   WITH r, a, b, a IN ents AND b IN ents AS internal
   ORDER BY r.weight DESC, internal DESC, a.id, b.id, r.type
-  LIMIT $relationship_k
+  LIMIT toInteger($relationship_k)
   RETURN collect({source_id: a.id, source: a.name, target_id: b.id, target: b.name, type: r.type,
                   weight: r.weight, description: r.description, sequence: r.sequence,
                   internal: internal}) AS relationships
@@ -78,7 +113,7 @@ CALL (ents) {
   WHERE m.namespace = $namespace
   WITH m, count(DISTINCT e) AS matched
   ORDER BY m.rank DESC, matched DESC, m.level, m.id
-  LIMIT $report_k
+  LIMIT toInteger($report_k)
   RETURN collect({id: m.id, level: m.level, title: m.title, summary: m.summary,
                   full_content: m.full_content, rank: m.rank, size: m.size, matched: matched}) AS reports
 }

@@ -16,7 +16,7 @@
 //   $relation_types  LIST<STRING>  relationship types to follow (null = all)
 //   $max_sequence    INTEGER       follow only relationships with sequence <= this (null = all)
 // returns: entity_id STRING, name STRING, distance INTEGER, strength FLOAT, path LIST<LIST<STRING>>
-// browser: :params {namespace: 'default', ids: ['ent_1'], max_hops: 2, relation_types: null, max_sequence: null}
+// browser: :params {namespace: 'demo', ids: ['ent_dfc16d04a9fa34631a36ebe4549733e0'], max_hops: 2, relation_types: null, max_sequence: null}
 MATCH (q:Entity)
 WHERE q.id IN $ids AND q.namespace = $namespace
 WITH collect(q) AS frontier0

@@ -9,11 +9,12 @@
 //   $top_k      INTEGER      entities wanted
 //   $fetch_k    INTEGER      candidates asked of the vector index (>= top_k)
 // returns: entity MAP, score FLOAT
-// browser: :params {namespace: 'default', embedding: [0.1, 0.2], top_k: 5, fetch_k: 50}
-CALL db.index.vector.queryNodes('entity_embedding', $fetch_k, $embedding) YIELD node, score
+// browser: :params {namespace: 'demo', embedding: [], top_k: 5, fetch_k: 50}
+// In Browser the query vector comes from the namespace's embedder: `kgrag cypher params entities/search_entities --namespace demo --query "..."` prints this line with it.
+CALL db.index.vector.queryNodes('entity_embedding', toInteger($fetch_k), $embedding) YIELD node, score
 WITH node AS e, score
 WHERE e.namespace = $namespace
-WITH e, score ORDER BY score DESC, e.id LIMIT $top_k
+WITH e, score ORDER BY score DESC, e.id LIMIT toInteger($top_k)
 WITH collect({e: e, score: score}) AS hits
 CALL (hits) {
   UNWIND CASE WHEN size(hits) >= $top_k THEN hits ELSE [] END AS h
@@ -24,7 +25,7 @@ CALL (hits) {
   USING INDEX e:Entity(namespace, name_key)
   WHERE e.namespace = $namespace AND e.name_key IS NOT NULL AND e.embedding IS NOT NULL
   WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score
-  ORDER BY score DESC, e.id LIMIT $top_k
+  ORDER BY score DESC, e.id LIMIT toInteger($top_k)
   RETURN e, score
 }
 RETURN e {.id, .name, .type, .description, .source_chunk_id} AS entity, score

@@ -4,7 +4,7 @@
 //   $namespace  STRING        tenant
 //   $ids        LIST<STRING>  entity ids
 // returns: entity_id STRING, chunk MAP
-// browser: :params {namespace: 'default', ids: ['ent_1']}
+// browser: :params {namespace: 'demo', ids: ['ent_dfc16d04a9fa34631a36ebe4549733e0']}
 UNWIND $ids AS id
 MATCH (e:Entity {id: id})
 WHERE e.namespace = $namespace AND e.source_chunk_id IS NOT NULL

@@ -5,7 +5,7 @@
 //   $namespace  STRING        tenant
 //   $ids        LIST<STRING>  entity ids
 // returns: chunk MAP, entity_ids LIST<STRING>, mentions INTEGER
-// browser: :params {namespace: 'default', ids: ['ent_1']}
+// browser: :params {namespace: 'demo', ids: ['ent_dfc16d04a9fa34631a36ebe4549733e0']}
 UNWIND $ids AS id
 MATCH (e:Entity {id: id})
 WHERE e.namespace = $namespace

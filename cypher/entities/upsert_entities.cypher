@@ -11,7 +11,7 @@
 //   $namespace  STRING     tenant
 //   $rows       LIST<MAP>  [{id, name, name_key, type, description, source_chunk_id, embedding: LIST<FLOAT>|null}]
 // returns: written INTEGER
-// browser: :params {namespace: 'default', rows: [{id: 'ent_1', name: 'Ned Stark', name_key: 'ned stark', type: 'PERSON', description: 'Lord of Winterfell', source_chunk_id: null, embedding: null}]}
+// browser: :params {namespace: 'demo', rows: [{id: 'ent_1', name: 'Ned Stark', name_key: 'ned stark', type: 'PERSON', description: 'Lord of Winterfell', source_chunk_id: null, embedding: null}]}
 UNWIND $rows AS row
 MERGE (e:Entity {id: row.id, namespace: $namespace})
 WITH e, row,

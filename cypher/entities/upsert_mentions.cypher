@@ -6,7 +6,7 @@
 //   $namespace  STRING     tenant
 //   $rows       LIST<MAP>  [{chunk_id, entity_id, count}]
 // returns: written INTEGER
-// browser: :params {namespace: 'default', rows: [{chunk_id: 'chk_1', entity_id: 'ent_1', count: 2}]}
+// browser: :params {namespace: 'demo', rows: [{chunk_id: 'chk_1', entity_id: 'ent_1', count: 2}]}
 UNWIND $rows AS row
 MATCH (c:Chunk {id: row.chunk_id})
 WHERE c.namespace = $namespace

@@ -7,7 +7,7 @@
 //   $namespace  STRING     tenant
 //   $rows       LIST<MAP>  [{source_id, target_id, type, weight, description, sequence: INTEGER|null, metadata: STRING (JSON)}]
 // returns: written INTEGER
-// browser: :params {namespace: 'default', rows: [{source_id: 'ent_1', target_id: 'ent_2', type: 'ALLY', weight: 0.9, description: '', sequence: null, metadata: '{}'}]}
+// browser: :params {namespace: 'demo', rows: [{source_id: 'ent_1', target_id: 'ent_2', type: 'ALLY', weight: 0.9, description: '', sequence: null, metadata: '{}'}]}
 UNWIND $rows AS row
 MATCH (a:Entity {id: row.source_id})
 WHERE a.namespace = $namespace

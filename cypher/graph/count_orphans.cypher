@@ -5,7 +5,7 @@
 // params:
 //   $namespace  STRING  tenant
 // returns: chunks INTEGER, edges INTEGER
-// browser: :params {namespace: 'default'}
+// browser: :params {namespace: 'demo'}
 MATCH (c:Chunk {namespace: $namespace})
 WHERE NOT EXISTS { (:Document)-[:HAS_CHUNK]->(c) }
 RETURN count(c) AS chunks, sum(COUNT { (c)-[:RELATES_TO]-() }) AS edges

@@ -4,7 +4,8 @@
 //   $namespace  STRING        tenant
 //   $ids        LIST<STRING>  chunk ids
 // returns: id STRING, source_id STRING, target_id STRING, relation STRING, weight FLOAT, description STRING, origin STRING
-// browser: :params {namespace: 'default', ids: ['c2']}
+// browser: :params {namespace: 'demo', ids: ['chk_...']}
+// Chunk ids: chunks/list_document_chunks lists a document's.
 UNWIND $ids AS id
 MATCH (s:Chunk)-[r:RELATES_TO]->(t:Chunk {id: id})
 WHERE s.namespace = $namespace AND t.namespace = $namespace

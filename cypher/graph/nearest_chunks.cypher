@@ -12,14 +12,15 @@
 //   $threshold       FLOAT      minimum cosine in [-1, 1]
 //   $cross_document  BOOLEAN    only chunks of other documents than the row's
 // returns: id STRING, hits LIST<MAP>
-// browser: :params {namespace: 'default', rows: [{id: 'c1', embedding: null, document_id: null}], top_k: 5, fetch_k: 40, threshold: 0.75, cross_document: false}
+// browser: :params {namespace: 'demo', rows: [{id: 'chk_...', embedding: null, document_id: null}], top_k: 5, fetch_k: 40, threshold: 0.75, cross_document: false}
+// Chunk ids: chunks/list_document_chunks lists a document's.
 UNWIND $rows AS row
 OPTIONAL MATCH (s:Chunk {id: row.id})
 WHERE s.namespace = $namespace
 WITH row, coalesce(row.embedding, s.embedding) AS v, coalesce(row.document_id, s.document_id) AS document_id
 WHERE v IS NOT NULL
 CALL (row, v) {
-  CALL db.index.vector.queryNodes('chunk_embedding', $fetch_k, v) YIELD node, score
+  CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), v) YIELD node, score
   WITH node AS t, score WHERE t.namespace = $namespace AND t.id <> row.id
   RETURN collect({t: t, cosine: 2 * score - 1}) AS hits
 }
@@ -37,5 +38,5 @@ CALL (row, v, hits) {
 WITH row, document_id, t, cosine
 WHERE cosine >= $threshold AND cosine > 0 AND (NOT $cross_document OR t.document_id <> document_id)
 WITH row, t, cosine ORDER BY cosine DESC, t.id
-WITH row, collect({id: t.id, cosine: cosine, document_id: t.document_id})[..$top_k] AS hits
+WITH row, collect({id: t.id, cosine: cosine, document_id: t.document_id})[..toInteger($top_k)] AS hits
 RETURN row.id AS id, hits

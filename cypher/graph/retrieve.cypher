@@ -1,40 +1,63 @@
-// The whole graph retrieval of seed 000 in one statement: seeds from the vector index (or
-// vector + full-text fused by RRF), breadth-first expansion over RELATES_TO to $max_hops in
-// the allowed directions and relation kinds, hop-decayed scores, blend, order, limit.
+// The whole graph retrieval in one statement: seeds from the vector index (or vector +
+// full-text fused by RRF, and chunks mentioning entities named in the query), breadth-first
+// expansion over RELATES_TO to $max_hops in the allowed directions and relation kinds,
+// hop-decayed scores, blend, order, limit.
 // Expansion is frontier-based: each hop expands only the chunks first reached at the hop
 // before (visited chunks are never expanded again), so its cost grows with the frontier, not
 // with the number of paths. A chunk is scored at the first hop that reaches it, through its
 // best edge at that hop (ties: lower from-chunk id, relation, description). Hops are unrolled
 // (up to 4); the retriever uses the per-hop loop beyond that.
 // Costs are kept to what the result needs: with both directions one undirected expand walks
-// each relationship chain once (a directed expand walks all of it anyway); neighbours carry
-// no label test, as RELATES_TO only ever joins chunks and the namespace test keeps foreign
-// nodes out; candidates carry references to their best edges, and the from-chunk id, relation
-// and description are read only for the $top_k rows returned.
-//   seed score  = vector_weight * seed_score + graph_weight * 1.0
-//   graph score = graph_weight * edge_weight * hop_decay[hop]   (last decay value repeats)
-// With $keyword_weight > 0 the seed score is the normalised RRF score (k = $rrf_k).
+// each relationship chain once; neighbours carry no label test, as RELATES_TO only ever joins
+// chunks and the namespace test keeps foreign nodes out; candidates carry references to their
+// best edges, and the from-chunk id, relation and description are read only for the $top_k
+// rows returned.
+// Two blends ($blend):
+//   'seed'       seed score  = vector_weight * seed_score + graph_weight * 1.0
+//                graph score = graph_weight * edge_weight * hop_decay[hop]   (last decay value repeats)
+//                With $keyword_weight > 0 the seed score is the normalised RRF score (k = $rrf_k).
+//   'propagate'  relevance flows along edges: with cos = the raw cosine of a chunk and the query,
+//                seed score  = vector_weight * cos + entity_seed_weight * sum(1 / df) over the query
+//                              entities it mentions (df = chunks mentioning the entity)
+//                graph score = vector_weight * cos + graph_weight * max over the edges reaching it of
+//                              (score of the chunk it came from * edge_weight * hop_decay[hop])
+//                so a graph-found chunk close to the query and strongly tied to a good seed can
+//                outrank a weak seed; a seed that another seed reaches at hop 1 scores the better
+//                of its seed score and that hop score (then its edge is returned as `via`).
+// Entity seeds: the entities of the namespace whose name key is one of $entity_keys (the
+// word runs of the query, normalised like entity names; of overlapping ones found, only the
+// longest counts) and that at most $entity_max_chunks chunks mention; every chunk mentioning
+// one becomes a seed too (with $entity_seed_weight > 0).
 // mode: read
 // params:
-//   $namespace       STRING        tenant
-//   $embedding       LIST<FLOAT>   query vector
-//   $keyword_query   STRING        escaped full-text query ('' when keyword seeding is off)
-//   $keyword_weight  FLOAT         RRF weight of the keyword list (0 = vector seeds only)
-//   $rrf_k           INTEGER       RRF constant (60)
-//   $seed_top_k      INTEGER       seeds kept
-//   $fetch_k         INTEGER       candidates asked of each index before filtering
-//   $filter          MAP           {document_ids, source_prefix, meta_pairs, created_after, created_before}
-//   $max_hops        INTEGER       hops to expand, 0..4
-//   $hop_decay       LIST<FLOAT>   decay per hop, index 0 = seeds
-//   $vector_weight   FLOAT         weight of the seed score
-//   $graph_weight    FLOAT         weight of the graph score
-//   $bidirectional   BOOLEAN       also follow incoming edges
-//   $relations       LIST<STRING>  relation kinds to follow (null = all)
-//   $min_weight      FLOAT         edges below this weight are not followed
-//   $top_k           INTEGER       results returned
-// returns: chunk MAP, title STRING, document_hash STRING, score FLOAT, hop INTEGER, seed_score FLOAT, vector_score FLOAT, keyword_score FLOAT, via MAP
-// browser: :params {namespace: 'default', embedding: [0.1, 0.2], keyword_query: '', keyword_weight: 0.0, rrf_k: 60, seed_top_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: false, relations: null, min_weight: 0.0, top_k: 5}
-CALL db.index.vector.queryNodes('chunk_embedding', $fetch_k, $embedding) YIELD node, score
+//   $namespace           STRING        tenant
+//   $embedding           LIST<FLOAT>   query vector
+//   $keyword_query       STRING        escaped full-text query ('' when keyword seeding is off)
+//   $keyword_weight      FLOAT         RRF weight of the keyword list (0 = vector seeds only)
+//   $rrf_k               INTEGER       RRF constant (60)
+//   $seed_top_k          INTEGER       seeds kept
+//   $fetch_k             INTEGER       candidates asked of each index before filtering
+//   $filter              MAP           {document_ids, source_prefix, meta_pairs, created_after, created_before}
+//   $max_hops            INTEGER       hops to expand, 0..4
+//   $hop_decay           LIST<FLOAT>   decay per hop, index 0 = seeds
+//   $vector_weight       FLOAT         weight of the seed score (seed) / of the cosine (propagate)
+//   $graph_weight        FLOAT         weight of the graph score
+//   $bidirectional       BOOLEAN       also follow incoming edges
+//   $relations           LIST<STRING>  relation kinds to follow (null = all)
+//   $min_weight          FLOAT         edges below this weight are not followed
+//   $top_k               INTEGER       results returned
+//   $blend               STRING        'seed' or 'propagate'
+//   $entity_keys         LIST<MAP>     word runs of the query: [{key, start, end}] ([] = no entity seeds)
+//   $entity_seed_weight  FLOAT         weight of sum(1 / df) of the query entities a seed mentions (0 = off)
+//   $entity_max_chunks   INTEGER       entities mentioned by more chunks than this seed nothing
+// returns: chunk MAP, title STRING, document_hash STRING, score FLOAT, hop INTEGER, seed_score FLOAT, vector_score FLOAT, keyword_score FLOAT, entity_score FLOAT, entity_names LIST<STRING>, via MAP
+// browser: :params {namespace: 'demo', embedding: [], keyword_query: '', keyword_weight: 0.0, rrf_k: 60, seed_top_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: false, relations: null, min_weight: 0.0, top_k: 5, blend: 'propagate', entity_keys: [], entity_seed_weight: 0.35, entity_max_chunks: 25}
+// In Browser the query vector comes from the namespace's embedder: `kgrag cypher params graph/retrieve --namespace demo --query "..."` prints this line with it.
+// Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
+// (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
+// created_before (epoch seconds or null); `kgrag cypher params graph/retrieve --filter meta.KEY=VALUE` writes them.
+// The full-text query is plain terms; `kgrag cypher params graph/retrieve --query "..."` escapes any text.
+CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), $embedding) YIELD node, score
 WITH node AS c, score
 WHERE c.namespace = $namespace
   AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
@@ -42,7 +65,7 @@ WHERE c.namespace = $namespace
   AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
   AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
   AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
-WITH c, score ORDER BY score DESC, c.id LIMIT $seed_top_k
+WITH c, score ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
 WITH collect({c: c, score: score}) AS vhits
 CALL (vhits) {
   UNWIND CASE WHEN size(vhits) >= $seed_top_k THEN vhits ELSE [] END AS h
@@ -57,7 +80,7 @@ CALL (vhits) {
     AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
   WITH c, vector.similarity.cosine(c.embedding, $embedding) AS score
-  ORDER BY score DESC, c.id LIMIT $seed_top_k
+  ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
   RETURN c, score
 }
 // an aggregation over no rows still yields one row, so no seeds never drops the statement
@@ -65,7 +88,7 @@ WITH c, score ORDER BY score DESC, c.id
 WITH collect({c: c, score: score}) AS vseeds
 CALL () {
   UNWIND CASE WHEN $keyword_weight > 0 AND $keyword_query <> '' THEN [1] ELSE [] END AS on
-  CALL db.index.fulltext.queryNodes('chunk_content', $keyword_query, {limit: $fetch_k}) YIELD node, score
+  CALL db.index.fulltext.queryNodes('chunk_content', $keyword_query, {limit: toInteger($fetch_k)}) YIELD node, score
   WITH node AS c, score
   WHERE c.namespace = $namespace
     AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
@@ -73,7 +96,7 @@ CALL () {
     AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
     AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
-  WITH c, score ORDER BY score DESC, c.id LIMIT $seed_top_k
+  WITH c, score ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
   RETURN collect({c: c, score: score}) AS kseeds
 }
 // fuse: without keyword seeds this keeps the vector seeds and their cosine scores
@@ -92,12 +115,48 @@ WITH s,
                + $keyword_weight * CASE WHEN krank IS NULL THEN 0.0 ELSE 1.0 / ($rrf_k + krank + 1) END)
      END AS seed_score
 ORDER BY seed_score DESC, s.id
-LIMIT $seed_top_k
-WITH collect({c: s, seed_score: seed_score, vector_score: vector_score, keyword_score: keyword_score}) AS seeds
-WITH seeds, [x IN seeds | x.c] AS frontier0
-// hop 1
-CALL (frontier0) {
-  UNWIND CASE WHEN $max_hops >= 1 THEN frontier0 ELSE [] END AS f
+LIMIT toInteger($seed_top_k)
+WITH collect({c: s, seed_score: seed_score, vector_score: vector_score, keyword_score: keyword_score}) AS ranked
+// entity seeds: chunks mentioning a rare entity the query names
+CALL () {
+  UNWIND CASE WHEN $entity_seed_weight > 0 THEN $entity_keys ELSE [] END AS k
+  MATCH (e:Entity {namespace: $namespace, name_key: k.key})
+  WITH collect({e: e, s: k.start, t: k.end}) AS found
+  // like the gazetteer: of overlapping names found in the query, only the longest
+  UNWIND [f IN found WHERE none(g IN found WHERE g.s <= f.s AND f.t <= g.t AND g.t - g.s > f.t - f.s)] AS f
+  WITH DISTINCT f.e AS e
+  WITH e, COUNT { (e)<-[:MENTIONS]-() } AS df
+  WHERE 0 < df <= $entity_max_chunks
+  MATCH (c:Chunk)-[:MENTIONS]->(e)
+  WHERE c.namespace = $namespace AND c.embedding IS NOT NULL
+    AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
+    AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
+    AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
+    AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
+    AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
+  WITH c, sum(1.0 / df) AS ent, collect(DISTINCT e.name) AS names
+  RETURN collect({c: c, ent: ent, names: names}) AS eseeds
+}
+WITH ranked, eseeds, [x IN ranked | x.c] AS rnodes
+WITH ranked + [x IN eseeds WHERE NOT x.c IN rnodes | {c: x.c, seed_score: null, vector_score: null, keyword_score: null}] AS starts,
+     eseeds, [x IN eseeds | x.c] AS enodes
+UNWIND starts AS x
+WITH x, eseeds, enodes, [i IN range(0, size(enodes) - 1) WHERE enodes[i] = x.c][0] AS erank
+WITH x, CASE WHEN erank IS NULL THEN 0.0 ELSE eseeds[erank].ent END AS ent,
+     CASE WHEN erank IS NULL THEN [] ELSE eseeds[erank].names END AS names,
+     coalesce(x.vector_score, vector.similarity.cosine(x.c.embedding, $embedding)) AS vs
+WITH x, ent, names, vs,
+     CASE WHEN $blend = 'seed'
+          THEN $vector_weight * coalesce(x.seed_score, vs) + $graph_weight * 1.0
+          ELSE $vector_weight * (2 * coalesce(vs, 0.5) - 1) + $entity_seed_weight * ent END AS start
+WITH collect({c: x.c, hop: 0, edges: null, seed_score: coalesce(x.seed_score, vs),
+              vector_score: CASE WHEN x.seed_score IS NULL THEN vs ELSE x.vector_score END,
+              keyword_score: x.keyword_score, entity_score: ent, entity_names: names, score: start}) AS seeds
+WITH seeds, [x IN seeds | {c: x.c, s: x.score}] AS frontier0, [x IN seeds | x.c] AS visited0
+// hop 1 (under 'propagate' a seed reached from another seed scores the better of its two scores)
+CALL (frontier0, visited0) {
+  UNWIND CASE WHEN $max_hops >= 1 THEN frontier0 ELSE [] END AS fr
+  WITH fr.c AS f, fr.s AS fs
   CALL (f) {
     WITH f WHERE NOT $bidirectional
     MATCH (f)-[r:RELATES_TO]->(n) RETURN r, n
@@ -105,16 +164,24 @@ CALL (frontier0) {
     WITH f WHERE $bidirectional
     MATCH (f)-[r:RELATES_TO]-(n) RETURN r, n
   }
-  WITH f, r, n
-  WHERE n.namespace = $namespace AND NOT n IN frontier0
+  WITH f, r, n, CASE WHEN $blend = 'seed' THEN r.weight ELSE fs * r.weight END AS via
+  WHERE n.namespace = $namespace AND n <> f AND ($blend = 'propagate' OR NOT n IN visited0)
     AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
-  WITH n, max(r.weight) AS w, collect({f: f, r: r, w: r.weight}) AS edges
-  RETURN collect({c: n, hop: 1, w: w, edges: [e IN edges WHERE e.w = w]}) AS hop1
+  WITH n, max(via) AS best, collect({f: f, r: r, v: via}) AS edges
+  RETURN collect({c: n, hop: 1, best: best, edges: [e IN edges WHERE e.v = best]}) AS reached1
 }
-WITH seeds, hop1, frontier0 + [h IN hop1 | h.c] AS visited1, [h IN hop1 | h.c] AS frontier1
+WITH seeds, visited0,
+     [h IN reached1 | h {.*, vs: CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(h.c.embedding, $embedding) END}] AS hop1v
+WITH *, [h IN hop1v | h {.*, score: CASE WHEN $blend = 'seed' THEN $graph_weight * h.best * $hop_decay[CASE WHEN 1 < size($hop_decay) THEN 1 ELSE size($hop_decay) - 1 END]
+                                    ELSE $vector_weight * (2 * coalesce(h.vs, 0.5) - 1) + $graph_weight * h.best * $hop_decay[CASE WHEN 1 < size($hop_decay) THEN 1 ELSE size($hop_decay) - 1 END] END}] AS hop1all
+WITH visited0, [h IN hop1all WHERE NOT h.c IN visited0] AS hop1,
+     [x IN seeds | CASE WHEN size([h IN hop1all WHERE h.c = x.c AND h.score > x.score]) = 0 THEN x
+                        ELSE x {.*, score: [h IN hop1all WHERE h.c = x.c][0].score, edges: [h IN hop1all WHERE h.c = x.c][0].edges} END] AS seeds
+WITH seeds, hop1, visited0 + [h IN hop1 | h.c] AS visited1, [h IN hop1 | {c: h.c, s: h.score}] AS frontier1
 // hop 2
 CALL (visited1, frontier1) {
-  UNWIND CASE WHEN $max_hops >= 2 THEN frontier1 ELSE [] END AS f
+  UNWIND CASE WHEN $max_hops >= 2 THEN frontier1 ELSE [] END AS fr
+  WITH fr.c AS f, fr.s AS fs
   CALL (f) {
     WITH f WHERE NOT $bidirectional
     MATCH (f)-[r:RELATES_TO]->(n) RETURN r, n
@@ -122,16 +189,21 @@ CALL (visited1, frontier1) {
     WITH f WHERE $bidirectional
     MATCH (f)-[r:RELATES_TO]-(n) RETURN r, n
   }
-  WITH f, r, n
+  WITH f, r, n, CASE WHEN $blend = 'seed' THEN r.weight ELSE fs * r.weight END AS via
   WHERE n.namespace = $namespace AND NOT n IN visited1
     AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
-  WITH n, max(r.weight) AS w, collect({f: f, r: r, w: r.weight}) AS edges
-  RETURN collect({c: n, hop: 2, w: w, edges: [e IN edges WHERE e.w = w]}) AS hop2
+  WITH n, max(via) AS best, collect({f: f, r: r, v: via}) AS edges
+  RETURN collect({c: n, hop: 2, best: best, edges: [e IN edges WHERE e.v = best]}) AS hop2
 }
-WITH seeds, hop1 + hop2 AS hits, visited1 + [h IN hop2 | h.c] AS visited2, [h IN hop2 | h.c] AS frontier2
+WITH seeds, hop1, visited1,
+     [h IN hop2 | h {.*, vs: CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(h.c.embedding, $embedding) END}] AS hop2v
+WITH *, [h IN hop2v | h {.*, score: CASE WHEN $blend = 'seed' THEN $graph_weight * h.best * $hop_decay[CASE WHEN 2 < size($hop_decay) THEN 2 ELSE size($hop_decay) - 1 END]
+                                    ELSE $vector_weight * (2 * coalesce(h.vs, 0.5) - 1) + $graph_weight * h.best * $hop_decay[CASE WHEN 2 < size($hop_decay) THEN 2 ELSE size($hop_decay) - 1 END] END}] AS hop2
+WITH seeds, hop1 + hop2 AS hits, visited1 + [h IN hop2 | h.c] AS visited2, [h IN hop2 | {c: h.c, s: h.score}] AS frontier2
 // hop 3
 CALL (visited2, frontier2) {
-  UNWIND CASE WHEN $max_hops >= 3 THEN frontier2 ELSE [] END AS f
+  UNWIND CASE WHEN $max_hops >= 3 THEN frontier2 ELSE [] END AS fr
+  WITH fr.c AS f, fr.s AS fs
   CALL (f) {
     WITH f WHERE NOT $bidirectional
     MATCH (f)-[r:RELATES_TO]->(n) RETURN r, n
@@ -139,16 +211,21 @@ CALL (visited2, frontier2) {
     WITH f WHERE $bidirectional
     MATCH (f)-[r:RELATES_TO]-(n) RETURN r, n
   }
-  WITH f, r, n
+  WITH f, r, n, CASE WHEN $blend = 'seed' THEN r.weight ELSE fs * r.weight END AS via
   WHERE n.namespace = $namespace AND NOT n IN visited2
     AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
-  WITH n, max(r.weight) AS w, collect({f: f, r: r, w: r.weight}) AS edges
-  RETURN collect({c: n, hop: 3, w: w, edges: [e IN edges WHERE e.w = w]}) AS hop3
+  WITH n, max(via) AS best, collect({f: f, r: r, v: via}) AS edges
+  RETURN collect({c: n, hop: 3, best: best, edges: [e IN edges WHERE e.v = best]}) AS hop3
 }
-WITH seeds, hits + hop3 AS hits, visited2 + [h IN hop3 | h.c] AS visited3, [h IN hop3 | h.c] AS frontier3
+WITH seeds, hits, visited2,
+     [h IN hop3 | h {.*, vs: CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(h.c.embedding, $embedding) END}] AS hop3v
+WITH *, [h IN hop3v | h {.*, score: CASE WHEN $blend = 'seed' THEN $graph_weight * h.best * $hop_decay[CASE WHEN 3 < size($hop_decay) THEN 3 ELSE size($hop_decay) - 1 END]
+                                    ELSE $vector_weight * (2 * coalesce(h.vs, 0.5) - 1) + $graph_weight * h.best * $hop_decay[CASE WHEN 3 < size($hop_decay) THEN 3 ELSE size($hop_decay) - 1 END] END}] AS hop3
+WITH seeds, hits + hop3 AS hits, visited2 + [h IN hop3 | h.c] AS visited3, [h IN hop3 | {c: h.c, s: h.score}] AS frontier3
 // hop 4
 CALL (visited3, frontier3) {
-  UNWIND CASE WHEN $max_hops >= 4 THEN frontier3 ELSE [] END AS f
+  UNWIND CASE WHEN $max_hops >= 4 THEN frontier3 ELSE [] END AS fr
+  WITH fr.c AS f, fr.s AS fs
   CALL (f) {
     WITH f WHERE NOT $bidirectional
     MATCH (f)-[r:RELATES_TO]->(n) RETURN r, n
@@ -156,36 +233,36 @@ CALL (visited3, frontier3) {
     WITH f WHERE $bidirectional
     MATCH (f)-[r:RELATES_TO]-(n) RETURN r, n
   }
-  WITH f, r, n
+  WITH f, r, n, CASE WHEN $blend = 'seed' THEN r.weight ELSE fs * r.weight END AS via
   WHERE n.namespace = $namespace AND NOT n IN visited3
     AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
-  WITH n, max(r.weight) AS w, collect({f: f, r: r, w: r.weight}) AS edges
-  RETURN collect({c: n, hop: 4, w: w, edges: [e IN edges WHERE e.w = w]}) AS hop4
+  WITH n, max(via) AS best, collect({f: f, r: r, v: via}) AS edges
+  RETURN collect({c: n, hop: 4, best: best, edges: [e IN edges WHERE e.v = best]}) AS hop4
 }
-WITH [x IN seeds | {c: x.c, hop: 0, edges: null, seed_score: x.seed_score, vector_score: x.vector_score,
-                    keyword_score: x.keyword_score,
-                    score: $vector_weight * x.seed_score + $graph_weight * 1.0}]
-   + [h IN hits + hop4 | {c: h.c, hop: h.hop, edges: h.edges, seed_score: null, vector_score: null, keyword_score: null,
-                          score: $graph_weight * h.w
-                                 * $hop_decay[CASE WHEN h.hop < size($hop_decay) THEN h.hop ELSE size($hop_decay) - 1 END]}]
-   AS scored
+WITH seeds, hits,
+     [h IN hop4 | h {.*, vs: CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(h.c.embedding, $embedding) END}] AS hop4v
+WITH *, [h IN hop4v | h {.*, score: CASE WHEN $blend = 'seed' THEN $graph_weight * h.best * $hop_decay[CASE WHEN 4 < size($hop_decay) THEN 4 ELSE size($hop_decay) - 1 END]
+                                    ELSE $vector_weight * (2 * coalesce(h.vs, 0.5) - 1) + $graph_weight * h.best * $hop_decay[CASE WHEN 4 < size($hop_decay) THEN 4 ELSE size($hop_decay) - 1 END] END}] AS hop4
+WITH seeds + [h IN hits + hop4 | {c: h.c, hop: h.hop, edges: h.edges, seed_score: null, vector_score: h.vs, keyword_score: null,
+                                  entity_score: null, entity_names: null, score: h.score}] AS scored
 // the k-th best score first (no property reads), so only rows at or above it read their id for the tie order
 CALL (scored) {
   UNWIND scored AS x
-  WITH x.score AS s ORDER BY s DESC LIMIT $top_k
+  WITH x.score AS s ORDER BY s DESC LIMIT toInteger($top_k)
   RETURN min(s) AS cutoff
 }
 UNWIND [x IN scored WHERE x.score >= cutoff] AS x
-WITH x ORDER BY x.score DESC, x.c.id LIMIT $top_k
-// the edge a graph hit came through: of its best-weight edges, the lowest from-chunk id, then relation
+WITH x ORDER BY x.score DESC, x.c.id LIMIT toInteger($top_k)
+// the edge a graph hit came through: of its best edges, the lowest from-chunk id, then relation
 CALL (x) {
   UNWIND coalesce(x.edges, []) AS e
-  WITH e.f.id AS from_id, e.r AS r, e.w AS w ORDER BY from_id, r.relation, r.description
-  RETURN head(collect({from_chunk_id: from_id, relation: r.relation, weight: w, description: r.description})) AS came_through
+  WITH e.f.id AS from_id, e.r AS r ORDER BY from_id, r.relation, r.description
+  RETURN head(collect({from_chunk_id: from_id, relation: r.relation, weight: r.weight, description: r.description})) AS came_through
 }
 WITH x, x.c AS c, came_through
 OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)
 RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata, .source, .created_at, .document_hash, .document_title} AS chunk,
        d.title AS title, d.content_hash AS document_hash, x.score AS score, x.hop AS hop, x.seed_score AS seed_score,
-       x.vector_score AS vector_score, x.keyword_score AS keyword_score, came_through AS via
+       x.vector_score AS vector_score, x.keyword_score AS keyword_score, x.entity_score AS entity_score,
+       x.entity_names AS entity_names, came_through AS via
 ORDER BY score DESC, chunk.id

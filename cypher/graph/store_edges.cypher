@@ -6,7 +6,7 @@
 //   $namespace  STRING     tenant
 //   $rows       LIST<MAP>  [{id, source_id, target_id, relation, weight, description, origin}]
 // returns: stored INTEGER
-// browser: :params {namespace: 'default', rows: [{id: 'e1', source_id: 'c1', target_id: 'c2', relation: 'elaborates', weight: 0.8, description: 'more detail', origin: 'llm'}]}
+// browser: :params {namespace: 'demo', rows: [{id: 'e1', source_id: 'c1', target_id: 'c2', relation: 'elaborates', weight: 0.8, description: 'more detail', origin: 'llm'}]}
 UNWIND $rows AS row
 MATCH (s:Chunk {id: row.source_id})
 WHERE s.namespace = $namespace

@@ -6,7 +6,7 @@
 //   $model       STRING   embedder name, e.g. 'wordllama-l2_supercat-256'
 //   $dimensions  INTEGER  embedding length
 // returns: dimensions INTEGER, model STRING, namespace_dimensions INTEGER
-// browser: :params {namespace: 'default', model: 'hashing-256', dimensions: 256}
+// browser: :params {namespace: 'demo', model: 'wordllama-l2_supercat-256', dimensions: 256}
 MERGE (s:KgragMeta {key: 'schema'})
   ON CREATE SET s.dimensions = $dimensions, s.created_at = timestamp()
 MERGE (n:KgragMeta {key: 'embedding:' + $namespace})

@@ -8,7 +8,7 @@
 // browser: :params {dimensions: 256}
 CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS
 FOR (c:Chunk) ON (c.embedding)
-OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
+OPTIONS {indexConfig: {`vector.dimensions`: toInteger($dimensions), `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 CREATE VECTOR INDEX entity_embedding IF NOT EXISTS
 FOR (e:Entity) ON (e.embedding)
-OPTIONS {indexConfig: {`vector.dimensions`: $dimensions, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}
+OPTIONS {indexConfig: {`vector.dimensions`: toInteger($dimensions), `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}

@@ -18,7 +18,7 @@
 //   $rows       LIST<MAP>  [{subject_id, subject, subject_key, subject_type, predicate, object_id, object, object_key, object_type, weight, metadata, chunk_id}]
 //   $now        INTEGER    epoch seconds stamped on new entities and edges
 // returns: stored INTEGER
-// browser: :params {namespace: 'default', now: 1700000000, rows: [{subject_id: 'ent_a', subject: 'error:timeout', subject_key: 'error:timeout', subject_type: 'CONCEPT', predicate: 'caused_by', object_id: 'ent_b', object: 'tool:http_client', object_key: 'tool:http_client', object_type: 'CONCEPT', weight: 1.0, metadata: '{}', chunk_id: null}]}
+// browser: :params {namespace: 'demo', now: 1700000000, rows: [{subject_id: 'ent_a', subject: 'error:timeout', subject_key: 'error:timeout', subject_type: 'CONCEPT', predicate: 'caused_by', object_id: 'ent_b', object: 'tool:http_client', object_key: 'tool:http_client', object_type: 'CONCEPT', weight: 1.0, metadata: '{}', chunk_id: null}]}
 UNWIND $rows AS row
 MERGE (s:Entity {id: row.subject_id})
   ON CREATE SET s.namespace = $namespace, s.name = row.subject, s.name_key = row.subject_key,

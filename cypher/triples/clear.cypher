@@ -8,12 +8,12 @@
 //   $namespace   STRING   tenant
 //   $batch_size  INTEGER  edges (and mentions) removed per statement at most
 // returns: edges INTEGER, mentions INTEGER, entities INTEGER
-// browser: :params {namespace: 'default', batch_size: 10000}
+// browser: :params {namespace: 'demo', batch_size: 10000}
 CALL () {
   MATCH (s:Entity)-[r:RELATED_TO {origin: 'triple'}]->(o:Entity)
   USING INDEX s:Entity(namespace, name_key)
   WHERE s.namespace = $namespace AND s.name_key IS NOT NULL
-  WITH r, s, o LIMIT $batch_size
+  WITH r, s, o LIMIT toInteger($batch_size)
   WITH collect(r) AS gone, collect(s) + collect(o) AS touched
   FOREACH (x IN gone | DELETE x)
   RETURN size(gone) AS edges, touched
@@ -22,7 +22,7 @@ CALL () {
   MATCH (:Chunk)-[m:MENTIONS {origin: 'triple'}]->(e:Entity)
   USING INDEX e:Entity(namespace, name_key)
   WHERE e.namespace = $namespace AND e.name_key IS NOT NULL
-  WITH m, e LIMIT $batch_size
+  WITH m, e LIMIT toInteger($batch_size)
   WITH collect(m) AS gone, collect(e) AS touched
   FOREACH (x IN gone | DELETE x)
   RETURN size(gone) AS mentions, touched AS mentioned

@@ -21,7 +21,7 @@
 //   $max_depth   INTEGER       hops, 1..3
 //   $limit       INTEGER       nodes returned at most
 // returns: name STRING, type STRING, predicate STRING, from_name STRING, depth INTEGER, outgoing BOOLEAN, rank INTEGER
-// browser: :params {namespace: 'default', start_keys: ['tool:http_client'], chunk_ids: [], predicates: ['related_to', 'resolved_by', 'caused_by', 'similar_to'], max_depth: 2, limit: 10}
+// browser: :params {namespace: 'demo', start_keys: ['tool:http_client'], chunk_ids: [], predicates: ['related_to', 'resolved_by', 'caused_by', 'similar_to'], max_depth: 2, limit: 10}
 CALL () {
   UNWIND range(0, size($start_keys) - 1) AS i
   MATCH (e:Entity {namespace: $namespace, name_key: $start_keys[i]})
@@ -75,6 +75,6 @@ CALL (hits, visited2, frontier2) {
 }
 UNWIND hits + hop3 AS h
 WITH h ORDER BY h.depth, h.via.rank, h.n.name, h.via.from_name, h.via.predicate
-LIMIT $limit
+LIMIT toInteger($limit)
 RETURN h.n.name AS name, h.n.type AS type, h.via.predicate AS predicate, h.via.from_name AS from_name,
        h.depth AS depth, h.via.outgoing AS outgoing, h.via.rank AS rank

@@ -5,7 +5,7 @@
 // params:
 //   $namespace  STRING  tenant
 // returns: kind STRING, name STRING, count INTEGER
-// browser: :params {namespace: 'default'}
+// browser: :params {namespace: 'demo'}
 CALL () {
   RETURN 'node' AS kind, 'Document' AS name,
          COUNT { MATCH (d:Document) WHERE d.namespace = $namespace } AS count

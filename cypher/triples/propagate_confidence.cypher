@@ -14,7 +14,7 @@
 //   $boost      FLOAT   confidence added to each learning (0.1 * propagation rate)
 //   $initial    FLOAT   confidence of a learning that has none yet
 // returns: id STRING, name STRING, type STRING, previous FLOAT, confidence FLOAT
-// browser: :params {namespace: 'default', tool_key: 'tool:http_client', boost: 0.03, initial: 0.5}
+// browser: :params {namespace: 'demo', tool_key: 'tool:http_client', boost: 0.03, initial: 0.5}
 MATCH (tool:Entity {namespace: $namespace, name_key: $tool_key})
 USING INDEX tool:Entity(namespace, name_key)
 CALL (tool) { MATCH (error:Entity)-[c:RELATED_TO]->(tool) RETURN error, c }

@@ -9,11 +9,11 @@
 //   $predicate   STRING   predicate to keep (null = any)
 //   $limit       INTEGER  triples returned at most
 // returns: subject STRING, subject_type STRING, predicate STRING, object STRING, object_type STRING, weight FLOAT, metadata STRING, created_at INTEGER
-// browser: :params {namespace: 'default', object_key: 'tool:http_client', predicate: null, limit: 100}
+// browser: :params {namespace: 'demo', object_key: 'tool:http_client', predicate: null, limit: 100}
 MATCH (s:Entity)-[r:RELATED_TO {origin: 'triple'}]->(o:Entity {namespace: $namespace, name_key: $object_key})
 USING INDEX o:Entity(namespace, name_key)
 WHERE $predicate IS NULL OR r.type = $predicate
 RETURN s.name AS subject, s.type AS subject_type, r.type AS predicate, o.name AS object,
        o.type AS object_type, r.weight AS weight, r.metadata AS metadata, r.created_at AS created_at
 ORDER BY subject, predicate, object
-LIMIT $limit
+LIMIT toInteger($limit)

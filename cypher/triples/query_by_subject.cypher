@@ -11,7 +11,7 @@
 //   $object_key   STRING   normalise_name(object) to keep (null = any)
 //   $limit        INTEGER  triples returned at most
 // returns: subject STRING, subject_type STRING, predicate STRING, object STRING, object_type STRING, weight FLOAT, metadata STRING, created_at INTEGER
-// browser: :params {namespace: 'default', subject_key: 'error:timeout', predicate: null, object_key: null, limit: 100}
+// browser: :params {namespace: 'demo', subject_key: 'error:timeout', predicate: null, object_key: null, limit: 100}
 MATCH (s:Entity {namespace: $namespace, name_key: $subject_key})-[r:RELATED_TO {origin: 'triple'}]->(o:Entity)
 USING INDEX s:Entity(namespace, name_key)
 WHERE ($predicate IS NULL OR r.type = $predicate)
@@ -19,4 +19,4 @@ WHERE ($predicate IS NULL OR r.type = $predicate)
 RETURN s.name AS subject, s.type AS subject_type, r.type AS predicate, o.name AS object,
        o.type AS object_type, r.weight AS weight, r.metadata AS metadata, r.created_at AS created_at
 ORDER BY subject, predicate, object
-LIMIT $limit
+LIMIT toInteger($limit)

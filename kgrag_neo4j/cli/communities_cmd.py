@@ -10,7 +10,7 @@ from .context import AppContext, emit_json, handle_errors, namespace_option, pas
 def register(cli: click.Group) -> None:
     @cli.group()
     def communities() -> None:
-        """Leiden communities of the entity graph and their reports (seed 002)."""
+        """Leiden communities of the entity graph and their reports (used by local search)."""
 
     @communities.command("build")
     @namespace_option

@@ -8,6 +8,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 import click
 
@@ -27,19 +28,42 @@ class AppContext:
     _stores: list = field(default_factory=list, repr=False)
 
     def settings(self) -> Neo4jSettings:
-        """Options, then NEO4J_* variables, then the local server `kgrag server start` runs."""
-        uri = self.uri or os.environ.get("NEO4J_URI")
-        if uri:
-            return Neo4jSettings.from_env(uri=uri, user=self.user, password=self.password, database=self.database)
+        """Options, then NEO4J_* variables, then the local server `kgrag server start` runs.
+
+        A URI naming the local server without a password gets the local server's password; a
+        password or user given for the local server must be its own (refused otherwise)."""
         from ..server import LocalServer
 
-        info = LocalServer(self.data_dir).status()
+        uri = self.uri or os.environ.get("NEO4J_URI")
+        if uri:
+            settings = Neo4jSettings.from_env(uri=uri, user=self.user, password=self.password, database=self.database)
+            if settings.password is None:
+                local = LocalServer(self.data_dir).status()
+                if local.running and _same_endpoint(settings.uri, local.uri):
+                    settings = settings.with_(password=local.password)
+            return settings
+        server = LocalServer(self.data_dir)
+        info = server.status()
         if not info.running:
             raise ServerError(
                 "no Neo4j to talk to: set NEO4J_URI (and NEO4J_PASSWORD), pass --uri, "
                 "or start the local server with `kgrag server start`"
             )
+        server.check_password(self.password)
+        if self.user and self.user != info.user:
+            raise ServerError(
+                f"the local server's user is {info.user!r}, not {self.user!r} (--user or NEO4J_USERNAME); "
+                "unset it, or point NEO4J_URI at the server it belongs to"
+            )
         return info.settings(database=self.database or os.environ.get("NEO4J_DATABASE") or None)
+
+    def local_server_password(self) -> str | None:
+        """The password given for the local server: none when a URI names another server
+        (the password is that server's)."""
+        uri = self.uri or os.environ.get("NEO4J_URI")
+        if uri and urlsplit(uri).hostname not in _LOOPBACK:
+            return None
+        return self.password
 
     def store(self, namespace: str):
         from ..store import Neo4jStore
@@ -54,6 +78,17 @@ class AppContext:
         for s in self._stores:
             s.close()
         self._stores.clear()
+
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _same_endpoint(uri: str, local_uri: str | None) -> bool:
+    """Whether ``uri`` reaches the local server (any scheme, loopback host, same port)."""
+    if not local_uri:
+        return False
+    given, local = urlsplit(uri), urlsplit(local_uri)
+    return given.hostname in _LOOPBACK and given.port == local.port
 
 
 pass_app = click.make_pass_decorator(AppContext, ensure=True)

@@ -1,4 +1,5 @@
-"""``kgrag cypher list|show|run``: the statement files, usable without Python."""
+"""``kgrag cypher list|show|params|run``: the statement files, usable without Python and from
+Neo4j Browser (``params`` prints the ``:params`` line to paste)."""
 
 from __future__ import annotations
 
@@ -59,18 +60,69 @@ def register(cli: click.Group) -> None:
         with open(q.path, encoding="utf-8") as f:
             click.echo(f.read().rstrip())
 
+    @cypher.command("params")
+    @click.argument("name")
+    @click.option("--query", "query_text", help="Query text: its embedding (by the namespace's recorded embedder) and its escaped full-text form fill the statement's query parameters.")
+    @click.option("--namespace", envvar="KGRAG_NAMESPACE", show_envvar=True, help="Namespace (default: the file's example, 'demo').")
+    @click.option("--param", "params", multiple=True, help="key=value (value parsed as JSON when it parses); wins over everything else.")
+    @click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX: the $filter map.")
+    @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="Embed with this one instead of the namespace's recorded embedder (it must match it).")
+    @pass_app
+    @handle_errors
+    def params_cmd(app: AppContext, name, query_text, namespace, params, filters, embedder) -> None:
+        """Print a ready-to-paste `:params {...}` line for a statement (for Neo4j Browser).
+
+        Values come from the file's own example, then --namespace, --query, --filter and
+        --param. Paste the line into Browser, run it, then paste the statement
+        (`kgrag cypher show NAME`). Numbers reach the server as floats from Browser; the
+        statements accept that.
+
+        Example: kgrag cypher params graph/retrieve --namespace demo --query "how does expansion work?"
+        """
+        chosen = _statement_params(app, name, query_text, namespace, params, filters, embedder)
+        click.echo(chosen.line)
+
     @cypher.command("run")
     @click.argument("name")
     @click.option("--param", "params", multiple=True, help="key=value (value parsed as JSON when it parses).")
+    @click.option("--query", "query_text", help="Query text for the statement's query vector and full-text query (as `cypher params --query`).")
+    @click.option("--namespace", envvar="KGRAG_NAMESPACE", show_envvar=True, help="Namespace (default: the file's example).")
+    @click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX: the $filter map.")
+    @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="Embed with this one instead of the namespace's recorded embedder (it must match it).")
     @click.option("--json", "as_json", is_flag=True, help="Print rows as JSON (default).")
     @pass_app
     @handle_errors
-    def run(app: AppContext, name, params, as_json) -> None:
-        """Run one statement with parameters, routed by its mode.
+    def run(app: AppContext, name, params, query_text, namespace, filters, embedder, as_json) -> None:
+        """Run one statement, routed by its mode; missing parameters take the file's example values.
+
+        Which parameters came from the file is said on stderr. A statement that takes a query
+        vector needs --query (or --param embedding=[...]).
 
         Example: kgrag cypher run documents/list_documents --param namespace=default --param limit=5
         """
-        values = dict(parse_param(p) for p in params)
-        store = app.store(values.get("namespace") if isinstance(values.get("namespace"), str) else "default")
+        chosen = _statement_params(app, name, query_text, namespace, params, filters, embedder)
+        if "embedding" in chosen.from_file:
+            raise InputError(f"{name} takes a query vector: pass --query TEXT (or --param embedding=[...])")
+        if chosen.from_file:
+            click.echo(f"from the file's example: {', '.join(chosen.from_file)}", err=True)
+        values = chosen.values
+        ns = values.get("namespace")
+        store = app.store(ns if isinstance(ns, str) and ns else "default")
         rows = store.runner.run_any(name, **values)
         emit_json(rows)
+
+
+def _statement_params(app: AppContext, name, query_text, namespace, params, filters, embedder_name):
+    from ..cypher_params import resolve_params
+    from ..providers.select import select_embedder
+    from .search_cmd import parse_filter
+
+    return resolve_params(
+        load_registry()[name],
+        open_store=app.store,
+        namespace=namespace,
+        query_text=query_text,
+        params=dict(parse_param(p) for p in params),
+        filters=[parse_filter(f) for f in filters],
+        embedder=select_embedder(embedder_name) if embedder_name else None,
+    )

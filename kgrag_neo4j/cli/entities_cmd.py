@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
@@ -16,7 +18,7 @@ def _progress(stage: str, done: int, total: int) -> None:
 def register(cli: click.Group) -> None:
     @cli.group()
     def entities() -> None:
-        """Entities, their relationships and mentions (seeds 001 and 002)."""
+        """Entities, their relationships and mentions (for entity-boosted and local search)."""
 
     @entities.command("build")
     @namespace_option
@@ -24,10 +26,14 @@ def register(cli: click.Group) -> None:
     @click.option("--document", "documents", multiple=True, help="Only this document id (repeatable; default: all).")
     @click.option("--merge-threshold", type=float, help="Also merge same-type entities whose description embeddings have at least this cosine.")
     @click.option("--batch-size", type=int, default=64, show_default=True, help="Texts per embedding call.")
+    @click.option("--names", "names_file", type=click.Path(dir_okay=False), help="A file of names to find in every chunk, one per line (a gazetteer).")
+    @click.option("--titles/--no-titles", default=True, show_default=True, help="Document titles are names too (found wherever the text writes them).")
+    @click.option("--entity-edges/--no-entity-edges", default=True, show_default=True, help="Link chunks that share a rare entity (references edges, which graph search follows).")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @pass_app
     @handle_errors
-    def build(app: AppContext, namespace, embedder, documents, merge_threshold, batch_size, as_json) -> None:
+    def build(app: AppContext, namespace, embedder, documents, merge_threshold, batch_size, names_file, titles,
+              entity_edges, as_json) -> None:
         """Extract entities from the stored chunks (offline, no model), embed and store them.
 
         Idempotent: re-running over the same chunks changes nothing.
@@ -37,6 +43,15 @@ def register(cli: click.Group) -> None:
         from ..entities.pipeline import build_entities
         from ..providers.select import describe_embedder, select_embedder
 
+        names: list[str] = []
+        if names_file:
+            from ..errors import InputError
+
+            try:
+                raw = Path(names_file).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputError(f"--names {names_file}: {exc}") from None
+            names = [line.strip() for line in raw.splitlines() if line.strip() and not line.lstrip().startswith("#")]
         chosen = select_embedder(embedder)
         click.echo(f"embedder: {describe_embedder(chosen)}", err=True)
         result = build_entities(
@@ -46,13 +61,16 @@ def register(cli: click.Group) -> None:
             batch_size=batch_size,
             merge_threshold=merge_threshold,
             progress=_progress,
+            names=names,
+            titles=titles,
+            entity_edges=entity_edges,
         )
         if as_json:
             emit_json(result.as_dict())
         else:
             click.echo(
                 f"{result.entities} entities, {result.relations} relationships, {result.mentions} mentions "
-                f"from {result.chunks} chunks of {result.documents} documents"
+                f"from {result.chunks} chunks of {result.documents} documents; entity edges: {result.entity_edges}"
             )
 
     @entities.command("list")

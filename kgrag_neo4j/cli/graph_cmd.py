@@ -87,7 +87,7 @@ def register(cli: click.Group) -> None:
 
     @graph.command("query")
     @click.option("--subject", help="Subject name (compared normalised: case and spacing ignored).")
-    @click.option("--predicate", help="Predicate, e.g. caused_by.")
+    @click.option("--predicate", help="Predicate, e.g. caused_by: one of the known predicates or one the namespace uses.")
     @click.option("--object", "object_", help="Object name.")
     @click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True, help="Triples at most.")
     @namespace_option
@@ -99,7 +99,19 @@ def register(cli: click.Group) -> None:
 
         Example: kgrag graph query --subject "error:timeout" --predicate resolved_by --limit 5
         """
-        triples = app.store(namespace).query_triples(subject=subject, predicate=predicate, object=object_, limit=limit)
+        store = app.store(namespace)
+        registry = None
+        if predicate is not None:
+            # the known predicates, plus any the namespace already uses: a typo is refused
+            # with the allowed names instead of silently matching nothing
+            import re
+
+            from ..triples.model import PredicateRegistry
+
+            store.lookup_statement(predicate=predicate)  # a malformed name is refused as such first
+            used = [p for p in store.predicate_stats() if re.fullmatch(r"[a-z][a-z0-9_]{0,63}", p)]
+            registry = PredicateRegistry(extra=used)
+        triples = store.query_triples(subject=subject, predicate=predicate, object=object_, limit=limit, registry=registry)
         rows = [
             {"subject": t.subject, "predicate": t.predicate, "object": t.object, "metadata": dict(t.metadata)}
             for t in triples

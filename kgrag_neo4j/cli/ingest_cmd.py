@@ -26,14 +26,21 @@ def register(cli: click.Group) -> None:
     @click.option("--batch-size", type=int, default=64, show_default=True, help="Chunks per embedding call.")
     @click.option("--sequence-edges", is_flag=True, help="Link consecutive chunks (no LLM).")
     @click.option("--similarity-edges", is_flag=True, help="similar_to edges to the nearest chunks (no LLM).")
+    @click.option("--similarity-threshold", type=float, default=0.75, show_default=True, help="Minimum cosine of a similar_to edge.")
+    @click.option("--similarity-top-k", type=int, default=5, show_default=True, help="similar_to edges per chunk at most.")
     @click.option("--extract-graph", is_flag=True, help="LLM edge extraction (Cohere chat; needs CO_API_KEY).")
-    @click.option("--min-edge-weight", type=float, default=0.0, show_default=True)
-    @click.option("--max-edges-per-chunk", type=int, default=0, show_default=True)
+    @click.option("--graph-batch-size", type=int, default=5, show_default=True, help="Chunks per LLM extraction call.")
+    @click.option("--graph-batch-overlap", type=int, default=0, show_default=True, help="Chunks shared by consecutive LLM calls.")
+    @click.option("--graph-workers", type=int, default=3, show_default=True, help="Concurrent LLM extraction calls.")
+    @click.option("--cross-document", is_flag=True, help="Also LLM edges to similar chunks of other documents (needs --extract-graph).")
+    @click.option("--min-edge-weight", type=float, default=0.0, show_default=True, help="Edges lighter than this are dropped (every source).")
+    @click.option("--max-edges-per-chunk", type=int, default=0, show_default=True, help="Heaviest edges kept per chunk; 0 = all.")
     @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary with one row per file.")
     @pass_app
     @handle_errors
     def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, batch_size, sequence_edges,
-               similarity_edges, extract_graph, min_edge_weight, max_edges_per_chunk, as_json) -> None:
+               similarity_edges, similarity_threshold, similarity_top_k, extract_graph, graph_batch_size,
+               graph_batch_overlap, graph_workers, cross_document, min_edge_weight, max_edges_per_chunk, as_json) -> None:
         """Ingest files, folders (recursive) and globs, many documents per transaction. A
         failing file is reported and the others go on; the exit code is 1 when any failed.
 
@@ -45,14 +52,31 @@ def register(cli: click.Group) -> None:
         from ..ingestion.ingestor import Ingestor
         from ..providers.select import describe_embedder, select_embedder
 
+        from .search_cmd import _given
+
+        ctx = click.get_current_context()
+        for flags, needs, on in (
+            (("graph_batch_size", "graph_batch_overlap", "graph_workers", "cross_document"), "--extract-graph", extract_graph),
+            (("similarity_threshold", "similarity_top_k"), "--similarity-edges", similarity_edges),
+        ):
+            unused = [f for f in flags if _given(ctx, f)] if not on else []
+            if unused:
+                names = ", ".join("--" + f.replace("_", "-") for f in unused)
+                raise click.UsageError(f"{names} need(s) {needs}")
         registry = ExtractorRegistry.default()
         files = expand_paths(paths, extensions=registry.extensions)
         emb = select_embedder(embedder)
         click.echo(f"embedder: {describe_embedder(emb)}", err=True)
         graph = IngestGraphOptions(
             graph_extraction=_chat_provider() if extract_graph else None,
+            graph_batch_size=graph_batch_size,
+            graph_batch_overlap=graph_batch_overlap,
+            graph_extraction_workers=graph_workers,
             sequence_edges=sequence_edges,
             similarity_edges=similarity_edges,
+            similarity_threshold=similarity_threshold,
+            similarity_top_k=similarity_top_k,
+            cross_document_edges=cross_document,
             min_edge_weight=min_edge_weight,
             max_edges_per_chunk=max_edges_per_chunk,
         )

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import math
+
 import click
 
-from ..errors import ConfigurationError, InputError
-from ..types import ChunkFilter, by_document, by_meta, by_source, created_after, created_before
+from ..errors import InputError
+from ..retrieval.modes import MODE_OPTIONS, MODES
+from ..types import GRAPH_BLENDS, ChunkFilter, by_document, by_meta, by_source, created_after, created_before
 from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
 
-MODES = ("vector", "hybrid", "graph", "entity", "local")
 RERANKERS = ("none", "score", "cohere")
+SCORE_SCALES = ("cosine", "normalized")
 
 
 def parse_filter(text: str) -> ChunkFilter:
@@ -33,32 +36,45 @@ def parse_filter(text: str) -> ChunkFilter:
     raise InputError(f"unknown --filter key {key!r}: use document=, source=, meta.KEY=, after= or before=")
 
 
-def build_retriever(mode: str, store, embedder, *, filters, reranker, min_score, hops, bidirectional, relations, seed_top_k):
-    from ..retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
+#: flag (its click parameter name) -> the retriever option it sets; ``min_score`` is the
+#: local retriever's ``min_similarity`` in local mode
+FLAG_OPTIONS: dict[str, str] = {
+    "min_score": "min_score", "rerank": "reranker", "hops": "max_hops", "bidirectional": "bidirectional",
+    "relations": "relation_filter", "seed_top_k": "seed_top_k", "blend": "blend", "graph_weight": "graph_weight",
+    "vector_weight": "vector_weight", "hop_decay": "hop_decay", "min_traversal_score": "min_traversal_score",
+    "seed_keyword_weight": "seed_keyword_weight", "entity_seed_weight": "entity_seed_weight",
+    "keyword_weight": "keyword_weight", "overfetch": "overfetch", "damping": "damping", "entity_share": "entity_share",
+    "boost_direct": "entity_boost_direct", "boost_indirect": "entity_boost_indirect",
+    "query_entities": "query_entities_top_k", "score_scale": "score_scale", "query_entity_floor": "query_entity_floor",
+    "named_query_entities": "named_query_entities",
+    "top_k_entities": "top_k_entities", "top_k_relationships": "top_k_relationships",
+    "top_k_reports": "top_k_community_reports", "top_k_text_units": "top_k_text_units",
+    "max_tokens": "max_text_unit_tokens",
+}
 
-    if mode == "vector":
-        return VectorRetriever(store, embedder, filters=filters, min_score=min_score)
-    if mode == "hybrid":
-        return HybridRetriever(store, embedder, filters=filters, reranker=reranker, min_score=min_score)
-    if mode == "graph":
-        options = {"bidirectional": bidirectional, "seed_top_k": seed_top_k}
-        if hops is not None:
-            options["max_hops"] = hops
-        if relations:
-            options["relation_filter"] = tuple(r.strip() for r in relations.split(",") if r.strip())
-        return GraphRetriever(store, embedder, filters=filters, reranker=reranker, **options)
-    if mode == "entity":
-        from ..retrieval.entity import EntityGraphRetriever
 
-        kwargs = {"filters": filters}
-        if hops is not None:
-            kwargs["max_hops"] = hops
-        return EntityGraphRetriever(store, embedder, **kwargs)
-    if mode == "local":
-        from ..retrieval.local_search import LocalSearchRetriever
+def option_of(flag: str, mode: str) -> str:
+    if flag == "min_score" and mode == "local":
+        return "min_similarity"
+    return FLAG_OPTIONS[flag]
 
-        return LocalSearchRetriever(store, embedder)
-    raise ConfigurationError(f"unknown mode {mode!r}")
+
+def parse_decay(text: str) -> tuple[float, ...]:
+    """``1.0,0.7,0.5`` -> (1.0, 0.7, 0.5)."""
+    try:
+        values = tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise InputError(f"--hop-decay takes numbers separated by commas, got {text!r}") from None
+    if not values:
+        raise InputError("--hop-decay needs at least one number")
+    return values
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    """Whether the user set ``name`` (command line or environment), not its default."""
+    from click.core import ParameterSource
+
+    return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
 
 
 def build_reranker(name: str, min_score: float):
@@ -76,44 +92,97 @@ def build_reranker(name: str, min_score: float):
 def register(cli: click.Group) -> None:
     @cli.command("search")
     @click.argument("query")
-    @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True)
+    @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True,
+                  help="vector | hybrid (vector + full text) | graph (chunk edges, entities named in the query) | "
+                       "ppr (PageRank over chunks and entities) | entity (entity-boosted) | local (entities, "
+                       "relationships, community reports, text units).")
     @click.option("--top-k", type=int, default=5, show_default=True)
-    @click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX (AND-combined).")
-    @click.option("--rerank", type=click.Choice(RERANKERS), default="none", show_default=True)
-    @click.option("--min-score", type=float, default=0.0, show_default=True)
+    @click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX (AND-combined; every mode).")
+    @click.option("--rerank", type=click.Choice(RERANKERS), default="none", show_default=True, help="hybrid and graph modes.")
+    @click.option("--min-score", type=float, default=0.0, show_default=True, help="vector, hybrid and local modes: drop results scoring below this.")
     @click.option("--hops", type=int, help="graph / entity modes: hops to expand (default 2 / 1).")
     @click.option("--bidirectional", is_flag=True, help="graph mode: follow incoming edges too.")
     @click.option("--relations", help="graph mode: relation kinds to follow, comma-separated.")
-    @click.option("--seed-top-k", type=int, default=10, show_default=True, help="graph mode: seeds from the vector search.")
+    @click.option("--seed-top-k", type=int, default=10, show_default=True, help="graph and ppr modes: seed chunks from the vector search.")
+    @click.option("--blend", type=click.Choice(GRAPH_BLENDS), default="propagate", show_default=True,
+                  help="graph mode: 'propagate' (relevance flows along edges; chunks mentioning an entity the query "
+                       "names seed too) or 'seed' (the original formula: seeds always first).")
+    @click.option("--graph-weight", type=float, default=0.3, show_default=True, help="graph mode: weight of graph scores in the blend.")
+    @click.option("--vector-weight", type=float, default=0.7, show_default=True, help="graph mode: weight of vector scores in the blend.")
+    @click.option("--hop-decay", default="1.0,0.7,0.5", show_default=True, help="graph mode: score factor per hop (index 0 = seed chunks).")
+    @click.option("--min-traversal-score", type=float, default=0.0, show_default=True, help="graph mode: edges lighter than this are not followed.")
+    @click.option("--seed-keyword-weight", type=float, default=0.0, show_default=True, help="graph mode: keyword share of the seed search (RRF); 0 = vector only.")
+    @click.option("--entity-seed-weight", type=float, help="graph mode: weight of the entities the query names (default 0.35 with --blend propagate, 0 with seed).")
+    @click.option("--keyword-weight", type=float, default=0.3, show_default=True, help="hybrid mode: keyword share of the rank fusion.")
+    @click.option("--overfetch", type=int, default=3, show_default=True, help="hybrid mode: candidates fetched per result before fusion.")
+    @click.option("--damping", type=float, default=0.5, show_default=True, help="ppr mode: chance of following an edge at each step of the walk.")
+    @click.option("--entity-share", type=float, default=0.2, show_default=True, help="ppr mode: share of the walk's restart mass on the entities the query names.")
+    @click.option("--boost-direct", type=float, default=0.3, show_default=True, help="entity mode: boost per query entity a chunk mentions.")
+    @click.option("--boost-indirect", type=float, default=0.1, show_default=True, help="entity mode: boost per related entity (times 1/distance x strength).")
+    @click.option("--query-entities", type=int, default=3, show_default=True, help="entity mode: entities nearest the query to start from.")
+    @click.option("--score-scale", type=click.Choice(SCORE_SCALES), default="cosine", show_default=True, help="entity mode: boosts add to the raw cosine or to the normalised (1 + cos) / 2.")
+    @click.option("--query-entity-floor", type=float, default=0.0, show_default=True, help="entity mode: query entities less close than this (normalised cosine) boost nothing.")
+    @click.option("--named-query-entities/--no-named-query-entities", default=True, show_default=True,
+                  help="entity mode: entities the query names join the query entities.")
+    @click.option("--top-k-entities", type=int, default=10, show_default=True, help="local mode: entities nearest the query.")
+    @click.option("--top-k-relationships", type=int, default=20, show_default=True, help="local mode: heaviest relationships of those entities.")
+    @click.option("--top-k-reports", type=int, default=3, show_default=True, help="local mode: community reports.")
+    @click.option("--top-k-text-units", type=int, default=10, show_default=True, help="local mode: text units at most.")
+    @click.option("--max-tokens", type=int, default=4000, show_default=True, help="local mode: token budget of the text units.")
     @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere (default: Cohere with a key, else WordLlama).")
     @namespace_option
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON: id, document, content, score and component scores per result.")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON: id, document, content, score and component scores per "
+                  "result (local mode: entities, relationships, reports and text_units too).")
     @pass_app
     @handle_errors
-    def search(app: AppContext, query, mode, top_k, filters, rerank, min_score, hops, bidirectional, relations, seed_top_k, embedder, namespace, as_json) -> None:
+    def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, namespace, as_json, **flags) -> None:
         """Search what was ingested; graph-found results show how they were reached.
+
+        Each mode has its tuning flags (defaults shown); a flag of another mode is refused.
 
         Example: kgrag search "how are indexes created?" --mode graph --hops 2 --json
         """
         from ..providers.select import describe_embedder, select_embedder
+        from ..retrieval.modes import build_retriever
 
+        ctx = click.get_current_context()
+        # in the order the options are declared, whatever order they were typed in
+        given = [p.name for p in ctx.command.params if p.name in flags and _given(ctx, p.name)]
+        if rerank != "none":
+            given.append("rerank")
+        foreign = [name for name in given if option_of(name, mode) not in MODE_OPTIONS[mode]]
+        if foreign:
+            flags_text = ", ".join("--" + n.replace("_", "-") for n in foreign)
+            raise click.UsageError(f"{flags_text} cannot be used with --mode {mode}")
+        min_score = flags["min_score"]
+        if not math.isfinite(min_score):
+            raise InputError(f"--min-score must be a finite number, got {min_score}")
+        options = {}
+        for name in given:
+            if name == "rerank":
+                continue
+            value = flags[name]
+            if name == "hop_decay":
+                value = parse_decay(value)
+            elif name == "relations":
+                value = tuple(r.strip() for r in value.split(",") if r.strip())
+            options[option_of(name, mode)] = value
         emb = select_embedder(embedder)
         if not as_json:
             click.echo(f"embedder: {describe_embedder(emb)}", err=True)
         store = app.store(namespace)
         store.check_embedder(emb.name, emb.dimensions)
-        retriever = build_retriever(
-            mode,
-            store,
-            emb,
-            filters=[parse_filter(f) for f in filters],
-            reranker=build_reranker(rerank, min_score),
-            min_score=min_score,
-            hops=hops,
-            bidirectional=bidirectional,
-            relations=relations,
-            seed_top_k=seed_top_k,
-        )
+        retriever = build_retriever(mode, store, emb, filters=[parse_filter(f) for f in filters],
+                                    reranker=build_reranker(rerank, min_score), **options)
+        if mode == "local":
+            context = retriever.context(query)
+            results = retriever.retrieve_from(context, top_k)
+            if as_json:
+                emit_json({"query": query, "mode": mode, "namespace": namespace, **context.to_json(),
+                           "results": [r.to_json() for r in results]})
+            else:
+                click.echo(context.to_text())
+            return
         results = retriever.retrieve(query, top_k)
         if as_json:
             emit_json({"query": query, "mode": mode, "namespace": namespace, "results": [r.to_json() for r in results]})

@@ -10,6 +10,13 @@ the extractor as ``known_entities``, so a name keeps its stored type (and id) ac
 With ``merge_threshold`` entities of the same type whose description embeddings have at least
 that cosine are merged too (``resolution.merge_similar_entities``).
 
+Names come from the text (capitalised phrases), from the stored entities, from document titles
+("Shawn Levy.txt" names Shawn Levy) and from ``names`` the caller gives; all of them are then
+found wherever they are written (a gazetteer pass, see ``OfflineEntityExtractor``). With
+``entity_edges`` (the default) the build ends by linking chunks that share a rare entity
+(``references`` edges, replaced as a set; see ``chunk_links.entity_chunk_edges``), which is
+what graph retrieval follows.
+
 Only leaf chunks are read (one query, ``store.extraction_chunks``): a parent chunk
 (parent-child chunking) repeats its children's text, so extracting from it would count every
 mention twice. An entity's ``source_chunk_id`` is the first chunk it was found in (chunks in
@@ -27,11 +34,12 @@ from typing import Any, Callable, Sequence
 from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider, embed_batched
 from .extract_llm import LLMEntityExtractor
+from .chunk_links import ENTITY_EDGE_ORIGIN, entity_chunk_edges, title_name
 from .extract_offline import OfflineEntityExtractor
 from .model import Entity, ExtractionResult
 from .resolution import merge_similar_entities, remap_extraction
 
-__all__ = ["EntityBuildResult", "Progress", "build_entities", "entity_embedding_text"]
+__all__ = ["EntityBuildResult", "Progress", "build_entities", "build_entity_edges", "entity_embedding_text"]
 
 #: ``progress(stage, done, total)``; stages: read, extract, embed, write
 Progress = Callable[[str, int, int], None]
@@ -51,6 +59,7 @@ class EntityBuildResult:
     relations: int = 0
     mentions: int = 0
     merged: int = 0
+    entity_edges: int = 0
     dropped: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -93,6 +102,11 @@ def build_entities(
     batch_size: int = 64,
     merge_threshold: float | None = None,
     progress: Progress | None = None,
+    names: Sequence[str] = (),
+    titles: bool = True,
+    entity_edges: bool = True,
+    entity_edge_max_chunks: int = 10,
+    entity_edges_per_chunk: int = 10,
 ) -> EntityBuildResult:
     """Extract, resolve, embed and store the entities of the namespace's chunks.
 
@@ -100,6 +114,10 @@ def build_entities(
     :class:`LLMEntityExtractor`, or any object with ``extract(chunks, known_entities=...)``
     built for the store's namespace. ``document_ids`` limits the build to those documents
     (default: all). ``batch_size`` texts per embedding call. Progress goes to ``progress``.
+    ``names``: more names to find (a gazetteer); ``titles``: document titles are names too.
+    ``entity_edges``: afterwards, replace the namespace's ``references`` chunk edges made from
+    shared entities (an entity in more than ``entity_edge_max_chunks`` chunks links nothing;
+    each chunk keeps ``entity_edges_per_chunk`` edges).
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ConfigurationError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -107,6 +125,8 @@ def build_entities(
         raise ConfigurationError(f"merge_threshold is a cosine in [-1, 1], got {merge_threshold!r}")
     if document_ids is not None and isinstance(document_ids, str):
         raise InputError("document_ids must be a list of ids, not one string")
+    if isinstance(names, str):
+        raise InputError("names must be a list of names, not one string")
     report = progress or (lambda stage, done, total: None)
     namespace = store.namespace
     extract = _make_extractor(extractor, namespace)
@@ -126,12 +146,24 @@ def build_entities(
     result.documents = len({c.document_id for c in chunks})
     result.chunks = len(chunks)
     known = store.known_entities()
+    given = [n for n in names]
+    about: dict[str, str] = {}
+    if titles:
+        for _, title, first_chunk in store.document_titles(None if document_ids is None else list(dict.fromkeys(document_ids))):
+            name = title_name(title)
+            if name:
+                given.append(name)
+                if first_chunk:
+                    about[first_chunk] = name
     report("read", 1, 1)
     lap("read")
 
     # extract
     report("extract", 0, len(chunks))
-    extraction: ExtractionResult = extract.extract(chunks, known_entities=known)
+    if isinstance(extract, OfflineEntityExtractor):
+        extraction: ExtractionResult = extract.extract(chunks, known_entities=known, names=given, about=about)
+    else:  # a model reads the text itself; it takes no gazetteer
+        extraction = extract.extract(chunks, known_entities=known)
     report("extract", len(chunks), len(chunks))
     result.dropped = dict(extraction.dropped)
     lap("extract")
@@ -169,7 +201,19 @@ def build_entities(
     result.relations = store.upsert_relations(extraction.relations)
     report("write", 3, 3)
     lap("write")
+    if entity_edges:
+        report("link", 0, 1)
+        result.entity_edges = build_entity_edges(store, max_chunks=entity_edge_max_chunks, per_chunk=entity_edges_per_chunk)
+        report("link", 1, 1)
+        lap("link")
     return result
+
+
+def build_entity_edges(store: Any, *, max_chunks: int = 10, per_chunk: int = 10) -> int:
+    """Replace the namespace's ``references`` chunk edges made from shared entities by the
+    ones its mentions give now (``chunk_links.entity_chunk_edges``); returns the edge count."""
+    edges = entity_chunk_edges(store.namespace_mentions(), max_chunks=max_chunks, per_chunk=per_chunk)
+    return store.replace_edges(ENTITY_EDGE_ORIGIN, edges)
 
 
 def _embed(

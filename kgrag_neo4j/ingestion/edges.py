@@ -40,7 +40,10 @@ __all__ = [
     "build_document_edges",
     "build_edge_prompt",
     "build_sequence_edges",
+    "cross_document_batches",
     "dedupe_edges",
+    "edges_to_prune",
+    "extract_batch_edges",
     "extract_llm_edges",
     "make_batches",
     "parse_edges",
@@ -95,17 +98,26 @@ EDGE_RESPONSE_SCHEMA: Mapping[str, Any] = {
 def build_sequence_edges(chunks: Iterable[Chunk]) -> list[ChunkEdge]:
     """``sequence`` edges between consecutive chunks (seed 000 "Sequence Edges").
 
-    Chunks are sorted by ``chunk_index`` (stable); each is linked to the next one only when
-    both have the same ``parent_id`` (None == None: flat chunks, and top-level parents, form
-    one group). So under the parent-child strategy a parent is not linked to its children,
-    and children are linked within their parent. Weight 1.0, origin ``sequence``.
+    Chunks are grouped by ``parent_id`` first (None == None: flat chunks, and the top-level
+    parents of the parent-child strategy, form one group), then each group is sorted by
+    ``chunk_index`` (stable) and each chunk is linked to the next one of its group. Grouping
+    before sorting matters: parents and children are numbered separately, so sorting all
+    chunks by index would put a parent between two siblings and lose their link. So a parent
+    is never linked to its children, children are linked within their parent, and
+    consecutive parents are linked to each other. Weight 1.0, origin ``sequence``; edges come
+    group by group, in the order each group first appears.
     """
-    ordered = sorted(chunks, key=lambda c: c.chunk_index)
-    return [
-        ChunkEdge(a.id, b.id, RelationType.SEQUENCE, 1.0, origin="sequence")
-        for a, b in zip(ordered, ordered[1:])
-        if a.parent_id == b.parent_id
-    ]
+    groups: dict[str | None, list[Chunk]] = {}
+    for chunk in chunks:
+        groups.setdefault(chunk.parent_id, []).append(chunk)
+    edges: list[ChunkEdge] = []
+    for members in groups.values():
+        ordered = sorted(members, key=lambda c: c.chunk_index)
+        edges += [
+            ChunkEdge(a.id, b.id, RelationType.SEQUENCE, 1.0, origin="sequence")
+            for a, b in zip(ordered, ordered[1:])
+        ]
+    return edges
 
 
 # --- batching and the prompt -------------------------------------------------------------
@@ -301,6 +313,17 @@ def prune_edges(
     return [edge for position, edge in enumerate(kept) if position in survivors]
 
 
+def edges_to_prune(
+    edges: Iterable[ChunkEdge], *, min_weight: float = 0.0, max_edges_per_chunk: int = 0
+) -> list[ChunkEdge]:
+    """The edges :func:`prune_edges` would drop from ``edges``, in input order: what a store
+    that already holds ``edges`` must delete for the pruning rule to hold over them all
+    (every edge source of a run counts, including those written by the database itself)."""
+    edges = list(edges)
+    kept = {id(e) for e in prune_edges(edges, min_weight=min_weight, max_edges_per_chunk=max_edges_per_chunk)}
+    return [e for e in edges if id(e) not in kept]
+
+
 # --- LLM extraction ----------------------------------------------------------------------
 
 
@@ -323,10 +346,31 @@ def extract_llm_edges(
     deduplicated (overlapping batches may find an edge twice) and ordered by batch; every
     edge has origin ``llm``.
     """
-    log = logger or _log
+    _check_workers(workers)
+    batches = make_batches(list(chunks), batch_size=batch_size, overlap=overlap)
+    return extract_batch_edges(batches, chat, workers=workers, cancel=cancel, logger=logger, origin="llm")
+
+
+def _check_workers(workers: Any) -> None:
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ConfigurationError(f"graph extraction workers must be an integer >= 1, got {workers!r}")
-    batches = make_batches(list(chunks), batch_size=batch_size, overlap=overlap)
+
+
+def extract_batch_edges(
+    batches: Sequence[Sequence[Chunk]],
+    chat: ChatProvider,
+    *,
+    workers: int = 3,
+    cancel: threading.Event | None = None,
+    logger: logging.Logger | None = None,
+    origin: str = "llm",
+) -> list[ChunkEdge]:
+    """One chat call per batch, on ``workers`` threads, with the rules of
+    :func:`extract_llm_edges` (cancel checked before each batch, a failing batch logged and
+    skipped, result deduplicated and ordered by batch); every edge gets ``origin``."""
+    log = logger or _log
+    _check_workers(workers)
+    batches = [list(b) for b in batches if len(b) >= 2]
     if not batches:
         return []
 
@@ -336,7 +380,7 @@ def extract_llm_edges(
         messages = [{"role": "user", "content": build_edge_prompt(batch)}]
         try:
             answer = chat.chat(messages, json_schema=EDGE_RESPONSE_SCHEMA)
-            return parse_edges(answer, [c.id for c in batch], origin="llm")
+            return parse_edges(answer, [c.id for c in batch], origin=origin)
         except Exception as exc:  # any provider or parse failure costs this batch only
             log.warning("graph extraction: batch %d of %d skipped: %s", index + 1, len(batches), exc)
             return []
@@ -347,6 +391,51 @@ def extract_llm_edges(
     if cancel is not None and cancel.is_set():
         log.info("graph extraction cancelled; keeping %d edge(s) found so far", len(found))
     return dedupe_edges(found)
+
+
+# --- cross-document batches --------------------------------------------------------------
+
+
+def cross_document_batches(
+    pairs: Iterable[tuple[Chunk, Chunk]], *, batch_size: int = 5
+) -> list[list[Chunk]]:
+    """The LLM calls of cross-document extraction: at most ``batch_size`` chunks per call
+    (the seed's ``CrossDocWithBatchSize``, "chunks per LLM call"), and every candidate
+    pair ``(source, target)`` inside at least one call, so no candidate is lost.
+
+    Pairs are grouped by source chunk (in order of first appearance, repeated pairs once);
+    a source's targets are cut into runs of ``batch_size - 1``, each run making one unit
+    ``[source, *targets]``. Consecutive units share a call while their distinct chunks fit
+    in ``batch_size``, so sources with few candidates do not cost a call each.
+    Raises :class:`ConfigurationError` unless ``batch_size >= 2``.
+    """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 2:
+        raise ConfigurationError(f"cross-document batch size must be an integer >= 2, got {batch_size!r}")
+    sources: dict[str, Chunk] = {}
+    targets: dict[str, dict[str, Chunk]] = {}
+    for source, target in pairs:
+        if source.id == target.id:
+            continue
+        sources.setdefault(source.id, source)
+        targets.setdefault(source.id, {}).setdefault(target.id, target)
+    units: list[list[Chunk]] = []
+    step = batch_size - 1
+    for source_id, source in sources.items():
+        found = list(targets[source_id].values())
+        units += [[source, *found[i : i + step]] for i in range(0, len(found), step)]
+    batches: list[list[Chunk]] = []
+    current: dict[str, Chunk] = {}
+    for unit in units:
+        merged = dict(current)
+        for chunk in unit:
+            merged.setdefault(chunk.id, chunk)
+        if current and len(merged) > batch_size:
+            batches.append(list(current.values()))
+            merged = {c.id: c for c in unit}
+        current = merged
+    if current:
+        batches.append(list(current.values()))
+    return batches
 
 
 # --- similarity edges --------------------------------------------------------------------
@@ -424,8 +513,15 @@ class IngestGraphOptions:
     - ``sequence_edges``: link consecutive chunks, no model needed.
     - ``similarity_edges``, ``similarity_threshold``, ``similarity_top_k``: ``similar_to``
       edges between embedded chunks of the document.
-    - ``cross_document_edges``: also discover edges to other documents (done by the
-      pipeline against the store, not here).
+    - ``cross_document_edges``: during ingestion, also discover LLM edges from the new
+      document's chunks to similar chunks of other documents (done by the Ingestor against
+      the store, not here); needs ``graph_extraction``. ``cross_document_threshold`` (0.5,
+      minimum cosine of a candidate), ``cross_document_max_pairs`` (3 candidates per chunk)
+      and ``cross_document_batch_size`` (5 chunks per LLM call) are the seed's
+      ``ExtractCrossDocumentEdges`` defaults.
+
+    Pruning covers every edge source of a run: the Ingestor applies it again after the
+    database has added its similarity edges.
 
     Invalid values raise :class:`ConfigurationError` naming the option.
     """
@@ -441,6 +537,9 @@ class IngestGraphOptions:
     similarity_threshold: float = 0.75
     similarity_top_k: int = 5
     cross_document_edges: bool = False
+    cross_document_threshold: float = 0.5
+    cross_document_max_pairs: int = 3
+    cross_document_batch_size: int = 5
 
     def __post_init__(self) -> None:
         if self.graph_extraction is not None and not isinstance(self.graph_extraction, ChatProvider):
@@ -449,20 +548,37 @@ class IngestGraphOptions:
                 f"got {type(self.graph_extraction).__name__}"
             )
         _check_batching(self.graph_batch_size, self.graph_batch_overlap)
-        for name in ("graph_extraction_workers", "similarity_top_k"):
+        for name in ("graph_extraction_workers", "similarity_top_k", "cross_document_max_pairs"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigurationError(f"{name} must be an integer >= 1, got {value!r}")
         value = self.max_edges_per_chunk
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ConfigurationError(f"max_edges_per_chunk must be an integer >= 0, got {value!r}")
-        for name in ("min_edge_weight", "similarity_threshold"):
+        if (
+            isinstance(self.cross_document_batch_size, bool)
+            or not isinstance(self.cross_document_batch_size, int)
+            or self.cross_document_batch_size < 2
+        ):
+            raise ConfigurationError(
+                f"cross_document_batch_size must be an integer >= 2, got {self.cross_document_batch_size!r}"
+            )
+        for name in ("min_edge_weight", "similarity_threshold", "cross_document_threshold"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                 raise ConfigurationError(f"{name} must be a number in [0, 1], got {value!r}")
         for name in ("sequence_edges", "similarity_edges", "cross_document_edges"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigurationError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.cross_document_edges and self.graph_extraction is None:
+            raise ConfigurationError(
+                "cross_document_edges needs graph_extraction (a ChatProvider): the model finds the relations"
+            )
+
+    @property
+    def prunes(self) -> bool:
+        """Whether a pruning rule is set (min weight above 0, or a per-chunk cap)."""
+        return self.min_edge_weight > 0 or self.max_edges_per_chunk > 0
 
     @property
     def enabled(self) -> bool:

@@ -28,11 +28,20 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator, Literal, Mapping
 import numpy as np
 
 from .. import ids
-from ..errors import ConfigurationError, InputError, KgragError, NotFoundError, ProviderError, ProviderResponseError
+from ..errors import Cancelled, ConfigurationError, InputError, KgragError, NotFoundError, ProviderError, ProviderResponseError
 from ..protocols import EmbeddingProvider, GraphStore, Store, embed_batched
-from ..types import Chunk, ChunkEdge, Document, IngestResult
+from ..tracing import TracerOption, check_tracer, span
+from ..types import PENDING_HASH_SUFFIX, Chunk, ChunkEdge, Document, IngestResult
 from .chunkers import Chunker, ChunkPiece, MarkdownChunker, RecursiveChunker
-from .edges import IngestGraphOptions, build_document_edges, dedupe_edges, extract_llm_edges, prune_edges
+from .edges import (
+    IngestGraphOptions,
+    build_document_edges,
+    cross_document_batches,
+    dedupe_edges,
+    edges_to_prune,
+    extract_batch_edges,
+    prune_edges,
+)
 from .extractors import ExtractorRegistry, decode_text, markdown_to_text
 from .similarity import SimilarityLinker
 
@@ -108,8 +117,9 @@ class IngestOptions:
     - ``batch_size`` [64] chunks per ``embed`` call;
     - ``extractors`` [ExtractorRegistry.default()];
     - ``graph`` [no edges]: the seed's graph ingestion options (sequence, LLM, similarity,
-      pruning). ``similarity_edges`` runs in the database with the vector index, so a new
-      chunk is linked to its nearest chunks across the whole namespace, not only its document;
+      pruning). ``similarity_edges`` compares the chunks of the run in memory and asks the
+      vector index for chunks stored before, so a new chunk is linked to its nearest chunks
+      across the whole namespace, not only its document;
     - ``embedding_failure`` ["raise"]: what a failing embedder does to the document: "raise"
       stores nothing; "store_unembedded" stores the chunks without vectors (found by keyword
       search only) and reports it in ``IngestResult.skipped``.
@@ -178,11 +188,26 @@ def _check_vectors(vectors: Sequence[Any], dimensions: int) -> list[list[float]]
     return matrix.tolist()
 
 
+#: edge origins one ingest run of a document writes (pruned together)
+DOCUMENT_ORIGINS = frozenset({"sequence", "llm", "similarity"})
+#: edge origins one cross-document run writes (pruned together)
+CROSS_DOCUMENT_ORIGINS = frozenset({"cross_document"})
+
+
 class Ingestor:
     """Ingest text, files and streams into a ``Store``.
 
     ``Ingestor(store, embedder, options=IngestOptions(...))`` or keyword overrides of the
     options (``Ingestor(store, embedder, strategy="parent-child")``).
+
+    ``tracer``: every document ingested by ``ingest_text``, ``ingest_file`` or
+    ``ingest_reader`` is an ``ingest.document`` span, and an ``ingest_paths`` run is one
+    ``ingest.paths`` span with its counts (:mod:`kgrag_neo4j.tracing`: OpenTelemetry, or a
+    callable). ``cancel``: a ``threading.Event`` (one is made when not given; ``cancel()``
+    sets it). Once it is set, a document not yet written is not written (``Cancelled``; in
+    ``ingest_paths``, the file's ``FileResult.error``), model calls not yet sent are not sent
+    (the document is kept with the edges found so far, ``IngestResult.cancelled``), and
+    ``build_edges`` stops before the next page of documents. ``reset_cancel()`` clears it.
     """
 
     def __init__(
@@ -192,6 +217,8 @@ class Ingestor:
         *,
         options: IngestOptions | None = None,
         logger: logging.Logger | None = None,
+        tracer: TracerOption = None,
+        cancel: threading.Event | None = None,
         **overrides: Any,
     ):
         base = options or IngestOptions()
@@ -200,9 +227,30 @@ class Ingestor:
         self.embedder = embedder
         self.extractors = self.options.extractors or ExtractorRegistry.default()
         self.log = logger or log
+        self.tracer = check_tracer(tracer)
+        if cancel is not None and not callable(getattr(cancel, "is_set", None)):
+            raise ConfigurationError("cancel must be a threading.Event (or anything with is_set() and set())")
+        self.cancel_event = cancel if cancel is not None else threading.Event()
         self._schema_checked = False
         self._fingerprints: dict[str, str] = {}
         self._default_chunkers: dict[str, Chunker] = {}
+
+    # -- cancellation -------------------------------------------------------------------
+    def cancel(self) -> None:
+        """Stop the work in progress (see the class docstring); safe from any thread."""
+        self.cancel_event.set()
+
+    def reset_cancel(self) -> None:
+        """Let this ingestor work again after ``cancel()``."""
+        self.cancel_event.clear()
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel_event.is_set()
+
+    def _stop_if_cancelled(self, what: str) -> None:
+        if self.cancel_event.is_set():
+            raise Cancelled(f"ingest of {what} cancelled; nothing of it was written")
 
     # -- entry points -------------------------------------------------------------------
     def ingest_text(
@@ -282,8 +330,24 @@ class Ingestor:
         by the store) is reported in its ``FileResult`` without stopping the others; a lost
         connection to the database stops the run (it raises). ``on_result`` is called once
         per file, in the calling thread, as results come in (for progress).
-        Returns one ``FileResult`` per path, in the order given."""
+        Returns one ``FileResult`` per path, in the order given. Once the ingestor is
+        cancelled, the files not yet written get a ``Cancelled`` error."""
         items = [os.fspath(p) for p in paths]
+        with span(self.tracer, "ingest.paths", {"files": len(items), "strategy": self.options.strategy}) as sp:
+            out = self._ingest_paths(items, content_type=content_type, on_result=on_result)
+            counts: dict[str, int] = {}
+            for r in out:
+                counts[r.status] = counts.get(r.status, 0) + 1
+            sp.update({**counts, "cancelled": self.cancel_event.is_set()})
+        return out
+
+    def _ingest_paths(
+        self,
+        items: Sequence[str],
+        *,
+        content_type: str | None,
+        on_result: Callable[["FileResult"], None] | None,
+    ) -> list["FileResult"]:
         out = [FileResult(path=p) for p in items]
         self._ensure_schema()
         linker = self._linker(stored_outside=None)
@@ -330,6 +394,7 @@ class Ingestor:
         size = 0
         for position, path in enumerate(paths):
             try:
+                self._stop_if_cancelled(path)
                 doc = self._load_file(path, content_type=content_type)
             except KgragError as exc:
                 doc = _Doc.failed(exc)
@@ -408,18 +473,25 @@ class Ingestor:
         )
 
     def _one(self, doc: "_Doc") -> IngestResult:
-        """A single document through the same pipeline as a folder, in the calling thread."""
-        self._ensure_schema()
-        if not self._skip_unchanged([doc]):
-            self._chunk_doc(doc)
-            ready = self._prepare([doc])
-            if ready:
-                self._link(ready, self._linker(stored_outside=True))
-                self._write(ready)
-        if doc.error is not None:
-            raise doc.error
-        assert doc.result is not None
-        return doc.result
+        """A single document through the same pipeline as a folder, in the calling thread,
+        as an ``ingest.document`` span."""
+        attributes = {"source": doc.source, "content_type": doc.content_type, "strategy": self.options.strategy}
+        with span(self.tracer, "ingest.document", attributes) as sp:
+            self._stop_if_cancelled(doc.source)
+            self._ensure_schema()
+            if not self._skip_unchanged([doc]):
+                self._chunk_doc(doc)
+                ready = self._prepare([doc])
+                if ready:
+                    self._link(ready, self._linker(stored_outside=True))
+                    self._write(ready)
+            if doc.error is not None:
+                raise doc.error
+            result = doc.result
+            assert result is not None
+            sp.update({"document_id": result.document_id, "status": result.status, "chunk_count": result.chunk_count,
+                       "edge_count": result.edge_count, "cancelled": result.cancelled})
+        return result
 
     def _skip_unchanged(self, docs: Sequence["_Doc"]) -> list["_Doc"]:
         """Decide the documents whose stored content hash is theirs (one read for all); they
@@ -474,7 +546,10 @@ class Ingestor:
             title=d.title,
             content=plain,
             namespace=getattr(self.store, "namespace", "default"),
-            content_hash=d.digest,
+            # Why pending: cross-document edges need the committed vector index, so they follow
+            # the document's transaction; until they are done the document carries a hash that
+            # never equals the real one, and a re-run after a crash redoes them
+            content_hash=d.digest + PENDING_HASH_SUFFIX if self._pending_hash() else d.digest,
             created_at=int(time.time()),
             metadata=d.metadata,
         )
@@ -504,13 +579,18 @@ class Ingestor:
                         d.skipped = self._embed_or_skip(d.chunks)
                     except KgragError as exc:
                         d.error = exc
+        if self.cancel_event.is_set():
+            for d in docs:
+                if d.error is None:
+                    d.error = Cancelled(f"ingest of {d.source} cancelled; nothing of it was written")
+            return []
         ready = [d for d in docs if d.error is None]
         g = self.options.graph
         if g.enabled and isinstance(self.store, GraphStore):  # seed: without GraphStore, no edges
-            per_document = dataclasses.replace(g, similarity_edges=False)
+            per_document = dataclasses.replace(g, similarity_edges=False, cross_document_edges=False)
             if per_document.enabled:
-                for d in ready:
-                    d.edges = build_document_edges(d.chunks, per_document, logger=self.log)
+                for d in ready:  # a cancel from here on keeps the document, with the edges found
+                    d.edges = build_document_edges(d.chunks, per_document, cancel=self.cancel_event, logger=self.log)
         return ready
 
     def _link(self, docs: Sequence["_Doc"], linker: "SimilarityLinker | None") -> None:
@@ -562,15 +642,66 @@ class Ingestor:
                     outcomes.append(status)
                 except (InputError, NotFoundError) as exc:
                     outcomes.append(exc)
+        cross, pending = self._cross_document_wanted(), self._pending_hash()
         for d, outcome in zip(docs, outcomes):
             if isinstance(outcome, Exception):
                 d.error = outcome  # type: ignore[assignment]
                 continue
+            assert d.document is not None
+            document = dataclasses.replace(d.document, content_hash=d.digest) if pending else d.document
             d.result = IngestResult(document_id=d.document_id, chunk_count=len(d.chunks), status=outcome,
-                                    document=d.document, skipped=d.skipped)
+                                    document=document, skipped=d.skipped)
             if outcome != "unchanged":
                 d.result.edge_count = len(d.edges)
+            # with a pending hash also after "unchanged": the stored hash was then this very
+            # pending one, left by a run that died before this step (which is idempotent)
+            if cross and (pending or outcome != "unchanged"):
+                d.result.edge_count += self._cross_document_at_ingest(d.document_id)
+            if pending:
+                self.store.complete_document(  # type: ignore[attr-defined]
+                    d.document_id, pending_hash=d.document.content_hash, content_hash=d.digest
+                )
+            d.result.cancelled = self.cancel_event.is_set()
         return list(docs)
+
+    def _cross_document_wanted(self) -> bool:
+        g = self.options.graph
+        return (
+            g.cross_document_edges
+            and g.graph_extraction is not None
+            and isinstance(self.store, GraphStore)
+            and hasattr(self.store, "similar_chunk_pairs")
+        )
+
+    def _pending_hash(self) -> bool:
+        """Whether documents are written with a pending hash, completed after the
+        cross-document edges that follow their transaction."""
+        return self._cross_document_wanted() and hasattr(self.store, "complete_document")
+
+    def _cross_document_at_ingest(self, doc_id: str) -> int:
+        """Seed ``WithCrossDocumentEdges``: edges from the new document to the others."""
+        if not self._cross_document_wanted() or self.cancel_event.is_set():
+            return 0
+        g = self.options.graph
+        return self.extract_cross_document_edges(
+            similarity_threshold=g.cross_document_threshold,
+            max_pairs_per_chunk=g.cross_document_max_pairs,
+            batch_size=g.cross_document_batch_size,
+            document_ids=[doc_id],
+        )
+
+    def _prune_stored(self, chunk_ids: Sequence[str], origins: frozenset[str]) -> int:
+        """Apply the pruning rule to the stored outgoing edges of ``chunk_ids`` that one run
+        writes (``origins``): edges stored by an earlier run (an ingest's LLM edges, say)
+        count against ``max_edges_per_chunk`` too, whatever their source. Returns how many
+        were deleted."""
+        g = self.options.graph
+        delete = getattr(self.store, "delete_edges", None)
+        if not g.prunes or delete is None or not chunk_ids or not isinstance(self.store, GraphStore):
+            return 0
+        stored = [e for e in self.store.get_edges(list(chunk_ids)) if e.origin in origins]
+        doomed = edges_to_prune(stored, min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
+        return int(delete(doomed)) if doomed else 0
 
     @staticmethod
     def _collect(in_flight: tuple[Future, list["_Doc"]]) -> list["_Doc"]:
@@ -678,7 +809,8 @@ class Ingestor:
 
     def build_edges(self, document_ids: Sequence[str] | None = None) -> dict[str, int]:
         """(Re)build the edges the graph options ask for over stored documents (all of the
-        namespace by default); idempotent, since edges are upserted. Returns counts.
+        namespace by default); idempotent, since edges are upserted. Returns counts. Stops
+        before the next page of documents once cancelled (``cancelled`` in the counts).
 
         Documents are read ``EDGE_PAGE_DOCUMENTS`` at a time and each page's edges are written
         in one call. Similarity edges of a whole namespace that fits the linker's window are
@@ -686,7 +818,7 @@ class Ingestor:
         read per page."""
         lister = getattr(self.store, "list_document_chunks", None)
         if not isinstance(self.store, GraphStore) or lister is None:
-            return {"documents": 0, "edges": 0, "cross_document": 0}
+            return {"documents": 0, "edges": 0, "cross_document": 0, "cancelled": False}
         everything = document_ids is None
         if document_ids is None:
             document_ids = [d.id for d in self.store.list_documents()]
@@ -714,20 +846,32 @@ class Ingestor:
                 linker.preload([c.id for c in embedded], [c.embedding for c in embedded])  # type: ignore[misc]
             source = held
         total = 0
+        done = 0
         for page in source:
+            if self.cancel_event.is_set():
+                break
             edges: list[ChunkEdge] = []
             for chunks in page.values():
                 if per_document.enabled:
-                    edges += build_document_edges(chunks, per_document, logger=self.log)
+                    edges += build_document_edges(chunks, per_document, cancel=self.cancel_event, logger=self.log)
             if linker is not None:
                 embedded = [c for chunks in page.values() for c in chunks if c.embedding is not None]
                 edges += linker.link([c.id for c in embedded], [c.embedding for c in embedded], add=False)  # type: ignore[misc]
             edges = prune_edges(dedupe_edges(edges), min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
             total += self.store.store_edges(edges) if edges else 0
+            if linker is not None:
+                # edges an earlier run stored on these chunks count against the cap too
+                total -= self._prune_stored([c.id for chunks in page.values() for c in chunks], DOCUMENT_ORIGINS)
+            done += len(page)
         cross = 0
-        if g.cross_document_edges:
-            cross = self.extract_cross_document_edges(document_ids=document_ids)
-        return {"documents": len(document_ids), "edges": total, "cross_document": cross}
+        if g.cross_document_edges and not self.cancel_event.is_set():
+            cross = self.extract_cross_document_edges(
+                similarity_threshold=g.cross_document_threshold,
+                max_pairs_per_chunk=g.cross_document_max_pairs,
+                batch_size=g.cross_document_batch_size,
+                document_ids=document_ids,
+            )
+        return {"documents": done, "edges": total, "cross_document": cross, "cancelled": self.cancel_event.is_set()}
 
     # -- cross-document edges (seed 000) ------------------------------------------------
     def extract_cross_document_edges(
@@ -739,38 +883,41 @@ class Ingestor:
         document_ids: Sequence[str] | None = None,
         cancel: threading.Event | None = None,
     ) -> int:
-        """Candidates by vector similarity across documents, relations from the LLM; returns
-        the number of edges stored. Needs ``graph.graph_extraction`` and a GraphStore."""
-        chat = self.options.graph.graph_extraction
+        """Candidates by vector similarity across documents (``max_pairs_per_chunk`` chunks of
+        other documents with cosine >= ``similarity_threshold`` per chunk of ``document_ids``,
+        all documents by default), relations from the LLM in calls of ``batch_size`` chunks
+        that together cover every candidate pair (:func:`cross_document_batches`), run on
+        ``graph_extraction_workers`` threads. Only edges between chunks of different
+        documents are kept, then deduplicated and pruned. Returns the number of edges stored.
+        Needs ``graph.graph_extraction`` and a GraphStore; ``cancel`` (default: this
+        ingestor's event) stops the model calls not yet sent."""
+        g = self.options.graph
+        chat = g.graph_extraction
         if chat is None:
             raise ConfigurationError("cross-document edges need graph_extraction (a ChatProvider)")
         if not isinstance(self.store, GraphStore) or not hasattr(self.store, "similar_chunk_pairs"):
             return 0
-        pairs = self.store.similar_chunk_pairs(  # type: ignore[attr-defined]
+        cancel = self.cancel_event if cancel is None else cancel
+        rows = self.store.similar_chunk_pairs(  # type: ignore[attr-defined]
             document_ids=document_ids, threshold=similarity_threshold, max_pairs=max_pairs_per_chunk
         )
-        # one LLM call per source chunk and its candidates from other documents
-        groups: dict[str, list[Chunk]] = {}
-        document_of: dict[str, str] = {}
-        for p in pairs:
-            document_of[p["source_id"]] = p["source_document"]
-            document_of[p["target_id"]] = p["target_document"]
-            group = groups.setdefault(
-                p["source_id"], [Chunk(id=p["source_id"], document_id=p["source_document"], content=p["source_content"])]
-            )
-            if len(group) < max(2, batch_size):
-                group.append(Chunk(id=p["target_id"], document_id=p["target_document"], content=p["target_content"]))
-        edges: list[ChunkEdge] = []
-        for group in groups.values():
-            if cancel is not None and cancel.is_set():
-                break
-            found = extract_llm_edges(group, chat, batch_size=len(group), workers=1, cancel=cancel, logger=self.log)
-            edges += [
-                dataclasses.replace(e, origin="cross_document")
-                for e in found
-                if document_of.get(e.source_id) != document_of.get(e.target_id)
-            ]
-        g = self.options.graph
-        edges = prune_edges(dedupe_edges(edges), min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
-        return self.store.store_edges(edges) if edges else 0
+        known: dict[str, Chunk] = {}
 
+        def chunk(chunk_id: str, document_id: str, content: str) -> Chunk:
+            return known.setdefault(chunk_id, Chunk(id=chunk_id, document_id=document_id, content=content))
+
+        pairs = [
+            (chunk(r["source_id"], r["source_document"], r["source_content"]),
+             chunk(r["target_id"], r["target_document"], r["target_content"]))
+            for r in rows
+        ]
+        batches = cross_document_batches(pairs, batch_size=batch_size)
+        found = extract_batch_edges(
+            batches, chat, workers=g.graph_extraction_workers, cancel=cancel, logger=self.log, origin="cross_document"
+        )
+        edges = [e for e in found if known[e.source_id].document_id != known[e.target_id].document_id]
+        edges = prune_edges(dedupe_edges(edges), min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
+        if not edges:
+            return 0
+        stored = self.store.store_edges(edges)
+        return stored - self._prune_stored(sorted({e.source_id for e in edges}), CROSS_DOCUMENT_ORIGINS)

@@ -14,7 +14,7 @@ from .hashing import HashingEmbedder
 from .sentence_transformers import SentenceTransformerEmbedder
 from .wordllama import WordLlamaEmbedder
 
-__all__ = ["EMBEDDER_NAMES", "describe_embedder", "select_embedder"]
+__all__ = ["EMBEDDER_NAMES", "describe_embedder", "embedder_for_model", "select_embedder"]
 
 EMBEDDER_NAMES = ("cohere", "hashing", "local", "minilm", "wordllama")
 
@@ -42,6 +42,36 @@ def select_embedder(name: str | None = None, *, env: Mapping[str, str] = os.envi
             raise ConfigurationError(MISSING_KEY_MESSAGE)
         return CohereEmbedder(api_key=key)
     raise ConfigurationError(f"unknown embedder {name!r}; choose one of: {', '.join(EMBEDDER_NAMES)}")
+
+
+def embedder_for_model(model: str | None, *, env: Mapping[str, str] = os.environ) -> EmbeddingProvider:
+    """The embedder whose ``name`` is ``model``, as a namespace records it (``hashing-256``,
+    ``wordllama-l2_supercat-256``, ``cohere-embed-v4.0-1024``,
+    ``sentence-transformers-all-MiniLM-L6-v2-384``): what makes query vectors comparable with
+    the stored ones."""
+    if not model or model == "unknown":
+        raise ConfigurationError("no embedder is recorded for this namespace (nothing ingested yet?); name one with --embedder")
+    base, _, size = model.rpartition("-")
+    if not size.isdigit() or not base:
+        raise ConfigurationError(f"recorded embedder {model!r} is not one kgrag makes; name one with --embedder")
+    dimensions = int(size)
+    embedder: EmbeddingProvider
+    if base == "hashing":
+        embedder = HashingEmbedder(dimensions=dimensions)
+    elif base.startswith("wordllama-"):
+        embedder = WordLlamaEmbedder(base[len("wordllama-") :], dim=dimensions)
+    elif base.startswith("sentence-transformers-"):
+        embedder = SentenceTransformerEmbedder(base[len("sentence-transformers-") :], dimensions=dimensions)
+    elif base.startswith("cohere-"):
+        key = cohere_api_key(env)
+        if key is None:
+            raise ConfigurationError(f"namespace embedded with {model!r}: {MISSING_KEY_MESSAGE}")
+        embedder = CohereEmbedder(base[len("cohere-") :], api_key=key, dimensions=dimensions)
+    else:
+        raise ConfigurationError(f"recorded embedder {model!r} is not one kgrag makes; name one with --embedder")
+    if embedder.name != model:
+        raise ConfigurationError(f"recorded embedder {model!r} cannot be rebuilt (got {embedder.name!r}); name one with --embedder")
+    return embedder
 
 
 def describe_embedder(embedder: EmbeddingProvider) -> str:

@@ -2,7 +2,10 @@
 
 1. the ``k * 2`` chunks nearest the query are the candidates (``scores.vector``: Neo4j's
    normalised cosine, (1 + cos) / 2);
-2. the ``query_entities_top_k`` (3) entities nearest the query are the query entities;
+2. the ``query_entities_top_k`` (3) entities nearest the query are the query entities, those
+   at least ``query_entity_floor`` close (normalised cosine); with ``named_query_entities``
+   (on by default, measured better on the train files) the entities the query *names* join
+   them (exact name key, as graph retrieval finds them; at most 25 chunks mentioning each);
 3. their neighbours within ``max_hops`` over entity relationships, each with its distance and
    strength (weight of its best relationship at first reach), optionally only some
    relationship types or only relationships with ``sequence <= max_sequence``;
@@ -12,7 +15,10 @@
    (``"degree"`` or ``"pagerank"``, scaled to [0, 1]) the indirect term is further multiplied
    by the related entity's centrality (the seed's "PageRank-style entity importance"), so a hub
    boosts more than a leaf; direct terms are never scaled;
-5. candidates are re-ranked by ``similarity + boost``;
+5. candidates are re-ranked by ``similarity + boost``, where ``similarity`` is the raw cosine
+   (``score_scale="cosine"``, the seed's: its store returns cosine) or Neo4j's normalised
+   ``(1 + cos) / 2`` (``score_scale="normalized"``: the boost then weighs twice as much
+   against a difference in closeness);
 6. with ``expand`` and fewer than ``k`` candidates, the source chunks of the related entities
    (strongest relationship first) are appended, scored the same way, after the ranked ones.
 
@@ -32,6 +38,7 @@ from typing import Any, Mapping, Sequence
 from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
+from ..entities.gazetteer import query_name_keys
 from .scoring import entity_boost
 from ..types import load_metadata as _load_metadata
 
@@ -40,6 +47,11 @@ __all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
 log = logging.getLogger("kgrag_neo4j.retrieval.entity")
 
 CENTRALITY_KINDS = ("degree", "pagerank")
+#: what a candidate's closeness is before its boost is added: "cosine" as the seed, or Neo4j's
+#: normalised "(1 + cos) / 2"
+SCORE_SCALES = ("cosine", "normalized")
+#: query entities less close than this (normalised cosine) boost nothing; chosen on the train files
+DEFAULT_QUERY_ENTITY_FLOOR = 0.0
 MAX_HOPS = 3  # unrolled in cypher/entities/boost_retrieve.cypher
 
 
@@ -52,6 +64,11 @@ class EntityRetrievalTrace:
     candidates: int
     expanded: int
     round_trips: int
+    #: results returned, and the mean and largest boost among them (the seed's metrics: an
+    #: average above 0.1 says the graph adds value, a huge maximum hints at a bug)
+    returned: int = 0
+    avg_boost: float = 0.0
+    max_boost: float = 0.0
 
 
 def _path_text(path: Sequence[Sequence[str]], target: str) -> str:
@@ -88,6 +105,9 @@ class EntityGraphRetriever:
         filters: Sequence[ChunkFilter] = (),
         expand: bool = True,
         min_similarity: float = 0.0,
+        score_scale: str = "cosine",
+        query_entity_floor: float = DEFAULT_QUERY_ENTITY_FLOOR,
+        named_query_entities: bool = True,
     ):
         if isinstance(max_hops, bool) or not isinstance(max_hops, int) or not 0 <= max_hops <= MAX_HOPS:
             raise ConfigurationError(f"max_hops must be an integer in 0..{MAX_HOPS}, got {max_hops!r}")
@@ -100,6 +120,10 @@ class EntityGraphRetriever:
             raise ConfigurationError(f"centrality must be None, 'degree' or 'pagerank', got {centrality!r}")
         if max_sequence is not None and (isinstance(max_sequence, bool) or not isinstance(max_sequence, int)):
             raise ConfigurationError(f"max_sequence must be an integer or None, got {max_sequence!r}")
+        if score_scale not in SCORE_SCALES:
+            raise ConfigurationError(f"score_scale must be one of {', '.join(SCORE_SCALES)}, got {score_scale!r}")
+        if isinstance(query_entity_floor, bool) or not isinstance(query_entity_floor, (int, float)) or not 0 <= query_entity_floor <= 1:
+            raise ConfigurationError(f"query_entity_floor is a normalised cosine in [0, 1], got {query_entity_floor!r}")
         if isinstance(relationship_types, str):
             relationship_types = [relationship_types]
         if not callable(getattr(store, "entity_boost_context", None)):
@@ -118,6 +142,9 @@ class EntityGraphRetriever:
         self.filters = tuple(filters)
         self.expand = bool(expand)
         self.min_similarity = float(min_similarity)
+        self.score_scale = score_scale
+        self.query_entity_floor = float(query_entity_floor)
+        self.named_query_entities = bool(named_query_entities)
         self._centrality_scores: dict[str, float] | None = None
         self.last_trace: EntityRetrievalTrace | None = None
 
@@ -152,22 +179,30 @@ class EntityGraphRetriever:
             expand_k=top_k if self.expand else 0,
             min_similarity=self.min_similarity,
             filters=self.filters,
+            entity_floor=self.query_entity_floor,
+            entity_keys=query_name_keys(query) if self.named_query_entities else [],
         )
         results = self.rank(ctx, top_k, centrality=centrality)
         after = getattr(getattr(self.store, "runner", None), "round_trips", 0)
+        boosts = [r.scores.boost or 0.0 for r in results]
         self.last_trace = EntityRetrievalTrace(
             query_entities=tuple(ctx["query_entities"]),
             related=tuple(ctx["related"]),
             candidates=len(ctx["candidates"]),
             expanded=sum(1 for r in results if r.explanation and r.explanation[0].startswith("expansion:")),
             round_trips=after - before,
+            returned=len(results),
+            avg_boost=sum(boosts) / len(boosts) if boosts else 0.0,
+            max_boost=max(boosts, default=0.0),
         )
         log.debug(
-            "entity retrieval: %d query entities, %d related, %d candidates, %d results",
+            "entity retrieval: %d query entities, %d related, %d candidates, %d results, boost avg %.3f max %.3f",
             len(ctx["query_entities"]),
             len(ctx["related"]),
             len(ctx["candidates"]),
             len(results),
+            self.last_trace.avg_boost,
+            self.last_trace.max_boost,
         )
         return results
 
@@ -180,8 +215,10 @@ class EntityGraphRetriever:
         names = {e["id"]: e["name"] for e in ctx["query_entities"]}
         related: dict[str, tuple[float, float]] = {}
         paths: dict[str, str] = {}
+        steps: dict[str, list[tuple[str, str]]] = {e["id"]: [(e["name"], "")] for e in ctx["query_entities"]}
         for r in ctx["related"]:
             names[r["id"]] = r["name"]
+            steps[r["id"]] = [(str(name), str(rel)) for name, rel in r["path"]] + [(r["name"], "")]
             strength = float(r["strength"]) if self.use_relationship_strength else 1.0
             paths[r["id"]] = "path: " + _path_text(r["path"], r["name"])
             if centrality is not None:
@@ -210,11 +247,24 @@ class EntityGraphRetriever:
                 if entity_id in paths:
                     line += f"; {paths[entity_id]}"
                 explanation.append(line)
+            # the structured path of the largest boost term (the first of equal ones)
+            best, best_term = None, -1.0
+            for entity_id in order:
+                if entity_id in query_ids:
+                    term = self.entity_boost_direct
+                else:
+                    distance, strength = related[entity_id]
+                    term = self.entity_boost_indirect * strength / distance
+                if term > best_term:
+                    best, best_term = entity_id, term
             c = row["chunk"]
+            closeness = 0.0
+            if similarity is not None:
+                closeness = 2.0 * float(similarity) - 1.0 if self.score_scale == "cosine" else float(similarity)
             return RetrievalResult(
                 id=c["id"],
                 content=c.get("content") or "",
-                score=(float(similarity) if similarity is not None else 0.0) + boost,
+                score=closeness + boost,
                 document_id=c.get("document_id") or "",
                 source=c.get("source") or "",
                 title=row.get("title") or "",
@@ -225,6 +275,8 @@ class EntityGraphRetriever:
                     vector=float(similarity) if similarity is not None else None, boost=boost
                 ),
                 explanation=explanation,
+                mentioned_entity_ids=sorted(mentioned),
+                graph_path=list(steps.get(best, [])) if best is not None else [],
             )
 
         ranked = [scored(row, []) for row in ctx["candidates"]]

@@ -3,13 +3,16 @@
 query -> embedding -> the ``top_k_entities`` (10) entities whose description embedding is
 nearest -> the chunks ("text units") mentioning them, ranked by the cosine of their stored
 embedding to the query and taken in that order while they fit ``max_text_unit_tokens`` (4000;
-the first unit that would overflow stops the selection, as the seed does) -> the
+the first unit that would overflow stops the selection, as the seed does), at most
+``top_k_text_units`` (10) of them -> the
 ``top_k_relationships`` (20) heaviest relationships touching those entities -> the reports of
 the ``top_k_community_reports`` (3) highest-ranked communities those entities belong to.
 
 On ``Neo4jStore`` all of it is ONE database round trip (``cypher/entities/local_context``);
 the similarities are computed in the database from the stored chunk embeddings (nothing is
-re-embedded at query time, unlike the seed). ``context(query)`` returns the whole
+re-embedded at query time, unlike the seed). ``filters`` restrict the text units (and the
+entities to those some passing chunk mentions); ``min_similarity`` drops text units less close
+to the query. ``context(query)`` returns the whole
 :class:`LocalContext` (``to_text()`` renders it for a prompt); ``retrieve(query, top_k)``
 returns the selected text units as results, so the retriever plugs in wherever a
 ``Retriever`` does.
@@ -17,13 +20,14 @@ returns the selected text units as results, so the retriever plugs in wherever a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider
-from ..types import ComponentScores, RetrievalResult
+from ..types import ChunkFilter, ComponentScores, RetrievalResult
 
 __all__ = [
     "LocalContext",
@@ -133,7 +137,7 @@ class LocalContext:
             "entities": [plain(e) for e in self.entities],
             "text_units": [plain(u) for u in self.text_units],
             "relationships": [plain(r) for r in self.relationships],
-            "community_reports": [plain(r) for r in self.community_reports],
+            "reports": [plain(r) for r in self.community_reports],
             "candidate_units": self.candidate_units,
             "total_tokens": self.total_tokens,
         }
@@ -217,13 +221,20 @@ class LocalSearchRetriever:
         max_text_unit_tokens: int = 4000,
         top_k_relationships: int = 20,
         top_k_community_reports: int = 3,
+        top_k_text_units: int = 10,
+        filters: Sequence[ChunkFilter] = (),
+        min_similarity: float = 0.0,
     ):
-        if isinstance(top_k_entities, bool) or not isinstance(top_k_entities, int) or top_k_entities < 1:
-            raise ConfigurationError(f"top_k_entities must be a positive integer, got {top_k_entities!r}")
+        for label, value in (("top_k_entities", top_k_entities), ("top_k_text_units", top_k_text_units)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigurationError(f"{label} must be a positive integer, got {value!r}")
+        if isinstance(min_similarity, bool) or not isinstance(min_similarity, (int, float)) or not 0 <= min_similarity <= 1:
+            raise ConfigurationError(f"min_similarity is a normalised cosine in [0, 1], got {min_similarity!r}")
         for label, value in (
             ("max_text_unit_tokens", max_text_unit_tokens),
             ("top_k_relationships", top_k_relationships),
             ("top_k_community_reports", top_k_community_reports),
+            ("top_k_text_units", top_k_text_units),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigurationError(f"{label} must be an integer >= 0, got {value!r}")
@@ -234,6 +245,9 @@ class LocalSearchRetriever:
         self.max_text_unit_tokens = max_text_unit_tokens
         self.top_k_relationships = top_k_relationships
         self.top_k_community_reports = top_k_community_reports
+        self.top_k_text_units = top_k_text_units
+        self.filters = tuple(filters)
+        self.min_similarity = float(min_similarity)
 
     def context(self, query: str) -> LocalContext:
         """Entities, text units, relationships and community reports for ``query``."""
@@ -248,15 +262,24 @@ class LocalSearchRetriever:
             max_tokens=self.max_text_unit_tokens,
             relationship_k=self.top_k_relationships,
             report_k=self.top_k_community_reports,
+            unit_k=self.top_k_text_units,
+            min_similarity=self.min_similarity,
+            filters=self.filters,
         )
-        return context_from_row(row)
+        ctx = context_from_row(row)
+        # the seed's top_k_text_units caps the units the token budget let through
+        return dataclasses.replace(ctx, text_units=ctx.text_units[: self.top_k_text_units])
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
         """The first ``top_k`` selected text units, most similar first; ``scores.vector`` is
         the similarity, the explanation names the entities that led to the unit."""
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise InputError(f"top_k must be a positive integer, got {top_k!r}")
-        ctx = self.context(query)
+        return self.retrieve_from(self.context(query), top_k)
+
+    @staticmethod
+    def retrieve_from(ctx: LocalContext, top_k: int) -> list[RetrievalResult]:
+        """The first ``top_k`` text units of a context already read, as results."""
         names = {e.id: e.name for e in ctx.entities}
         out = []
         for u in ctx.text_units[:top_k]:

@@ -10,19 +10,34 @@ from __future__ import annotations
 import dataclasses
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Sequence
 
 from ..errors import ConfigurationError, ConnectionFailed, InputError
-from ..protocols import EmbeddingProvider, GraphStore, GraphTraverser, KeywordSearcher, Reranker, Store
+from ..entities.gazetteer import query_name_keys
+from ..protocols import (
+    ChunkScorer,
+    EmbeddingProvider,
+    GraphStore,
+    GraphTraverser,
+    KeywordSearcher,
+    QueryEntitySeeder,
+    Reranker,
+    Store,
+)
+from ..tracing import Tracer, TracerOption, check_tracer, span
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
-from .scoring import GraphOptions, blend_and_rank, expand_per_hop, reciprocal_rank_fusion, resolve_parents
+from .scoring import (
+    GraphOptions,
+    blend_and_rank,
+    expand_per_hop,
+    propagate_seed_score,
+    reciprocal_rank_fusion,
+    resolve_parents,
+)
 
 __all__ = ["GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer"]
 
 log = logging.getLogger("kgrag_neo4j.retrieval")
-
-#: ``tracer(event, attributes)``: called at the start and end of every ``retrieve``
-Tracer = Callable[[str, Mapping[str, Any]], None]
 
 #: the most hops ``cypher/graph/retrieve.cypher`` unrolls; more falls back to the per-hop loop
 NATIVE_MAX_HOPS = 4
@@ -57,12 +72,14 @@ def _resolve_parent_results(store: Store, results: list[RetrievalResult]) -> lis
 
 
 class _Traced:
-    tracer: Tracer | None
+    """Every ``retrieve`` is a ``retriever.retrieve`` span (``kgrag_neo4j.tracing``): an
+    OpenTelemetry span, or start/end events of a callable tracer."""
+
+    tracer: TracerOption
     kind: str
 
-    def _trace(self, event: str, **attrs: Any) -> None:
-        if self.tracer is not None:
-            self.tracer(event, {"retriever.type": self.kind, **attrs})
+    def _span(self, **attrs: Any):
+        return span(self.tracer, "retriever.retrieve", {"retriever.type": self.kind, **attrs})
 
 
 class VectorRetriever(_Traced):
@@ -78,20 +95,20 @@ class VectorRetriever(_Traced):
         filters: Sequence[ChunkFilter] = (),
         min_score: float = 0.0,
         resolve_parents: bool = True,
-        tracer: Tracer | None = None,
+        tracer: TracerOption = None,
     ):
         self.store, self.embedder = store, embedder
         self.filters, self.min_score = tuple(filters), float(min_score)
-        self.resolve_parents, self.tracer = resolve_parents, tracer
+        self.resolve_parents, self.tracer = resolve_parents, check_tracer(tracer)
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
         _check_query(query, top_k)
-        self._trace("retriever.retrieve.start", top_k=top_k)
-        results = self.store.search_chunks(_embed_query(self.embedder, query), top_k, self.filters)
-        if self.resolve_parents:
-            results = _resolve_parent_results(self.store, results)
-        results = [r for r in results if r.score >= self.min_score][:top_k]
-        self._trace("retriever.retrieve.end", result_count=len(results))
+        with self._span(top_k=top_k) as sp:
+            results = self.store.search_chunks(_embed_query(self.embedder, query), top_k, self.filters)
+            if self.resolve_parents:
+                results = _resolve_parent_results(self.store, results)
+            results = [r for r in results if r.score >= self.min_score][:top_k]
+            sp.set("result_count", len(results))
         return results
 
 
@@ -116,7 +133,7 @@ class HybridRetriever(_Traced):
         reranker: Reranker | None = None,
         min_score: float = 0.0,
         filters: Sequence[ChunkFilter] = (),
-        tracer: Tracer | None = None,
+        tracer: TracerOption = None,
     ):
         if not 0.0 <= keyword_weight <= 1.0:
             raise ConfigurationError(f"keyword_weight must be in [0, 1], got {keyword_weight}")
@@ -125,11 +142,16 @@ class HybridRetriever(_Traced):
         self.store, self.embedder = store, embedder
         self.keyword_weight, self.overfetch = float(keyword_weight), overfetch
         self.reranker, self.min_score = reranker, float(min_score)
-        self.filters, self.tracer = tuple(filters), tracer
+        self.filters, self.tracer = tuple(filters), check_tracer(tracer)
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
         _check_query(query, top_k)
-        self._trace("retriever.retrieve.start", top_k=top_k)
+        with self._span(top_k=top_k) as sp:
+            results = self._retrieve(query, top_k)
+            sp.set("result_count", len(results))
+        return results
+
+    def _retrieve(self, query: str, top_k: int) -> list[RetrievalResult]:
         embedding = _embed_query(self.embedder, query)
         fetch_k = max(top_k * self.overfetch, top_k)
         keyword: list[RetrievalResult] = []
@@ -150,9 +172,7 @@ class HybridRetriever(_Traced):
             results = self.reranker.rerank(query, results, top_k)
         if self.min_score > 0:
             results = [r for r in results if r.score >= self.min_score]
-        results = results[:top_k]
-        self._trace("retriever.retrieve.end", result_count=len(results))
-        return results
+        return results[:top_k]
 
 
 def fuse_results(
@@ -183,6 +203,10 @@ class GraphRetriever(_Traced):
     """Seed 000: seeds from vector (or RRF hybrid) search, expansion over chunk edges with hop
     decay, blended scores, graph context on every graph-found result.
 
+    ``blend="propagate"`` (the default) lets a graph-found chunk that is close to the query
+    and tied to a strong seed outrank a weak seed, and seeds the chunks that mention an entity
+    the query names; ``blend="seed"`` is the original formula exactly (see ``GraphOptions``).
+
     On a store with the native capability (``GraphTraverser``, i.e. ``Neo4jStore``) the whole
     retrieval is one Cypher statement; on any other ``GraphStore`` it is the seed's per-hop
     ``get_edges`` loop (same results, one round trip per hop); on a plain ``Store`` it is
@@ -200,7 +224,7 @@ class GraphRetriever(_Traced):
         filters: Sequence[ChunkFilter] = (),
         reranker: Reranker | None = None,
         logger: logging.Logger | None = None,
-        tracer: Tracer | None = None,
+        tracer: TracerOption = None,
         native: bool | None = None,
         **option_overrides: Any,
     ):
@@ -209,7 +233,7 @@ class GraphRetriever(_Traced):
         self.store, self.embedder = store, embedder
         self.filters, self.reranker = tuple(filters), reranker
         self.log = logger or log
-        self.tracer = tracer
+        self.tracer = check_tracer(tracer)
         self.native = native
 
     @property
@@ -220,7 +244,13 @@ class GraphRetriever(_Traced):
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
         _check_query(query, top_k)
-        self._trace("retriever.retrieve.start", top_k=top_k, native=self.uses_native)
+        with self._span(top_k=top_k, native=self.uses_native, max_hops=self.options.max_hops) as sp:
+            results = self._retrieve(query, top_k)
+            sp.set("result_count", len(results))
+            sp.set("graph_found", sum(1 for r in results if r.graph_context))
+        return results
+
+    def _retrieve(self, query: str, top_k: int) -> list[RetrievalResult]:
         embedding = _embed_query(self.embedder, query)
         if self.uses_native:
             try:
@@ -234,13 +264,12 @@ class GraphRetriever(_Traced):
             results = self._per_hop(query, embedding, top_k, traverse=isinstance(self.store, GraphStore))
         if self.reranker is not None:
             results = self.reranker.rerank(query, results, top_k)
-        results = results[:top_k]
-        self._trace("retriever.retrieve.end", result_count=len(results))
-        return results
+        return results[:top_k]
 
     def _native(self, query: str, embedding: list[float], top_k: int) -> list[RetrievalResult]:
         o = self.options
         keyword_weight = o.seed_keyword_weight if isinstance(self.store, KeywordSearcher) else 0.0
+        entity_weight = o.entity_weight
         return self.store.graph_retrieve(  # type: ignore[attr-defined]
             embedding=embedding,
             top_k=top_k,
@@ -255,6 +284,10 @@ class GraphRetriever(_Traced):
             relation_filter=[r.value for r in o.relation_filter] or None,
             min_traversal_score=o.min_traversal_score,
             filters=self.filters,
+            blend=o.blend,
+            entity_seed_weight=entity_weight,
+            entity_max_chunks=o.entity_max_chunks,
+            entity_keys=query_name_keys(query) if entity_weight > 0 else [],
         )
 
     def _seeds(self, query: str, embedding: list[float]) -> list[RetrievalResult]:
@@ -271,20 +304,57 @@ class GraphRetriever(_Traced):
             return vector
         return fuse_results(vector, keyword, keyword_weight=o.seed_keyword_weight)[: o.seed_top_k]
 
+    def _entity_seeds(self, query: str) -> dict[str, tuple[float, list[str]]]:
+        o = self.options
+        if o.entity_weight <= 0 or not isinstance(self.store, QueryEntitySeeder):
+            return {}
+        try:
+            return self.store.query_entity_chunks(query_name_keys(query), max_chunks=o.entity_max_chunks, filters=self.filters)
+        except Exception as exc:  # entity seeds add recall; without them the vector seeds still work
+            self.log.warning("entity seeding failed, using the search seeds only: %s", exc)
+            return {}
+
+    def _similarity(self, embedding: list[float]):
+        if not isinstance(self.store, ChunkScorer):
+            return None
+        store = self.store
+        return lambda ids: store.score_chunks(embedding, ids)
+
     def _per_hop(self, query: str, embedding: list[float], top_k: int, *, traverse: bool) -> list[RetrievalResult]:
         o = self.options
         seeds = self._seeds(query, embedding)
         seed_by_id = {r.id: r for r in seeds}
+        propagate = o.blend == "propagate"
+        entity = self._entity_seeds(query) if traverse or propagate else {}
+        similarity = self._similarity(embedding)
+        if propagate:
+            need = [cid for cid in list(seed_by_id) + list(entity) if cid not in seed_by_id or seed_by_id[cid].scores.vector is None]
+            sims: dict[str, float] = {}
+            if need and similarity is not None:
+                try:
+                    sims = dict(similarity(need))
+                except Exception as exc:
+                    self.log.warning("similarity of seeds failed, scoring them as unrelated: %s", exc)
+            start: dict[str, float] = {}
+            for cid in list(seed_by_id) + [c for c in entity if c not in seed_by_id]:
+                r = seed_by_id.get(cid)
+                sim = r.scores.vector if r is not None and r.scores.vector is not None else sims.get(cid, 0.5)
+                start[cid] = propagate_seed_score(
+                    sim, entity.get(cid, (0.0, []))[0], vector_weight=o.vector_weight, entity_seed_weight=o.entity_weight
+                )
+        else:
+            start = {r.id: r.score for r in seeds}
         hits = {}
-        if traverse and seeds:
+        if traverse and start:
             hits = expand_per_hop(
-                [r.id for r in seeds],
+                start,
                 self.store.get_edges,  # type: ignore[attr-defined]
                 self.store.get_incoming_edges if o.bidirectional else None,  # type: ignore[attr-defined]
                 o,
+                similarity=similarity,
             )
         ranked = blend_and_rank(
-            {r.id: r.score for r in seeds}, hits, top_k, vector_weight=o.vector_weight, graph_weight=o.graph_weight
+            start, hits, top_k, vector_weight=o.vector_weight, graph_weight=o.graph_weight, blend=o.blend
         )
         need = [r.chunk_id for r in ranked if r.chunk_id not in seed_by_id]
         fetched = {}
@@ -295,14 +365,32 @@ class GraphRetriever(_Traced):
                 self.log.warning("fetching graph-found chunks failed, returning seeds only: %s", exc)
         out: list[RetrievalResult] = []
         for r in ranked:
+            names = sorted(entity.get(r.chunk_id, (0.0, []))[1])
+            explanation = [f"mentions {name!r}, named in the query" for name in names]
+            boost = o.entity_weight * entity[r.chunk_id][0] if r.chunk_id in entity else None
             if r.chunk_id in seed_by_id:
                 s = seed_by_id[r.chunk_id]
-                scores = dataclasses.replace(s.scores, graph=o.graph_weight)
+                graph_part: float | None = o.graph_weight if not propagate else None
+                context = list(s.graph_context)
+                if propagate and r.graph is not None:  # a seed another seed raised
+                    sim = r.graph.similarity if r.graph.similarity is not None else 0.5
+                    graph_part = r.score - o.vector_weight * (2 * sim - 1)
+                    context = [r.graph.context]
+                scores = dataclasses.replace(s.scores, graph=graph_part, boost=boost)
                 if o.seed_keyword_weight > 0 and s.scores.fused is not None:
                     scores.fused = s.scores.fused
-                out.append(dataclasses.replace(s, score=r.score, scores=scores))
+                out.append(dataclasses.replace(s, score=r.score, scores=scores, graph_context=context,
+                                               explanation=[*s.explanation, *explanation]))
             elif r.chunk_id in fetched:
                 c = fetched[r.chunk_id]
+                hit = r.graph
+                if propagate and hit is not None:
+                    sim = hit.similarity if hit.similarity is not None else 0.5
+                    scores = ComponentScores(vector=hit.similarity, graph=r.score - o.vector_weight * (2 * sim - 1))
+                elif hit is None:  # an entity seed the search did not return
+                    scores = ComponentScores(vector=None, boost=boost)
+                else:
+                    scores = ComponentScores(graph=r.score)
                 out.append(
                     RetrievalResult(
                         id=c.id,
@@ -313,8 +401,9 @@ class GraphRetriever(_Traced):
                         chunk_index=c.chunk_index,
                         parent_id=c.parent_id,
                         metadata=c.metadata,
-                        scores=ComponentScores(graph=r.score),
-                        graph_context=[r.graph.context] if r.graph else [],
+                        scores=scores,
+                        graph_context=[hit.context] if hit else [],
+                        explanation=explanation,
                     )
                 )
         return out

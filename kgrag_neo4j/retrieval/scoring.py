@@ -20,19 +20,24 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError
-from ..types import Chunk, ChunkEdge, EdgeContext, RelationType, RetrievalResult
+from ..types import GRAPH_BLENDS, Chunk, ChunkEdge, EdgeContext, RelationType, RetrievalResult
 
 __all__ = [
     "DEFAULT_HOP_DECAY",
+    "DEFAULT_ENTITY_SEED_WEIGHT",
     "EdgeFetcher",
     "GraphHit",
     "GraphOptions",
     "RRF_K",
     "RankedChunk",
+    "SimilarityFetcher",
     "blend_and_rank",
     "entity_boost",
     "expand_per_hop",
     "hop_score",
+    "propagate_hop_score",
+    "propagate_seed_score",
+    "raw_cosine",
     "reciprocal_rank_fusion",
     "resolve_parents",
     "seed_score",
@@ -45,6 +50,9 @@ RRF_K = 60
 
 DEFAULT_HOP_DECAY: tuple[float, ...] = (1.0, 0.7, 0.5)
 """Score multiplier per hop; index 0 belongs to the seeds and is never used for an edge."""
+
+#: entity seeding under ``blend="propagate"``: chosen on the train files (bench/quality.py --tune)
+DEFAULT_ENTITY_SEED_WEIGHT = 0.35
 
 EdgeFetcher = Callable[[list[str]], Sequence[ChunkEdge]]
 """``GraphStore.get_edges`` / ``get_incoming_edges``: chunk ids in, their edges out."""
@@ -180,6 +188,43 @@ def hop_score(
     return gw * float(edge_weight) * decay[min(hop, len(decay) - 1)]
 
 
+def raw_cosine(similarity: float) -> float:
+    """Neo4j's normalised cosine ``(1 + cos) / 2`` back to the cosine in [-1, 1]."""
+    return 2.0 * float(similarity) - 1.0
+
+
+def propagate_seed_score(similarity: float, entity_score: float = 0.0, *, vector_weight: float = 0.7,
+                         entity_seed_weight: float = DEFAULT_ENTITY_SEED_WEIGHT) -> float:
+    """A seed under ``blend="propagate"``: ``vector_weight * cos + entity_seed_weight * entity_score``.
+
+    ``similarity`` is Neo4j's normalised cosine (what the vector index returns), ``cos`` the
+    raw cosine; ``entity_score`` is ``sum(1 / df)`` over the query entities the chunk
+    mentions. Example: normalised 0.8 (cos 0.6), one query entity in 2 chunks ->
+    ``0.7 * 0.6 + 0.7 * 0.5 = 0.77``.
+    """
+    vw = _number("vector_weight", vector_weight)
+    ew = _number("entity_seed_weight", entity_seed_weight)
+    return vw * raw_cosine(similarity) + ew * float(entity_score)
+
+
+def propagate_hop_score(similarity: float, best: float, hop: int, *, vector_weight: float = 0.7,
+                        graph_weight: float = 0.3, hop_decay: Sequence[float] = DEFAULT_HOP_DECAY) -> float:
+    """A chunk first reached at ``hop`` under ``blend="propagate"``:
+    ``vector_weight * cos + graph_weight * best * hop_decay[hop]``, where ``best`` is the
+    largest ``score of the chunk it came from * edge weight`` over the edges reaching it.
+
+    Example: normalised similarity 0.75 (cos 0.5), reached at hop 1 from a seed scoring 0.595
+    through an edge of weight 1.0 -> ``0.7 * 0.5 + 0.3 * 0.595 * 0.7 = 0.47495``: above a weak
+    seed of cosine 0.65 with no entity (0.455).
+    """
+    if isinstance(hop, bool) or not isinstance(hop, int) or hop < 1:
+        raise InputError(f"hop must be an integer >= 1 (hop 0 is a seed), got {hop!r}")
+    decay = _decay_tuple(hop_decay)
+    vw = _number("vector_weight", vector_weight)
+    gw = _number("graph_weight", graph_weight)
+    return vw * raw_cosine(similarity) + gw * float(best) * decay[min(hop, len(decay) - 1)]
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class GraphOptions:
     """How a graph retrieval seeds and expands; defaults are the seed's (oasis ``GraphRetriever``).
@@ -196,6 +241,21 @@ class GraphOptions:
       edge weight, in [0, 1]).
     - ``seed_top_k``: seeds taken from the first search.
     - ``seed_keyword_weight``: keyword weight of the RRF hybrid seeding; 0 disables it.
+    - ``blend``: ``"propagate"`` (the default) or ``"seed"``. ``"seed"`` is the original
+      formula exactly (:func:`seed_score`, :func:`hop_score`): every seed outranks every
+      graph-found chunk whenever ``graph_weight * max edge weight < vector_weight * seed
+      score + graph_weight``, i.e. almost always. ``"propagate"`` lets relevance flow: a seed
+      scores ``vector_weight * cos + entity_seed_weight * entity score``, a chunk first reached
+      at hop h ``vector_weight * cos + graph_weight * max(score of the chunk it came from *
+      edge weight * hop_decay[h])``, where ``cos`` is the chunk's own raw cosine with the
+      query (see :func:`propagate_seed_score`, :func:`propagate_hop_score`).
+    - ``entity_seed_weight``: chunks that mention an entity the query names (looked up by
+      exact name key, see ``entities.gazetteer.query_name_keys``) become seeds too, scored
+      with ``entity_seed_weight * sum(1 / df)`` over those entities (``df``: chunks mentioning
+      the entity). None (the default) means 0.35 under ``"propagate"`` and 0 (off) under
+      ``"seed"``; see :attr:`entity_weight`.
+    - ``entity_max_chunks``: an entity mentioned by more chunks than this seeds nothing (it
+      is too common to say what the query is about).
 
     Invalid values raise :class:`ConfigurationError` naming the option.
     """
@@ -209,6 +269,9 @@ class GraphOptions:
     min_traversal_score: float = 0.0
     seed_top_k: int = 10
     seed_keyword_weight: float = 0.0
+    blend: str = "propagate"
+    entity_seed_weight: float | None = None
+    entity_max_chunks: int = 25
 
     def __post_init__(self) -> None:
         _integer("max_hops", self.max_hops, low=0)
@@ -221,6 +284,19 @@ class GraphOptions:
         _number("min_traversal_score", self.min_traversal_score, low=0.0, high=1.0)
         _integer("seed_top_k", self.seed_top_k, low=1)
         _number("seed_keyword_weight", self.seed_keyword_weight, low=0.0, high=1.0)
+        if self.blend not in GRAPH_BLENDS:
+            raise ConfigurationError(f"blend must be one of {', '.join(GRAPH_BLENDS)}, got {self.blend!r}")
+        if self.entity_seed_weight is not None:
+            _number("entity_seed_weight", self.entity_seed_weight)
+        _integer("entity_max_chunks", self.entity_max_chunks, low=1)
+
+    @property
+    def entity_weight(self) -> float:
+        """``entity_seed_weight`` as used: its default depends on the blend, so that
+        ``blend="seed"`` alone reproduces the original retrieval."""
+        if self.entity_seed_weight is not None:
+            return float(self.entity_seed_weight)
+        return DEFAULT_ENTITY_SEED_WEIGHT if self.blend == "propagate" else 0.0
 
     def decay(self, hop: int) -> float:
         """The hop-decay factor of ``hop`` (past the end of ``hop_decay``: its last value)."""
@@ -255,10 +331,15 @@ class GraphHit:
     score: float
     hop: int
     context: EdgeContext
+    similarity: float | None = None  # own normalised cosine (``blend="propagate"``)
 
 
 def _edge_rank(weight: float, from_chunk_id: str, relation: str, description: str) -> tuple:
     return (-weight, from_chunk_id, relation, description)
+
+
+#: ``similarity(chunk_ids)``: Neo4j's normalised cosine of each chunk with the query
+SimilarityFetcher = Callable[[list[str]], Mapping[str, float]]
 
 
 def expand_per_hop(
@@ -266,14 +347,16 @@ def expand_per_hop(
     get_edges: EdgeFetcher,
     get_incoming_edges: EdgeFetcher | None = None,
     options: GraphOptions | None = None,
+    *,
+    similarity: SimilarityFetcher | None = None,
 ) -> dict[str, GraphHit]:
     """The seed's per-hop BFS: one ``get_edges`` (and, if bidirectional, one
     ``get_incoming_edges``) call per hop with the whole frontier.
 
     This is the fallback for a ``GraphStore`` without the native one-statement traversal;
     the Cypher version must return the same hits. ``seeds`` gives the start chunk ids (a
-    mapping's keys; the scores are not needed here). Returns the non-seed chunks reached,
-    keyed by id.
+    mapping's keys; under ``blend="propagate"`` its values are the seeds' scores, which flow
+    along the edges). Returns the non-seed chunks reached, keyed by id.
 
     Semantics:
 
@@ -283,9 +366,15 @@ def expand_per_hop(
       ``>= min_traversal_score``. Outgoing edges lead to their target; with
       ``bidirectional``, incoming edges lead to their source.
     - Of the edges reaching a chunk at its hop, the best one scores it and becomes its
-      context. **Tie-break rule**: highest edge weight (at one hop that is the highest hop
-      score), then the smallest ``from_chunk_id``, then the smallest relation name, then the
-      smallest description; on a complete tie the outgoing edge (read first) wins.
+      context: under ``"seed"`` the heaviest edge, under ``"propagate"`` the largest
+      ``score of the chunk it leaves * edge weight``. **Tie-break rule**: that value, then the
+      smallest ``from_chunk_id``, then the smallest relation name, then the smallest
+      description; on a complete tie the outgoing edge (read first) wins.
+    - Under ``"propagate"`` a reached chunk scores :func:`propagate_hop_score` with its own
+      similarity from ``similarity`` (0.5, i.e. cosine 0, when there is none), and that score
+      is what flows on at the next hop. A seed that another seed reaches at hop 1 gets a hit
+      too (:func:`blend_and_rank` keeps the better of its two scores); it is not expanded
+      again and its seed score is what it passes on.
     - The frontier of the next hop is the chunks newly reached, in id order.
     - If a fetch raises, the traversal stops (WARNING logged) and the hits of the hops
       already completed are returned: seed results stay usable ("GetEdges() fails ->
@@ -294,9 +383,14 @@ def expand_per_hop(
     options = options or GraphOptions()
     if options.bidirectional and get_incoming_edges is None:
         raise ConfigurationError("bidirectional traversal needs a get_incoming_edges callable")
+    propagate = options.blend == "propagate"
 
-    frontier = list(dict.fromkeys(seeds))
+    score_of: dict[str, float] = (
+        {k: float(v) for k, v in seeds.items()} if isinstance(seeds, Mapping) else dict.fromkeys(seeds, 0.0)
+    )
+    frontier = list(score_of)
     visited = set(frontier)
+    seed_ids = frozenset(frontier)
     hits: dict[str, GraphHit] = {}
 
     for hop in range(1, options.max_hops + 1):
@@ -312,21 +406,32 @@ def expand_per_hop(
             break
 
         in_frontier = set(frontier)
-        best: dict[str, tuple[tuple, ChunkEdge, str]] = {}
+        best: dict[str, tuple[tuple, ChunkEdge, str, float]] = {}
+        # under "propagate" a seed reached from another seed at hop 1 is scored too (it keeps
+        # the better score, see blend_and_rank); it is never expanded again
+        rescore = seed_ids if propagate and hop == 1 else frozenset()
         for edge, neighbour, origin in steps:
-            if origin not in in_frontier or neighbour in visited:
+            if origin not in in_frontier or neighbour == origin or (neighbour in visited and neighbour not in rescore):
                 continue
             if not options.follows(edge.relation) or edge.weight < options.min_traversal_score:
                 continue
-            rank = _edge_rank(edge.weight, origin, str(edge.relation), edge.description or "")
+            value = score_of[origin] * float(edge.weight) if propagate else float(edge.weight)
+            rank = _edge_rank(value, origin, str(edge.relation), edge.description or "")
             current = best.get(neighbour)
             if current is None or rank < current[0]:
-                best[neighbour] = (rank, edge, origin)
+                best[neighbour] = (rank, edge, origin, value)
 
         decay = options.decay(hop)
-        frontier = sorted(best)
-        for chunk_id in frontier:
-            _, edge, origin = best[chunk_id]
+        reached = sorted(best)
+        frontier = [c for c in reached if c not in visited]
+        sims: Mapping[str, float] = {}
+        if propagate and reached and similarity is not None:
+            try:
+                sims = similarity(list(reached))
+            except Exception as exc:  # scores without own closeness beat no traversal at all
+                _log.warning("similarity of graph-found chunks failed, scoring them by their edges: %s", exc)
+        for chunk_id in reached:
+            _, edge, origin, value = best[chunk_id]
             context = EdgeContext(
                 from_chunk_id=origin,
                 relation=str(edge.relation),
@@ -334,8 +439,18 @@ def expand_per_hop(
                 hops=hop,
                 weight=float(edge.weight),
             )
-            score = options.graph_weight * float(edge.weight) * decay
-            hits[chunk_id] = GraphHit(chunk_id=chunk_id, score=score, hop=hop, context=context)
+            if propagate:
+                sim = sims.get(chunk_id)
+                score = propagate_hop_score(
+                    0.5 if sim is None else sim, value, hop, vector_weight=options.vector_weight,
+                    graph_weight=options.graph_weight, hop_decay=options.hop_decay,
+                )
+            else:
+                sim = None
+                score = options.graph_weight * float(edge.weight) * decay
+            if chunk_id not in visited:  # a rescored seed keeps flowing its seed score
+                score_of[chunk_id] = score
+            hits[chunk_id] = GraphHit(chunk_id=chunk_id, score=score, hop=hop, context=context, similarity=sim)
         visited.update(frontier)
 
     return hits
@@ -367,15 +482,20 @@ def blend_and_rank(
     *,
     vector_weight: float = 0.7,
     graph_weight: float = 0.3,
+    blend: str = "seed",
 ) -> list[RankedChunk]:
     """The final graph-retrieval ordering (seed 000 "Score blending").
 
-    Seeds score :func:`seed_score` of their search score; graph hits keep their hop score. A
-    chunk that is both a seed and graph-reached keeps the seed score. Sorted by score
-    descending, equal scores by chunk id, then trimmed to ``top_k``. Repeated seed ids keep
-    their highest score.
+    Under ``"seed"`` seeds score :func:`seed_score` of their search score; under
+    ``"propagate"`` the seed results already carry their final scores
+    (:func:`propagate_seed_score`). Graph hits keep their hop score. A chunk that is both a
+    seed and graph-reached keeps the seed score under ``"seed"`` and the better of the two
+    under ``"propagate"``. Sorted by score descending, equal scores by
+    chunk id, then trimmed to ``top_k``. Repeated seed ids keep their highest score.
     """
     top_k = _top_k(top_k)
+    if blend not in GRAPH_BLENDS:
+        raise ConfigurationError(f"blend must be one of {', '.join(GRAPH_BLENDS)}, got {blend!r}")
     seeds: dict[str, float] = {}
     pairs = seed_results.items() if isinstance(seed_results, Mapping) else seed_results
     for chunk_id, score in pairs:
@@ -384,13 +504,21 @@ def blend_and_rank(
             seeds[chunk_id] = score
 
     ranked = [
-        RankedChunk(chunk_id, seed_score(s, vector_weight=vector_weight, graph_weight=graph_weight), seed_score=s)
+        RankedChunk(
+            chunk_id,
+            seed_score(s, vector_weight=vector_weight, graph_weight=graph_weight) if blend == "seed" else s,
+            seed_score=s,
+        )
         for chunk_id, s in seeds.items()
     ]
     hits = graph_hits.values() if isinstance(graph_hits, Mapping) else graph_hits
+    position = {r.chunk_id: i for i, r in enumerate(ranked)}
     for hit in hits:
         if hit.chunk_id not in seeds:
             ranked.append(RankedChunk(hit.chunk_id, hit.score, graph=hit))
+        elif blend == "propagate" and hit.score > ranked[position[hit.chunk_id]].score:
+            i = position[hit.chunk_id]
+            ranked[i] = RankedChunk(hit.chunk_id, hit.score, seed_score=ranked[i].seed_score, graph=hit)
     ranked.sort(key=lambda r: (-r.score, r.chunk_id))
     return ranked[:top_k]
 

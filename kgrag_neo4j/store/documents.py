@@ -82,6 +82,12 @@ def escape_lucene_query(text: str) -> str:
     return " ".join(kept)
 
 
+def chunk_caption(document: Document, chunk: Chunk, *, parent: bool = False) -> str:
+    """``title #index`` (``(parent)`` for a parent chunk): what Browser shows on the node."""
+    label = document.title or document.source or document.id
+    return f"{label} #{int(chunk.chunk_index)}" + (" (parent)" if parent else "")
+
+
 def _same_content(stored: Any, new: str) -> bool:
     """Equal hashes, a pending mark aside (``types.PENDING_HASH_SUFFIX``): an ingest racing
     another one that already completed the same content must not rewrite it as "replaced"."""
@@ -230,6 +236,12 @@ def _transactions(pending: Sequence[_Pending]) -> list[list[_Pending]]:
     return groups
 
 
+#: the fewest candidates a vector search asks of the index: below about 100 the HNSW search
+#: misses exact nearest neighbours (measured on real text: 20 candidates find 95-99% of the
+#: exact top 5, 100 find all of them; bench/seed_recall.py)
+MIN_VECTOR_CANDIDATES = 100
+
+
 class DocumentsMixin:
     runner: CypherRunner
     namespace: str
@@ -239,6 +251,14 @@ class DocumentsMixin:
 
     #: ``store_document`` takes ``edges=`` and writes them in the document's transaction
     atomic_document_edges = True
+
+    def vector_fetch_k(self, top_k: int) -> int:
+        """Candidates asked of the approximate vector index for ``top_k`` hits: the index
+        finds more of the exact nearest neighbours when asked for more (HNSW explores wider),
+        so ``top_k * vector_overfetch``, and never fewer than ``MIN_VECTOR_CANDIDATES``
+        (docs/retrieval.md, "The vector stage", has the measured recall against an exact
+        search)."""
+        return max(top_k * self.vector_overfetch, MIN_VECTOR_CANDIDATES)
 
     # -- write ----------------------------------------------------------------------------
     def store_document(self, document: Document, chunks: Sequence[Chunk], *, edges: Sequence[ChunkEdge] = ()) -> str:
@@ -342,7 +362,7 @@ class DocumentsMixin:
                 continue
             before = written[p.document_id]
             # the same content written again (a concurrent ingest got there first) is harmless
-            decided[p.pos] = "new" if before is None else "unchanged" if before == p.doc_props["content_hash"] else "replaced"
+            decided[p.pos] = "new" if before is None else "unchanged" if _same_content(before, p.doc_props["content_hash"]) else "replaced"
             todo.append(p)
         rows = [r for p in todo for r in p.rows]
         conflicts: list[dict[str, Any]] = []
@@ -416,7 +436,7 @@ class DocumentsMixin:
         state = self.runner.read("documents/document_states", namespace=self.namespace, ids=[p.document_id])
         if state and state[0]["foreign"]:
             raise InputError(f"document id {p.document_id!r} belongs to another namespace")
-        if state and state[0]["content_hash"] == p.doc_props["content_hash"]:
+        if state and _same_content(state[0]["content_hash"], p.doc_props["content_hash"]):
             return "unchanged"
         self._purge_staging(p.document_id)  # what an interrupted earlier write left
         foreign = self.runner.write_fn(lambda tx: self._foreign_chunks(tx, [p]))
@@ -479,6 +499,7 @@ class DocumentsMixin:
         if len(set(ids)) != len(ids):
             raise InputError("chunk ids must be unique within a document")
         known = set(ids)
+        parents = {c.parent_id for c in chunks if c.parent_id is not None}
         rows: list[dict] = []
         for c in chunks:
             if c.document_id and c.document_id != document.id:
@@ -507,6 +528,8 @@ class DocumentsMixin:
                         # which version of the document wrote it: lets a read spot a torn row
                         "document_hash": doc_props["content_hash"],
                         "document_title": document.title,
+                        # Neo4j Browser captions a node with its name (kgrag_neo4j/browser.py)
+                        "name": chunk_caption(document, c, parent=c.id in parents),
                     },
                 }
             )
@@ -569,6 +592,8 @@ class DocumentsMixin:
         )
         out: dict[str, list[Chunk]] = {}
         for r in rows:
+            if not (r["chunk"] or {}).get("id") or not r["chunk"].get("document_id"):
+                continue  # a chunk deleted while the statement ran
             chunk = chunk_from_row(r["chunk"], embedding=r["embedding"])
             out.setdefault(chunk.document_id, []).append(chunk)
         return out
@@ -611,7 +636,7 @@ class DocumentsMixin:
             namespace=self.namespace,
             embedding=vector,
             top_k=top_k,
-            fetch_k=max(top_k * self.vector_overfetch, top_k + 10),
+            fetch_k=self.vector_fetch_k(top_k),
             filter=filters_to_param(filters),
         )
         return [result_from_row(r, kind="vector") for r in rows]
@@ -631,7 +656,7 @@ class DocumentsMixin:
             namespace=self.namespace,
             query=escaped,
             top_k=top_k,
-            fetch_k=max(top_k * self.vector_overfetch, top_k + 10),
+            fetch_k=self.vector_fetch_k(top_k),
             filter=filters_to_param(filters),
         )
         return [result_from_row(r, kind="keyword") for r in rows]

@@ -24,8 +24,9 @@ from ..communities.reports import CommunityReport
 from ..entities.centrality import normalise_max, pagerank
 from ..entities.model import Entity, EntityMention, EntityRelation, normalise_name
 from ..errors import ConfigurationError, InputError, NotFoundError
-from ..types import Chunk, ChunkFilter, filters_to_param
+from ..types import Chunk, ChunkFilter, filters_active, filters_to_param
 from .documents import _check_top_k, chunk_from_row
+from .graph import entity_key_rows
 from .runner import CypherRunner
 
 __all__ = [
@@ -305,7 +306,7 @@ class EntitiesMixin:
             namespace=self.namespace,
             embedding=vector,
             top_k=top_k,
-            fetch_k=max(top_k * self.vector_overfetch, top_k + 10),
+            fetch_k=self.vector_fetch_k(top_k),
         )
         return [ScoredEntity(self._entity_from_row(r["entity"]), float(r["score"])) for r in rows]
 
@@ -348,6 +349,18 @@ class EntitiesMixin:
             return {}
         rows = self.runner.read("entities/chunk_mentions", namespace=self.namespace, ids=ids)
         return {r["chunk_id"]: sorted(r["entity_ids"]) for r in rows}
+
+    def namespace_mentions(self) -> dict[str, list[str]]:
+        """Chunk id -> ids of the entities it mentions, for every chunk of the namespace that
+        mentions any."""
+        rows = self.runner.read("entities/namespace_mentions", namespace=self.namespace)
+        return {r["chunk_id"]: sorted(r["entity_ids"]) for r in rows}
+
+    def document_titles(self, document_ids: Sequence[str] | None = None) -> list[tuple[str, str, str | None]]:
+        """(document id, title, id of its first leaf chunk) of the documents with a title."""
+        ids = None if document_ids is None else self._check_entity_ids(document_ids, "document_ids")
+        rows = self.runner.read("entities/document_titles", namespace=self.namespace, document_ids=ids)
+        return [(r["document_id"], r["title"], r["first_chunk_id"]) for r in rows]
 
     def entity_text_units(self, entity_ids: Sequence[str]) -> list[EntityTextUnit]:
         """The chunks mentioning any of the entities, with content and token count, most
@@ -466,6 +479,9 @@ class EntitiesMixin:
         expand_k: int = 0,
         min_similarity: float = 0.0,
         filters: Sequence[ChunkFilter] = (),
+        entity_floor: float = 0.0,
+        entity_keys: Sequence[Mapping[str, Any]] = (),
+        named_max_chunks: int = 25,
     ) -> dict[str, Any]:
         """Candidates, query entities, related entities and expansion chunks of seed 001 in ONE
         round trip (``cypher/entities/boost_retrieve.cypher``). Returns the raw lists;
@@ -480,11 +496,14 @@ class EntitiesMixin:
             namespace=self.namespace,
             embedding=vector,
             chunk_k=chunk_k,
-            fetch_k=max(chunk_k * self.vector_overfetch, chunk_k + 10),
+            fetch_k=self.vector_fetch_k(chunk_k),
             filter=filters_to_param(filters),
             min_similarity=float(min_similarity),
             entity_k=entity_k,
             entity_fetch_k=max(entity_k * self.vector_overfetch * 4, entity_k + 20),
+            entity_floor=float(entity_floor),
+            entity_keys=entity_key_rows(entity_keys),
+            named_max_chunks=int(named_max_chunks),
             max_hops=_check_hops(max_hops),
             relation_types=_relation_types(relation_types),
             max_sequence=_sequence(max_sequence),
@@ -500,15 +519,21 @@ class EntitiesMixin:
         max_tokens: int = 4000,
         relationship_k: int = 20,
         report_k: int = 3,
+        unit_k: int = 10,
+        min_similarity: float = 0.0,
+        filters: Sequence[ChunkFilter] = (),
     ) -> dict[str, Any]:
         """The local-search context of seed 002 in ONE round trip
         (``cypher/entities/local_context.cypher``): entities, text units within the token
-        budget, relationships, community reports. Returns the raw lists."""
+        budget (at most ``unit_k``, of the chunks passing ``filters`` and scoring at least
+        ``min_similarity``), relationships, community reports. Returns the raw lists."""
         _check_top_k(entity_k)
+        _check_top_k(unit_k)
         for label, value in (("max_tokens", max_tokens), ("relationship_k", relationship_k), ("report_k", report_k)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InputError(f"{label} must be an integer >= 0, got {value!r}")
         vector = self.check_embedding(embedding, what="query embedding")
+        param = filters_to_param(filters)
         return self.runner.read(
             "entities/local_context",
             namespace=self.namespace,
@@ -516,6 +541,10 @@ class EntitiesMixin:
             entity_k=entity_k,
             entity_fetch_k=max(entity_k * self.vector_overfetch * 4, entity_k + 20),
             max_tokens=max_tokens,
+            unit_k=unit_k,
+            min_similarity=float(min_similarity),
+            filter=param,
+            filtered=filters_active(param),
             relationship_k=relationship_k,
             report_k=report_k,
         )[0]

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError
 from ..ids import edge_id
 from ..types import (
+    GRAPH_BLENDS,
+    Neighbourhood,
     ChunkEdge,
     ChunkFilter,
     ComponentScores,
@@ -29,6 +31,23 @@ NATIVE_MAX_HOPS = 4
 EDGE_ROWS = 1000
 #: chunks per vector-index read of graph/nearest_chunks
 NEAREST_ROWS = 500
+
+
+def entity_key_rows(keys: Any) -> list[dict[str, Any]]:
+    """Validate the query's word runs (``[{key, start, end}]``) before they become a parameter."""
+    if isinstance(keys, (str, bytes, Mapping)) or not isinstance(keys, Sequence):
+        raise InputError("entity keys must be a list of {key, start, end} maps")
+    out = []
+    for k in keys:
+        if not isinstance(k, Mapping):
+            raise InputError("entity keys must be a list of {key, start, end} maps")
+        key, start, end = k.get("key"), k.get("start"), k.get("end")
+        if not isinstance(key, str) or not key:
+            raise InputError(f"an entity key must be a non-empty string, got {key!r}")
+        if any(isinstance(x, bool) or not isinstance(x, int) for x in (start, end)) or not 0 <= start < end:
+            raise InputError(f"entity key {key!r}: start and end must be word positions with start < end")
+        out.append({"key": key, "start": start, "end": end})
+    return out
 
 
 def _edge_from_row(row: dict[str, Any]) -> ChunkEdge:
@@ -95,6 +114,110 @@ class GraphMixin:
         ]
         return sum(r[0]["stored"] for r in self.runner.write_tx(steps))
 
+    def replace_edges(self, origin: str, edges: Sequence[ChunkEdge]) -> int:
+        """Replace the namespace's edges of ``origin`` by ``edges`` (all given the origin
+        ``origin``) in one transaction: readers see the old set or the new one. Returns the
+        edges written."""
+        if not isinstance(origin, str) or not origin:
+            raise InputError("origin must be a non-empty string")
+        if any(e.origin != origin for e in edges):
+            raise InputError(f"every edge given to replace_edges must have origin {origin!r}")
+        rows = edge_rows(edges)
+        steps: list[tuple[str, dict]] = [("graph/delete_edges_by_origin", {"namespace": self.namespace, "origin": origin})]
+        steps += [
+            ("graph/store_edges", {"namespace": self.namespace, "rows": rows[i : i + EDGE_ROWS]})
+            for i in range(0, len(rows), EDGE_ROWS)
+        ]
+        return sum(r[0]["stored"] for r in self.runner.write_tx(steps)[1:])
+
+    def score_chunks(self, embedding: Sequence[float], chunk_ids: Sequence[str]) -> dict[str, float]:
+        """Chunk id -> normalised cosine with ``embedding``, for the given chunks of the
+        namespace that have an embedding."""
+        ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return {}
+        vector = self.check_embedding(embedding, what="query embedding")
+        rows = self.runner.read("chunks/score_chunks", namespace=self.namespace, embedding=vector, ids=ids)
+        return {r["chunk_id"]: float(r["score"]) for r in rows}
+
+    def query_entity_chunks(
+        self, keys: Sequence[Mapping[str, Any]], *, max_chunks: int = 25, filters: Sequence[ChunkFilter] = ()
+    ) -> dict[str, tuple[float, list[str]]]:
+        """Chunk id -> (sum of 1 / df, entity names) over the entities named in the query (the
+        word runs ``keys``, see ``entities.gazetteer.query_name_keys``; of overlapping names
+        found only the longest) that at most ``max_chunks`` chunks mention."""
+        rows_in = entity_key_rows(keys)
+        if not rows_in:
+            return {}
+        rows = self.runner.read(
+            "entities/query_entity_chunks", namespace=self.namespace, keys=rows_in,
+            max_chunks=int(max_chunks), filter=filters_to_param(filters),
+        )
+        return {r["chunk_id"]: (float(r["entity_score"]), list(r["names"])) for r in rows}
+
+    def ppr_neighbourhood(
+        self,
+        embedding: Sequence[float],
+        *,
+        seed_top_k: int = 10,
+        entity_keys: Sequence[Mapping[str, Any]] = (),
+        entity_vector_k: int = 3,
+        entity_floor: float = 0.8,
+        max_entity_chunks: int = 25,
+        chunk_edges: bool = True,
+        filters: Sequence[ChunkFilter] = (),
+    ) -> Neighbourhood:
+        """The chunk-entity neighbourhood of a query in one round trip
+        (``cypher/graph/ppr_neighbourhood``): seeds, query entities, the entities the seeds
+        mention, the chunks of those entities, the edges between them."""
+        _check_top_k(seed_top_k)
+        key_rows = entity_key_rows(entity_keys)
+        vector = self.check_embedding(embedding, what="query embedding")
+        rows = self.runner.read(
+            "graph/ppr_neighbourhood",
+            namespace=self.namespace,
+            embedding=vector,
+            seed_top_k=seed_top_k,
+            fetch_k=self.vector_fetch_k(seed_top_k),
+            filter=filters_to_param(filters),
+            entity_keys=key_rows,
+            entity_vector_k=int(entity_vector_k),
+            entity_floor=float(entity_floor),
+            max_entity_chunks=int(max_entity_chunks),
+            chunk_edges=bool(chunk_edges),
+        )
+        row = rows[0]
+        degrees = {c: 0.0 for c in [s["id"] for s in row["seeds"]]}
+        degrees.update({c["id"]: float(c["degree"]) for c in row["chunks"]})
+        for m in row["mentions"]:
+            degrees.setdefault(m["c"], 0.0)
+        for e in row["chunk_edges"]:
+            degrees.setdefault(e["a"], 0.0)
+            degrees.setdefault(e["b"], 0.0)
+        return Neighbourhood(
+            seeds=tuple((s["id"], float(s["score"])) for s in row["seeds"]),
+            query_entities=tuple((q["id"], q["name"], float(q["score"]), q["how"]) for q in row["query_entities"]),
+            entities={e["id"]: (e["name"], int(e["df"])) for e in row["entities"]},
+            chunk_degrees=degrees,
+            mentions=tuple((m["c"], m["e"]) for m in row["mentions"]),
+            chunk_edges=tuple((e["a"], e["b"], float(e["w"])) for e in row["chunk_edges"]),
+            relations=tuple((r["a"], r["b"], float(r["w"])) for r in row["relations"]),
+        )
+    def delete_edges(self, edges: Sequence[ChunkEdge]) -> int:
+        """Delete the stored edges with these (source, target, relation) keys, in one
+        transaction; returns how many were deleted (absent ones are ignored)."""
+        rows = sorted(
+            {(e.source_id, e.target_id, RelationType.parse(e.relation).value) for e in edges}
+        )
+        if not rows:
+            return 0
+        params = [{"source_id": s, "target_id": t, "relation": r} for s, t, r in rows]
+        steps = [
+            ("graph/delete_edges", {"namespace": self.namespace, "rows": params[i : i + EDGE_ROWS]})
+            for i in range(0, len(params), EDGE_ROWS)
+        ]
+        return sum(int(r[0]["deleted"]) for r in self.runner.write_tx(steps))
+
     def get_edges(self, chunk_ids: Sequence[str]) -> list[ChunkEdge]:
         if not chunk_ids:
             return []
@@ -158,7 +281,8 @@ class GraphMixin:
                 threshold=float(threshold),
                 cross_document=bool(cross_document),
             ):
-                found[r["id"]] = [(h["id"], float(h["cosine"])) for h in r["hits"]]
+                # a chunk deleted while the statement ran reads back without an id
+                found[r["id"]] = [(h["id"], float(h["cosine"])) for h in r["hits"] if h.get("id")]
         return [found.get(i, []) for i in ids]
 
     def build_similarity_edges(
@@ -225,8 +349,16 @@ class GraphMixin:
         min_traversal_score: float = 0.0,
         filters: Sequence[ChunkFilter] = (),
         rrf_k: int = 60,
+        blend: str = "seed",
+        entity_seed_weight: float = 0.0,
+        entity_max_chunks: int = 25,
+        entity_keys: Sequence[Mapping[str, Any]] = (),
     ) -> list[RetrievalResult]:
-        """Seeds, expansion, scoring, blend and trim in ONE round trip (see the Cypher file)."""
+        """Seeds, expansion, scoring, blend and trim in ONE round trip (see the Cypher file).
+
+        ``entity_keys``: the name keys the query could be naming (the retriever computes them);
+        with ``entity_seed_weight`` > 0, chunks mentioning such an entity (if at most
+        ``entity_max_chunks`` chunks do) are seeds too."""
         _check_top_k(top_k)
         _check_top_k(seed_top_k)
         if not 0 <= max_hops <= NATIVE_MAX_HOPS:
@@ -235,7 +367,10 @@ class GraphMixin:
             raise ConfigurationError("hop_decay needs at least one value")
         vector = self.check_embedding(embedding, what="query embedding")
         relations = [RelationType.parse(r).value for r in relation_filter] if relation_filter else None
+        if blend not in GRAPH_BLENDS:
+            raise ConfigurationError(f"blend must be one of {', '.join(GRAPH_BLENDS)}, got {blend!r}")
         keyword_query = escape_lucene_query(query_text) if seed_keyword_weight > 0 else ""
+        key_rows = entity_key_rows(entity_keys)
         rows = read_consistent(
             self.runner,
             "graph/retrieve",
@@ -245,7 +380,7 @@ class GraphMixin:
             keyword_weight=float(seed_keyword_weight),
             rrf_k=int(rrf_k),
             seed_top_k=seed_top_k,
-            fetch_k=max(seed_top_k * self.vector_overfetch, seed_top_k + 10),
+            fetch_k=self.vector_fetch_k(seed_top_k),
             filter=filters_to_param(filters),
             max_hops=int(max_hops),
             hop_decay=[float(x) for x in hop_decay],
@@ -255,18 +390,32 @@ class GraphMixin:
             relations=relations,
             min_weight=float(min_traversal_score),
             top_k=top_k,
+            blend=blend,
+            entity_keys=key_rows if entity_seed_weight > 0 else [],
+            entity_seed_weight=float(entity_seed_weight),
+            entity_max_chunks=int(entity_max_chunks),
         )
         out: list[RetrievalResult] = []
         for row in rows:
             c = row["chunk"]
             via = row.get("via")
             hop = int(row["hop"])
+            entity_score = row.get("entity_score") or 0.0
+            if blend == "seed":
+                graph_part = float(row["score"]) if hop > 0 else float(graph_weight)
+            elif hop > 0 or via:  # what the edges added on top of the chunk's own closeness
+                own = 2.0 * float(row.get("vector_score") or 0.5) - 1.0
+                graph_part = float(row["score"]) - float(vector_weight) * own
+            else:
+                graph_part = None
             scores = ComponentScores(
                 vector=row.get("vector_score"),
                 keyword=row.get("keyword_score"),
                 fused=row.get("seed_score") if seed_keyword_weight > 0 and hop == 0 else None,
-                graph=float(row["score"]) if hop > 0 else float(graph_weight),
+                graph=graph_part,
+                boost=float(entity_seed_weight) * entity_score if entity_score else None,
             )
+            explanation = [f"mentions {name!r}, named in the query" for name in sorted(row.get("entity_names") or [])]
             context = []
             if via:
                 context.append(
@@ -274,7 +423,7 @@ class GraphMixin:
                         from_chunk_id=via["from_chunk_id"],
                         relation=via["relation"],
                         description=via.get("description") or "",
-                        hops=hop,
+                        hops=max(hop, 1),
                         weight=float(via["weight"]),
                     )
                 )
@@ -291,6 +440,7 @@ class GraphMixin:
                     metadata=_load_metadata(c.get("metadata")),
                     scores=scores,
                     graph_context=context,
+                    explanation=explanation,
                 )
             )
         return out

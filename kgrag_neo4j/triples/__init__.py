@@ -5,6 +5,7 @@ Pure code: ``GraphBuffer`` takes the store's write function; nothing here import
 
 from .buffer import BufferClosedError, BufferFullError, BufferStats, GraphBuffer
 from .extract import extract_triples, triple_messages
+from .learning import ErrorResolutionRecorder, FailureRecord, error_pattern, similar_patterns
 from .model import (
     CAUSED_BY,
     CONTAINS,
@@ -33,7 +34,9 @@ __all__ = [
     "CONTAINS",
     "DEFAULT_PREDICATES",
     "EXPANSION_PREDICATES",
+    "ErrorResolutionRecorder",
     "FOLLOWS",
+    "FailureRecord",
     "GraphBuffer",
     "IN_SESSION",
     "LEARNED_FROM",
@@ -45,8 +48,10 @@ __all__ = [
     "RESOLVED_BY",
     "SIMILAR_TO",
     "Triple",
+    "error_pattern",
     "extract_triples",
     "normalise_predicate",
     "parse_triples",
+    "similar_patterns",
     "triple_messages",
 ]

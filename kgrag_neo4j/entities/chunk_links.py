@@ -1,0 +1,98 @@
+"""Chunks linked through the entities they share, and names taken from document titles.
+
+Both are pure: the store reads mentions and titles, these functions decide, the store writes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Mapping, Sequence
+
+from ..errors import ConfigurationError
+from ..types import ChunkEdge, RelationType
+
+__all__ = ["ENTITY_EDGE_ORIGIN", "entity_chunk_edges", "title_name"]
+
+#: the ``origin`` of ``references`` edges made from shared entities (replaced as a set)
+ENTITY_EDGE_ORIGIN = "entities"
+
+_DOCUMENT_SUFFIXES = (".txt", ".text", ".md", ".markdown", ".mdx", ".rst", ".html", ".htm", ".xhtml", ".pdf")
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+_SEPARATORS = re.compile(r"[_\s]+")
+_MAX_TITLE_WORDS = 8
+
+
+def title_name(title: str) -> str:
+    """The entity name a document title stands for, or "" when it names nothing.
+
+    A file suffix goes ("Shawn Levy.txt" -> "Shawn Levy"), underscores become spaces, and a
+    trailing qualifier in parentheses goes ("Kiss and Tell (1945 film)" -> "Kiss and Tell"),
+    since other texts write the name without it. A title of more than eight words is a
+    heading, not a name; a title without letters names nothing, and neither does a single
+    lower-case word ("notes.txt", "index.md": a file name, not a name).
+    """
+    if not isinstance(title, str):
+        return ""
+    name = title.strip()
+    lower = name.lower()
+    for suffix in _DOCUMENT_SUFFIXES:
+        if lower.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+            break
+    name = _SEPARATORS.sub(" ", name).strip()
+    unqualified = _QUALIFIER.sub("", name).strip()
+    if unqualified:
+        name = unqualified
+    words = name.split()
+    if not any(c.isalpha() for c in name) or len(words) > _MAX_TITLE_WORDS or len(name) < 2:
+        return ""
+    if len(words) == 1 and not any(c.isupper() for c in name):
+        return ""
+    return name
+
+
+def entity_chunk_edges(
+    mentions: Mapping[str, Sequence[str]], *, max_chunks: int = 10, per_chunk: int = 10
+) -> list[ChunkEdge]:
+    """``references`` edges between chunks that mention the same entity.
+
+    An entity found in ``df`` chunks adds ``1 / (df - 1)`` to the weight of each pair of them
+    (a name only two chunks share links them at full weight, a common one barely), capped at
+    1.0; an entity in more than ``max_chunks`` chunks links nothing (it is everywhere, so it
+    says nothing about a pair). Each chunk keeps its ``per_chunk`` heaviest pairs; ties in
+    weight are broken by the ids, so the result does not depend on input order. The link is
+    symmetric, so each kept pair is written both ways (a directed traversal follows it from
+    either end).
+    """
+    for label, value in (("max_chunks", max_chunks), ("per_chunk", per_chunk)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 2 - (label == "per_chunk"):
+            raise ConfigurationError(f"{label} must be an integer >= {2 - (label == 'per_chunk')}, got {value!r}")
+    by_entity: dict[str, list[str]] = defaultdict(list)
+    for chunk, entities in mentions.items():
+        for e in set(entities):
+            by_entity[e].append(chunk)
+    weight: dict[tuple[str, str], float] = defaultdict(float)
+    for chunks in by_entity.values():
+        df = len(chunks)
+        if df < 2 or df > max_chunks:
+            continue
+        ordered = sorted(chunks)
+        for i, a in enumerate(ordered):
+            for b in ordered[i + 1 :]:
+                weight[(a, b)] += 1.0 / (df - 1)
+    best: dict[str, list[tuple[float, str, str]]] = defaultdict(list)
+    for (a, b), w in weight.items():
+        best[a].append((w, a, b))
+        best[b].append((w, a, b))
+    keep: set[tuple[str, str]] = set()
+    for edges in best.values():
+        for _, a, b in sorted(edges, key=lambda x: (-x[0], x[1], x[2]))[:per_chunk]:
+            keep.add((a, b))
+    out = []
+    for a, b in sorted(keep):
+        w = round(min(1.0, weight[(a, b)]), 4)
+        for source, target in ((a, b), (b, a)):
+            out.append(ChunkEdge(source, target, RelationType.REFERENCES, w, description="shared entities",
+                                 origin=ENTITY_EDGE_ORIGIN))
+    return out

@@ -1,0 +1,195 @@
+"""Find known names in text: an Aho-Corasick automaton over every name, matched without
+regard to case, on word boundaries, leftmost-longest.
+
+Capitalisation finds a name only where a writer capitalised it; a gazetteer finds it wherever
+it is written. Every known name (extracted names, document titles, names the user supplies)
+goes into one automaton (``pyahocorasick``), so a pass over a chunk costs its length, not
+the number of names.
+
+Rules of a match:
+
+- case-insensitive (``str.lower`` per character, so offsets into the original text hold);
+- whole words only: the characters before and after must not be letters or digits, so "Art"
+  is not found in "Arthur" and "Ned" not in "Nedda";
+- runs of whitespace in the text match the single space of a name ("New  York" is "New York");
+- overlapping candidates: the longest wins, then the leftmost, and a found name is never
+  part of another found name ("Robert Baratheon" hides the "Robert" inside it);
+- a one-word name that the corpus mostly writes in lower case ("Bank", "Python" in a text
+  about snakes) counts only where it is capitalised: see :func:`lowercase_words`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Mapping
+
+from ..errors import ConfigurationError
+
+__all__ = ["Gazetteer", "NameMatch", "fold", "lowercase_words", "name_form", "query_name_keys"]
+
+_SPACES = re.compile(r"\s+")
+
+
+def fold(text: str) -> str:
+    """Lower case that keeps every offset: a character whose lower case is longer ("İ") is
+    kept as it is, so a match in the folded text is the same span in the original."""
+    out = text.lower()
+    if len(out) == len(text):
+        return out
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def name_form(name: str) -> str:
+    """How a name is stored in the automaton: NFKC, folded, single spaces, trimmed."""
+    return _SPACES.sub(" ", fold(unicodedata.normalize("NFKC", name))).strip()
+
+
+def _word_char(ch: str) -> bool:
+    return ch.isalnum()
+
+
+@dataclass(frozen=True, slots=True)
+class NameMatch:
+    """A name found in a text: ``key`` is the name's form (:func:`name_form`), ``start`` and
+    ``end`` the span in the original text, ``surface`` the text as written there."""
+
+    key: str
+    start: int
+    end: int
+    surface: str
+
+
+class Gazetteer:
+    """An automaton over names; ``find(text)`` returns their non-overlapping matches.
+
+    ``names`` maps a display name (or any string) to anything; the gazetteer keys on
+    :func:`name_form` and keeps the first value given for a form. Names shorter than
+    ``min_length`` characters, or made only of digits and punctuation, are left out: they
+    would match everywhere and mean nothing.
+    """
+
+    def __init__(self, names: Iterable[str], *, min_length: int = 2):
+        try:
+            import ahocorasick  # type: ignore[import-untyped]  # pyahocorasick ships no stubs
+        except ImportError as exc:  # a core dependency: only a broken install gets here
+            raise ConfigurationError('the gazetteer needs pyahocorasick: pip install "kgrag-neo4j"') from exc
+        self._automaton = ahocorasick.Automaton()
+        self.keys: set[str] = set()
+        for name in names:
+            key = name_form(name)
+            if len(key) < min_length or not any(c.isalpha() for c in key) or key in self.keys:
+                continue
+            self.keys.add(key)
+            self._automaton.add_word(key, key)
+        if self.keys:
+            self._automaton.make_automaton()
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name_form(name) in self.keys
+
+    def find(self, text: str) -> list[NameMatch]:
+        """Matches in ``text``, in order of position."""
+        if not self.keys or not text:
+            return []
+        # Whitespace runs become one space so that "New  York" matches "new york"; the map
+        # takes every position of the squeezed text back to the original.
+        squeezed, origin = _squeeze(fold(text))
+        candidates: list[tuple[int, int, str]] = []
+        for end, key in self._automaton.iter(squeezed):
+            start = end - len(key) + 1
+            if start > 0 and _word_char(squeezed[start - 1]):
+                continue
+            if end + 1 < len(squeezed) and _word_char(squeezed[end + 1]):
+                continue
+            candidates.append((start, end + 1, key))
+        # longest first, then leftmost; a taken span blocks every candidate overlapping it
+        candidates.sort(key=lambda c: (-(c[1] - c[0]), c[0]))
+        taken: list[tuple[int, int]] = []
+        chosen: list[tuple[int, int, str]] = []
+        for start, end, key in candidates:
+            if any(start < t_end and t_start < end for t_start, t_end in taken):
+                continue
+            taken.append((start, end))
+            chosen.append((start, end, key))
+        chosen.sort()
+        out = []
+        for start, end, key in chosen:
+            a, b = origin[start], origin[end - 1] + 1
+            out.append(NameMatch(key, a, b, text[a:b]))
+        return out
+
+    def iter_keys(self, text: str) -> Iterator[str]:
+        for m in self.find(text):
+            yield m.key
+
+
+def _squeeze(text: str) -> tuple[str, list[int]]:
+    chars: list[str] = []
+    origin: list[int] = []
+    in_space = False
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            if in_space:
+                continue
+            in_space = True
+            chars.append(" ")
+        else:
+            in_space = False
+            chars.append(ch)
+        origin.append(i)
+    return "".join(chars), origin
+
+
+def lowercase_words(counts: Mapping[str, tuple[int, int]]) -> set[str]:
+    """One-word names that the text writes mostly in lower case.
+
+    ``counts`` maps a one-word name form to ``(capitalised, lower)`` occurrence counts over the
+    whole corpus. A word seen in lower case more often than capitalised is a common word that
+    is sometimes a name ("Bank" in "Bank of England" vs "the river bank"), so only its
+    capitalised occurrences are taken as the name.
+    """
+    return {key for key, (upper, lower) in counts.items() if lower > upper}
+
+
+_QUERY_TOKEN = re.compile(r"\S+")
+_POSSESSIVES = ("'s", "\u2019s", "'", "\u2019")
+
+
+def query_name_keys(text: str, *, max_words: int = 8, max_keys: int = 512) -> list[dict[str, object]]:
+    """The entity name keys (``normalise_name``) a query could be naming, with their word span:
+    every run of up to ``max_words`` words, as written and with a trailing possessive cut
+    ("Ned Stark's sword" gives "ned stark"), as ``{"key", "start", "end"}`` (words
+    ``[start, end)``). Looked up by exact key, they find an entity named in the query whatever
+    its case, the way the gazetteer finds it in a chunk, with one index seek each; the store
+    keeps, like the gazetteer, only the longest of overlapping found names (so "Robert
+    Baratheon" in the query does not also name "Robert"). At most ``max_keys`` runs, shortest
+    first (a pasted page does not make the lookup unbounded)."""
+    from .model import normalise_name
+
+    words = _QUERY_TOKEN.findall(text or "")
+    out: list[dict[str, object]] = []
+    seen: set[tuple[str, int, int]] = set()
+    for size in range(1, max_words + 1):
+        for start in range(0, len(words) - size + 1):
+            run = " ".join(words[start : start + size])
+            for variant in (run, _cut_possessive(run)):
+                key = normalise_name(variant)
+                if key and any(ch.isalnum() for ch in key) and (key, start, start + size) not in seen:
+                    seen.add((key, start, start + size))
+                    out.append({"key": key, "start": start, "end": start + size})
+            if len(out) >= max_keys:
+                return out[:max_keys]
+    return out
+
+
+def _cut_possessive(run: str) -> str:
+    trimmed = run.rstrip("?!.,;:\"')]}\u201d")
+    for suffix in _POSSESSIVES:
+        if trimmed.endswith(suffix) and len(trimmed) > len(suffix):
+            return trimmed[: -len(suffix)]
+    return trimmed

@@ -1,0 +1,90 @@
+"""Retrieval modes by name: the retriever behind each, and the options each one honours.
+
+``build_retriever("graph", store, embedder, max_hops=1)`` is what ``kgrag search --mode graph
+--hops 1`` runs. Options are the retrievers' own keyword names; one a mode cannot honour is
+refused with a message naming the modes that take it, never silently dropped
+(:func:`check_options`). Options not given keep the retriever's defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..errors import ConfigurationError
+from ..protocols import EmbeddingProvider, Reranker, Store
+from ..types import ChunkFilter
+
+__all__ = ["MODES", "MODE_OPTIONS", "build_retriever", "check_options"]
+
+#: every retrieval mode, in the order ``kgrag search --help`` lists them
+MODES = ("vector", "hybrid", "graph", "ppr", "entity", "local")
+
+#: the options each mode honours (besides ``filters``, which every mode honours), by the
+#: keyword names of its retriever
+MODE_OPTIONS: Mapping[str, frozenset[str]] = {
+    "vector": frozenset({"min_score"}),
+    "hybrid": frozenset({"min_score", "reranker", "keyword_weight", "overfetch"}),
+    "graph": frozenset({"reranker", "max_hops", "bidirectional", "relation_filter", "seed_top_k", "blend",
+                        "graph_weight", "vector_weight", "hop_decay", "min_traversal_score", "seed_keyword_weight",
+                        "entity_seed_weight", "entity_max_chunks"}),
+    "ppr": frozenset({"seed_top_k", "damping", "entity_share", "max_entity_chunks"}),
+    "entity": frozenset({"max_hops", "entity_boost_direct", "entity_boost_indirect", "query_entities_top_k",
+                         "score_scale", "query_entity_floor", "named_query_entities"}),
+    "local": frozenset({"min_similarity", "top_k_entities", "top_k_relationships", "top_k_community_reports",
+                        "top_k_text_units", "max_text_unit_tokens"}),
+}
+
+
+def check_options(mode: str, given: Sequence[str]) -> None:
+    """Refuse options ``mode`` cannot honour: ``ConfigurationError`` naming them and the modes
+    that take each."""
+    if mode not in MODE_OPTIONS:
+        raise ConfigurationError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    bad = [name for name in given if name not in MODE_OPTIONS[mode]]
+    if bad:
+        parts = []
+        for name in bad:
+            takers = [m for m in MODES if name in MODE_OPTIONS[m]]
+            parts.append(f"{name} (taken by: {', '.join(takers) or 'no mode'})")
+        raise ConfigurationError(f"mode {mode!r} cannot honour " + "; ".join(parts))
+
+
+def build_retriever(
+    mode: str,
+    store: Store,
+    embedder: EmbeddingProvider,
+    *,
+    filters: Sequence[ChunkFilter] = (),
+    reranker: Reranker | None = None,
+    **options: Any,
+) -> Any:
+    """The retriever of ``mode`` with ``options`` (the retriever's keyword names; absent ones
+    keep its defaults). Options the mode cannot honour are refused (:func:`check_options`)."""
+    given = sorted(options) + (["reranker"] if reranker is not None else [])
+    check_options(mode, given)
+    filters = tuple(filters)
+    if reranker is not None:
+        options["reranker"] = reranker
+    if mode == "vector":
+        from .retrievers import VectorRetriever
+
+        return VectorRetriever(store, embedder, filters=filters, **options)
+    if mode == "hybrid":
+        from .retrievers import HybridRetriever
+
+        return HybridRetriever(store, embedder, filters=filters, **options)
+    if mode == "graph":
+        from .retrievers import GraphRetriever
+
+        return GraphRetriever(store, embedder, filters=filters, **options)
+    if mode == "ppr":
+        from .ppr import PPRRetriever
+
+        return PPRRetriever(store, embedder, filters=filters, **options)
+    if mode == "entity":
+        from .entity import EntityGraphRetriever
+
+        return EntityGraphRetriever(store, embedder, filters=filters, **options)
+    from .local_search import LocalSearchRetriever
+
+    return LocalSearchRetriever(store, embedder, filters=filters, **options)

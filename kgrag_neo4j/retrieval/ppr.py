@@ -1,0 +1,308 @@
+"""Personalized PageRank over chunks and entities: a multi-hop retriever in the spirit of
+HippoRAG.
+
+The database returns the neighbourhood of the query in one round trip
+(``cypher/graph/ppr_neighbourhood``): the vector seeds, the entities the query names or
+resembles, the entities the seeds mention, the chunks mentioning those entities, and the
+edges between them. The walk runs here, in numpy:
+
+- **Graph.** Chunk-entity mentions weigh ``1 / df`` both ways (``df``: chunks mentioning the
+  entity), so a rare entity ties its chunks strongly and a common one barely; entity
+  relations weigh ``relation_weight * weight``, chunk edges ``chunk_edge_weight * weight``.
+  A node leaves by its *full* weighted degree, counted in the database, so cutting the graph
+  to the neighbourhood does not inflate what stays in it: mass bound for nodes outside is
+  lost, as it would be spread thin there anyway.
+- **Reset.** The seeds, weighted by ``softmax(cos / temperature)`` of their cosine with the
+  query, share ``1 - entity_share`` of the mass; the query's entities share ``entity_share``,
+  each in proportion to its score over its ``df`` (a specific name says more than a common
+  one). With no query entity the seeds take it all.
+- **Walk.** ``p = (1 - damping) * reset + damping * W p`` until it moves less than ``tol`` (at
+  most ``max_iterations``). Chunks are ranked by their mass.
+
+Results explain themselves: the entities that carried mass into each chunk, with their share.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..entities.gazetteer import query_name_keys
+from ..errors import ConfigurationError
+from ..protocols import EmbeddingProvider, Store
+from ..types import ChunkFilter, ComponentScores, EdgeContext, Neighbourhood, RetrievalResult
+from ..tracing import TracerOption, check_tracer
+from .retrievers import _check_query, _embed_query, _Traced
+from .scoring import raw_cosine
+
+__all__ = ["PPROptions", "PPRRetriever", "PageRankResult", "personalized_pagerank", "ppr_rank"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PPROptions:
+    """How the personalized PageRank retriever seeds and walks; defaults chosen on the train
+    files (``python -m bench quality --tune``), see docs/retrieval.md.
+
+    - ``damping``: the chance of following an edge at each step (1 - damping: back to the
+      reset vector). HippoRAG's 0.5.
+    - ``seed_top_k``: vector seeds.
+    - ``temperature``: of the softmax over the seeds' raw cosines (smaller: the top seed takes
+      more of the mass).
+    - ``entity_share``: the part of the reset mass the query's entities get (when it has any).
+    - ``entity_vector_k`` / ``entity_floor``: entities taken by vector search on the entity
+      embeddings, and the least normalised cosine for one to count.
+    - ``max_entity_chunks``: an entity mentioned by more chunks than this is not expanded (its
+      chunks join only if reached otherwise): the neighbourhood size.
+    - ``relation_weight`` / ``chunk_edge_weight``: how much entity relations and chunk edges
+      weigh against mentions (0 leaves them out).
+    - ``max_iterations`` / ``tol``: when the walk stops.
+    """
+
+    damping: float = 0.5
+    seed_top_k: int = 10
+    temperature: float = 0.02
+    entity_share: float = 0.2
+    entity_vector_k: int = 3
+    entity_floor: float = 0.8
+    max_entity_chunks: int = 25
+    relation_weight: float = 0.3
+    chunk_edge_weight: float = 0.3
+    max_iterations: int = 100
+    tol: float = 1e-8
+
+    def __post_init__(self) -> None:
+        for name, low, high in (("damping", 0.0, 0.99), ("temperature", 1e-6, None), ("entity_share", 0.0, 1.0),
+                                ("entity_floor", 0.0, 1.0), ("relation_weight", 0.0, None),
+                                ("chunk_edge_weight", 0.0, None), ("tol", 0.0, None)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ConfigurationError(f"{name} must be a finite number, got {value!r}")
+            if value < low or (high is not None and value > high):
+                raise ConfigurationError(f"{name} must be in [{low}, {high if high is not None else 'inf'}], got {value!r}")
+        for name, low in (("seed_top_k", 1), ("entity_vector_k", 0), ("max_entity_chunks", 1), ("max_iterations", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ConfigurationError(f"{name} must be an integer >= {low}, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class PageRankResult:
+    """The stationary mass of every node, and how much each entity sent into each chunk."""
+
+    mass: Mapping[str, float]
+    iterations: int
+    #: chunk id -> [(entity id, mass it sent into the chunk at the fixed point)], largest first
+    carried_by: Mapping[str, list[tuple[str, float]]]
+
+
+def personalized_pagerank(
+    edges: Sequence[tuple[str, str, float]],
+    out_degree: Mapping[str, float],
+    reset: Mapping[str, float],
+    *,
+    damping: float = 0.5,
+    max_iterations: int = 100,
+    tol: float = 1e-8,
+) -> tuple[dict[str, float], int, np.ndarray, list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Iterate ``p = (1 - damping) * r + damping * W p`` where ``W[v, u] = w(u, v) / out_degree[u]``.
+
+    ``edges`` are directed (give both directions for an undirected link); ``out_degree[u]``
+    is what ``u``'s outgoing weights are divided by (at least the sum of its outgoing weights
+    here: a larger value leaks the difference, the mass bound for nodes not in ``edges``).
+    ``reset`` is normalised to sum 1. Returns the mass per node and the iterations used, plus
+    the arrays the caller may reuse (final vector, node order, sources, targets, transition
+    weights).
+    """
+    nodes: list[str] = list(dict.fromkeys([n for e in edges for n in e[:2]] + list(reset)))
+    index = {n: i for i, n in enumerate(nodes)}
+    src = np.fromiter((index[e[0]] for e in edges), dtype=np.int64, count=len(edges))
+    dst = np.fromiter((index[e[1]] for e in edges), dtype=np.int64, count=len(edges))
+    weights = np.fromiter((float(e[2]) for e in edges), dtype=np.float64, count=len(edges))
+    degree = np.array([max(float(out_degree.get(n, 0.0)), 0.0) for n in nodes], dtype=np.float64)
+    sums = np.bincount(src, weights=weights, minlength=len(nodes)) if len(edges) else np.zeros(len(nodes))
+    degree = np.maximum(degree, sums)  # never more out than in: a too-small degree is the edges' sum
+    with np.errstate(divide="ignore", invalid="ignore"):
+        trans = np.where(degree[src] > 0, weights / degree[src], 0.0) if len(edges) else weights
+    r = np.array([max(float(reset.get(n, 0.0)), 0.0) for n in nodes], dtype=np.float64)
+    total = r.sum()
+    if total <= 0:
+        raise ConfigurationError("the reset vector has no mass")
+    r /= total
+    p = r.copy()
+    iterations = 0
+    for iterations in range(1, max_iterations + 1):
+        flow = np.bincount(dst, weights=trans * p[src], minlength=len(nodes)) if len(edges) else np.zeros(len(nodes))
+        nxt = (1.0 - damping) * r + damping * flow
+        delta = float(np.abs(nxt - p).sum())
+        p = nxt
+        if delta < tol:
+            break
+    return {n: float(p[i]) for i, n in enumerate(nodes)}, iterations, p, nodes, src, dst, trans
+
+
+def ppr_rank(hood: Neighbourhood, options: PPROptions) -> PageRankResult:
+    """Personalized PageRank over a neighbourhood, as the module docstring describes."""
+    edges: list[tuple[str, str, float]] = []
+    out_degree: dict[str, float] = {}
+    chunk_node = {c: "c:" + c for c in hood.chunk_degrees}
+    for chunk, degree in hood.chunk_degrees.items():
+        out_degree[chunk_node[chunk]] = float(degree)
+    for entity in hood.entities:
+        out_degree["e:" + entity] = 1.0  # df mentions of 1 / df each
+    for chunk, entity in hood.mentions:
+        if entity not in hood.entities:
+            continue
+        w = 1.0 / max(hood.entities[entity][1], 1)
+        c, e = chunk_node.get(chunk, "c:" + chunk), "e:" + entity
+        edges += [(c, e, w), (e, c, w)]
+    if options.chunk_edge_weight > 0:
+        for a, b, w in hood.chunk_edges:
+            x = options.chunk_edge_weight * float(w)
+            ca, cb = "c:" + a, "c:" + b
+            edges += [(ca, cb, x), (cb, ca, x)]
+            out_degree[ca] = out_degree.get(ca, 0.0) + x
+            out_degree[cb] = out_degree.get(cb, 0.0) + x
+    if options.relation_weight > 0:
+        for a, b, w in hood.relations:
+            if a in hood.entities and b in hood.entities:
+                x = options.relation_weight * float(w)
+                ea, eb = "e:" + a, "e:" + b
+                edges += [(ea, eb, x), (eb, ea, x)]
+                out_degree[ea] = out_degree.get(ea, 0.0) + x
+                out_degree[eb] = out_degree.get(eb, 0.0) + x
+
+    reset: dict[str, float] = {}
+    if hood.seeds:
+        cos = np.array([raw_cosine(s) for _, s in hood.seeds])
+        w = np.exp((cos - cos.max()) / options.temperature)
+        w /= w.sum()
+        share = 1.0 - options.entity_share if hood.query_entities else 1.0
+        for (chunk, _), x in zip(hood.seeds, w):
+            reset["c:" + chunk] = reset.get("c:" + chunk, 0.0) + share * float(x)
+    entity_weights = {
+        e: score / max(hood.entities.get(e, ("", 1))[1], 1) for e, _, score, _ in hood.query_entities
+    }
+    total = sum(entity_weights.values())
+    if total > 0:
+        share = options.entity_share if hood.seeds else 1.0
+        for e, x in entity_weights.items():
+            reset["e:" + e] = reset.get("e:" + e, 0.0) + share * x / total
+    if not reset:
+        return PageRankResult({}, 0, {})
+
+    mass, iterations, p, nodes, src, dst, trans = personalized_pagerank(
+        edges, out_degree, reset, damping=options.damping, max_iterations=options.max_iterations, tol=options.tol
+    )
+    carried: dict[str, list[tuple[str, float]]] = {}
+    for s, d, t in zip(src, dst, trans):
+        a, b = nodes[s], nodes[d]
+        if a.startswith("e:") and b.startswith("c:"):
+            carried.setdefault(b[2:], []).append((a[2:], options.damping * float(t) * float(p[s])))
+    for chunk in carried:
+        carried[chunk].sort(key=lambda x: (-x[1], x[0]))
+    return PageRankResult(
+        mass={n[2:]: m for n, m in mass.items() if n.startswith("c:")} | {n: m for n, m in mass.items() if n.startswith("e:")},
+        iterations=iterations,
+        carried_by=carried,
+    )
+
+
+class PPRRetriever(_Traced):
+    """Multi-hop retrieval by personalized PageRank over chunks and the entities they mention.
+
+    One round trip reads the neighbourhood, the walk runs in numpy, a second small read
+    fetches the ``top_k`` chunks. Needs a store with ``ppr_neighbourhood`` (``Neo4jStore``)
+    and an entity graph (``kgrag entities build``); without entities it ranks the seeds by
+    their vector scores alone (PageRank over no edges returns the reset vector).
+    """
+
+    kind = "ppr"
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: EmbeddingProvider,
+        *,
+        options: PPROptions | None = None,
+        filters: Sequence[ChunkFilter] = (),
+        tracer: TracerOption = None,
+        **option_overrides: Any,
+    ):
+        base = options or PPROptions()
+        self.options = dataclasses.replace(base, **option_overrides) if option_overrides else base
+        if not callable(getattr(store, "ppr_neighbourhood", None)):
+            raise ConfigurationError("PPRRetriever needs a store that reads a neighbourhood (Neo4jStore)")
+        self.store, self.embedder = store, embedder
+        self.filters, self.tracer = tuple(filters), check_tracer(tracer)
+
+    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+        _check_query(query, top_k)
+        with self._span(top_k=top_k) as sp:
+            out, ranked, hood = self._retrieve(query, top_k)
+            sp.set("result_count", len(out))
+            sp.set("iterations", ranked.iterations)
+            sp.set("neighbourhood", len(hood.chunk_degrees) + len(hood.entities))
+        return out
+
+    def _retrieve(self, query: str, top_k: int) -> tuple[list[RetrievalResult], PageRankResult, Neighbourhood]:
+        o = self.options
+        embedding = _embed_query(self.embedder, query)
+        hood: Neighbourhood = self.store.ppr_neighbourhood(  # type: ignore[attr-defined]
+            embedding,
+            seed_top_k=o.seed_top_k,
+            entity_keys=query_name_keys(query),
+            entity_vector_k=o.entity_vector_k,
+            entity_floor=o.entity_floor,
+            max_entity_chunks=o.max_entity_chunks,
+            chunk_edges=o.chunk_edge_weight > 0,
+            filters=self.filters,
+        )
+        ranked = ppr_rank(hood, o)
+        chunk_mass = sorted(
+            ((c, ranked.mass.get(c, 0.0)) for c in hood.chunk_degrees), key=lambda x: (-x[1], x[0])
+        )
+        top = [(c, m) for c, m in chunk_mass if m > 0][:top_k]
+        chunks = {c.id: c for c in self.store.get_chunks_by_ids([c for c, _ in top])} if top else {}
+        seeds = dict(hood.seeds)
+        seed_of_entity: dict[str, str] = {}
+        for chunk, entity in hood.mentions:  # the best seed mentioning each entity
+            if chunk in seeds and (entity not in seed_of_entity or seeds[chunk] > seeds[seed_of_entity[entity]]):
+                seed_of_entity[entity] = chunk
+        query_entity_ids = {e for e, *_ in hood.query_entities}
+        out: list[RetrievalResult] = []
+        for chunk_id, mass in top:
+            c = chunks.get(chunk_id)
+            if c is None:  # deleted between the two reads
+                continue
+            carriers = ranked.carried_by.get(chunk_id, [])[:3]
+            total = sum(m for _, m in ranked.carried_by.get(chunk_id, [])) or 1.0
+            context = []
+            explanation = []
+            for entity, flow in carriers:
+                name = hood.entities.get(entity, (entity, 0))[0]
+                origin = "the query" if entity in query_entity_ids else (seed_of_entity.get(entity) or "")
+                explanation.append(f"entity {name!r} carried {flow / total:.0%} of the mass it got from entities"
+                                   + (f" (named in {origin})" if origin == "the query" else ""))
+                if entity in seed_of_entity and seed_of_entity[entity] != chunk_id:
+                    context.append(EdgeContext(from_chunk_id=seed_of_entity[entity], relation="mentions",
+                                               description=f"shares the entity {name!r}", hops=2, weight=round(flow, 6)))
+            out.append(
+                RetrievalResult(
+                    id=c.id,
+                    content=c.content,
+                    score=mass,
+                    document_id=c.document_id,
+                    source=c.source,
+                    chunk_index=c.chunk_index,
+                    parent_id=c.parent_id,
+                    metadata=c.metadata,
+                    scores=ComponentScores(vector=seeds.get(chunk_id), graph=mass),
+                    graph_context=context,
+                    explanation=explanation,
+                )
+            )
+        return out, ranked, hood
