@@ -239,7 +239,7 @@ def _transactions(pending: Sequence[_Pending]) -> list[list[_Pending]]:
 #: the fewest candidates a vector search asks of the index: below about 100 the HNSW search
 #: misses exact nearest neighbours (measured on real text: 20 candidates find 95-99% of the
 #: exact top 5, 100 find all of them; bench/seed_recall.py)
-MIN_VECTOR_CANDIDATES = 100
+MIN_VECTOR_CANDIDATES = 200
 
 
 class DocumentsMixin:
