@@ -314,3 +314,73 @@ def test_a_large_document_is_staged_and_published_whole(store, driver, hashing_e
     assert orphan_chunks(driver, store.namespace) == 0
     assert duplicates(driver, store.namespace) == 0
     assert Ingestor(store, hashing_embedder, **options).ingest_text(changed, "big.txt").status == "unchanged"
+
+
+# -- cancellation, spans and cross-document edges in the folder path ------------------------------
+
+
+def test_a_cancelled_folder_writes_nothing_more_and_says_so_per_file(store, driver, hashing_embedder, tmp_path, monkeypatch):
+    import kgrag_neo4j.ingestion.ingestor as ingestor_module
+    from kgrag_neo4j.errors import Cancelled
+
+    monkeypatch.setattr(ingestor_module, "BATCH_CHUNKS", 3)
+    paths = _folder(tmp_path, 9)
+    events: list[tuple[str, dict]] = []
+    ingestor = Ingestor(store, hashing_embedder, tracer=lambda event, attrs: events.append((event, dict(attrs))))
+
+    def stop_after_first_batch(result) -> None:
+        if result.status == "new":
+            ingestor.cancel()  # the user cancels as the first results come in
+
+    results = ingestor.ingest_paths(paths, on_result=stop_after_first_batch)
+    written = [r for r in results if r.status == "new"]
+    cancelled = [r for r in results if isinstance(r.error, Cancelled)]
+    assert written and cancelled and len(written) + len(cancelled) == 9
+    assert len(written) <= 6  # at most the batch in flight and the one being prepared
+    assert set(documents(driver, store.namespace)) == {r.result.document_id for r in written}
+    assert all("cancelled" in str(r.error) for r in cancelled)
+    # one span for the run, with its counts
+    assert [e for e, _ in events] == ["ingest.paths.start", "ingest.paths.end"]
+    end = events[-1][1]
+    assert end["files"] == 9 and end["new"] == len(written) and end["failed"] == len(cancelled) and end["cancelled"] is True
+    ingestor.reset_cancel()
+    again = ingestor.ingest_paths(paths)
+    assert sorted(r.status for r in again) == sorted(["unchanged"] * len(written) + ["new"] * len(cancelled))
+
+
+def test_cross_document_edges_during_a_folder_ingest_complete_the_pending_hash(store, driver, hashing_embedder, tmp_path):
+    import json as _json
+
+    from kgrag_neo4j.types import PENDING_HASH_SUFFIX
+
+    class LinkFirstTwo:
+        def __init__(self):
+            self.calls = 0
+
+        def chat(self, messages, *, json_schema=None):
+            import re
+
+            self.calls += 1
+            found = re.findall(r"^\[([^\]]+)\]: ", messages[-1]["content"], re.MULTILINE)
+            return _json.dumps({"edges": [{"source": found[0], "target": found[1], "relation": "references",
+                                           "weight": 0.8, "description": "mentions it"}]})
+
+    texts = ["Graph databases store nodes and relationships.", "Graph databases store nodes and relationships too.",
+             "Graph databases keep nodes and their relationships."]
+    paths = []
+    for i, t in enumerate(texts):
+        p = tmp_path / f"g{i}.txt"
+        p.write_text(t)
+        paths.append(p)
+    chat = LinkFirstTwo()
+    graph = IngestGraphOptions(graph_extraction=chat, cross_document_edges=True)
+    results = Ingestor(store, hashing_embedder, graph=graph).ingest_paths(paths)
+    assert [r.status for r in results] == ["new"] * 3
+    assert chat.calls >= 1 and sum(r.result.edge_count for r in results) >= 1
+    chunk_ids = [c.id for r in results for c in store.list_document_chunks(r.result.document_id)]
+    cross = [e for e in store.get_edges(chunk_ids) if e.origin == "cross_document"]
+    assert cross and all(e.source_id != e.target_id for e in cross)
+    # every document got its final hash: a re-run calls them unchanged
+    hashes = {d.content_hash for d in store.list_documents()}
+    assert hashes and not any(h.endswith(PENDING_HASH_SUFFIX) for h in hashes)
+    assert [r.status for r in Ingestor(store, hashing_embedder, graph=graph).ingest_paths(paths)] == ["unchanged"] * 3
