@@ -51,11 +51,14 @@ _EXPORTS: dict[str, str] = {
     "TripleGraphRetriever": "retrieval.triples",
     "ScoreReranker": "retrieval.rerank", "LLMReranker": "retrieval.rerank",
     "format_knowledge": "retrieval.format", "KnowledgeTool": "retrieval.knowledge_tool",
+    "answer": "retrieval.answer", "aanswer": "retrieval.answer", "Answer": "retrieval.answer",
+    "Citation": "retrieval.answer",
     # providers
     "HashingEmbedder": "providers.hashing", "WordLlamaEmbedder": "providers.wordllama",
     "SentenceTransformerEmbedder": "providers.sentence_transformers",
     "CohereEmbedder": "providers.cohere", "CohereChat": "providers.cohere", "CohereReranker": "providers.cohere",
-    "select_embedder": "providers.select",
+    "OpenAIEmbedder": "providers.openai", "OpenAIChat": "providers.openai",
+    "select_embedder": "providers.select", "select_chat": "providers.select",
     # entities, communities, triples
     "OfflineEntityExtractor": "entities.extract_offline", "LLMEntityExtractor": "entities.extract_llm",
     "Triple": "triples.model", "GraphBuffer": "triples.buffer",

@@ -74,7 +74,8 @@ def namespace() -> str:
 @pytest.fixture
 def store(driver, neo4j_settings, schema_ready, namespace) -> Iterator[Neo4jStore]:
     """A store on the shared server in a namespace of its own."""
-    s = Neo4jStore(driver, namespace=namespace, database=neo4j_settings.database)
+    # settings: the async reads (aretrieve) open their own AsyncDriver per event loop
+    s = Neo4jStore(driver, namespace=namespace, database=neo4j_settings.database, settings=neo4j_settings)
     yield s
     s.close()
 

@@ -100,9 +100,14 @@ class BrowserPage:
 
     def wait_for(self, ready, what: str) -> None:
         deadline = time.monotonic() + WAIT
+        from selenium.common.exceptions import StaleElementReferenceException
+
         while time.monotonic() < deadline:
-            if ready():
-                return
+            try:
+                if ready():
+                    return
+            except StaleElementReferenceException:
+                pass  # Browser redrew the frame between finding an element and reading it
             time.sleep(0.25)
         self.screenshot("timeout")
         raise AssertionError(f"Neo4j Browser: {what} did not finish within {WAIT}s")

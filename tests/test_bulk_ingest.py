@@ -334,7 +334,7 @@ def test_a_cancelled_folder_writes_nothing_more_and_says_so_per_file(store, driv
 
     results = ingestor.ingest_paths(paths, on_result=stop_after_first_batch)
     written = [r for r in results if r.status == "new"]
-    cancelled = [r for r in results if isinstance(r.error, Cancelled)]
+    cancelled = [r for r in results if isinstance(r.exception, Cancelled)]
     assert written and cancelled and len(written) + len(cancelled) == 9
     assert len(written) <= 6  # at most the batch in flight and the one being prepared
     assert set(documents(driver, store.namespace)) == {r.result.document_id for r in written}

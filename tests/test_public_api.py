@@ -28,7 +28,7 @@ def test_unknown_names_raise_attribute_error():
 def test_import_loads_no_vendor_sdk_or_model():
     code = (
         "import sys, kgrag_neo4j; kgrag_neo4j.Neo4jStore; kgrag_neo4j.GraphRetriever; kgrag_neo4j.Ingestor;"
-        "print(sorted(m for m in ('cohere', 'wordllama', 'torch', 'sentence_transformers') if m in sys.modules))"
+        "print(sorted(m for m in ('cohere', 'wordllama', 'torch', 'sentence_transformers', 'openai', 'llama_index', 'mcp') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -29,7 +29,7 @@ def _register() -> None:
     # capability commands register themselves when their modules exist
     import importlib
 
-    for name in ("ingest_cmd", "docs_cmd", "search_cmd", "edges_cmd", "graph_cmd", "entities_cmd", "communities_cmd"):
+    for name in ("ingest_cmd", "docs_cmd", "search_cmd", "ask_cmd", "edges_cmd", "graph_cmd", "entities_cmd", "communities_cmd", "mcp_cmd"):
         try:
             module = importlib.import_module(f"{__name__}.{name}")
         except ModuleNotFoundError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from .ask_cmd import chat_model, llm_option
 from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
 
 
@@ -17,18 +18,30 @@ def register(cli: click.Group) -> None:
     @click.option("--levels", type=int, default=2, show_default=True, help="Hierarchy levels (0 = finest).")
     @click.option("--resolution", type=float, default=1.0, show_default=True, help="Leiden resolution (higher: smaller communities).")
     @click.option("--seed", type=int, default=42, show_default=True, help="Random seed (same seed, same communities).")
+    @llm_option
+    @click.option("--workers", type=click.IntRange(min=1), default=4, show_default=True, help="With --llm: reports written at once.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @pass_app
     @handle_errors
-    def build(app: AppContext, namespace, levels, resolution, seed, as_json) -> None:
-        """Cluster the entities with Leiden and store communities with extractive reports,
-        replacing the previous ones in one transaction.
+    def build(app: AppContext, namespace, levels, resolution, seed, llm, workers, as_json) -> None:
+        """Cluster the entities with Leiden and store communities with their reports
+        (extractive, or written by a chat model with --llm), replacing the previous ones in
+        one transaction.
 
-        Example: kgrag communities build --levels 2 --resolution 1.0
+        Example: kgrag communities build --levels 2 --llm openai
         """
         from ..communities.build import build_communities
 
-        summary = build_communities(app.store(namespace), levels=levels, resolution=resolution, seed=seed)
+        chat = chat_model(llm) if llm else None
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if chat is not None and (done == total or done % 10 == 0):
+                click.echo(f"{stage}: {done}/{total}", err=True)
+
+        summary = build_communities(
+            app.store(namespace), levels=levels, resolution=resolution, seed=seed, chat=chat, workers=workers,
+            progress=progress,
+        )  # fmt: skip
         if as_json:
             emit_json(summary.as_dict())
             return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from .ask_cmd import chat_model, llm_on_command_line, llm_option
 from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
 
 
@@ -19,11 +20,11 @@ def register(cli: click.Group) -> None:
     @click.option("--similarity/--no-similarity", default=True, show_default=True, help="similar_to edges (no LLM).")
     @click.option("--similarity-threshold", type=float, default=0.75, show_default=True)
     @click.option("--similarity-top-k", type=int, default=5, show_default=True)
-    @click.option("--extract-graph", is_flag=True, help="LLM edges within documents (Cohere chat).")
+    @click.option("--extract-graph", is_flag=True, help="LLM edges within documents (the chat model of --llm).")
     @click.option("--graph-batch-size", type=int, default=5, show_default=True, help="Chunks per LLM extraction call.")
     @click.option("--graph-batch-overlap", type=int, default=0, show_default=True, help="Chunks shared by consecutive LLM calls.")
     @click.option("--graph-workers", type=int, default=3, show_default=True, help="Concurrent LLM calls.")
-    @click.option("--cross-document", is_flag=True, help="LLM edges across documents (Cohere chat).")
+    @click.option("--cross-document", is_flag=True, help="LLM edges across documents (the chat model of --llm).")
     @click.option("--cross-document-threshold", type=float, default=0.5, show_default=True, help="Minimum cosine of a cross-document candidate.")
     @click.option("--cross-document-max-pairs", type=int, default=3, show_default=True, help="Candidates per chunk from other documents.")
     @click.option("--cross-document-batch-size", type=int, default=5, show_default=True, help="Chunks per cross-document LLM call.")
@@ -32,6 +33,7 @@ def register(cli: click.Group) -> None:
     @click.option("--entity-edges-per-chunk", type=int, default=10, show_default=True, help="Heaviest entity links kept per chunk.")
     @click.option("--min-edge-weight", type=float, default=0.0, show_default=True, help="Edges lighter than this are dropped (every source).")
     @click.option("--max-edges-per-chunk", type=int, default=0, show_default=True, help="Heaviest edges kept per chunk; 0 = all.")
+    @llm_option
     @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="Embedder the namespace was ingested with.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @pass_app
@@ -39,7 +41,7 @@ def register(cli: click.Group) -> None:
     def build(app: AppContext, namespace, documents, sequence, similarity, similarity_threshold, similarity_top_k,
               extract_graph, graph_batch_size, graph_batch_overlap, graph_workers, cross_document,
               cross_document_threshold, cross_document_max_pairs, cross_document_batch_size, entity_edges,
-              entity_edge_max_chunks, entity_edges_per_chunk, min_edge_weight, max_edges_per_chunk, embedder,
+              entity_edge_max_chunks, entity_edges_per_chunk, min_edge_weight, max_edges_per_chunk, llm, embedder,
               as_json) -> None:
         """Build sequence / similarity / LLM / cross-document / entity edges for stored documents.
 
@@ -63,11 +65,9 @@ def register(cli: click.Group) -> None:
             unused = [f for f in flags if _given(ctx, f)] if not on else []
             if unused:
                 raise click.UsageError(", ".join("--" + f.replace("_", "-") for f in unused) + f" need(s) {needs}")
-        chat = None
-        if extract_graph or cross_document:
-            from ..providers.cohere import CohereChat
-
-            chat = CohereChat()
+        if llm_on_command_line(ctx) and not (extract_graph or cross_document):
+            raise click.UsageError("--llm chooses the model of --extract-graph / --cross-document; add one of them")
+        chat = chat_model(llm) if extract_graph or cross_document else None
         graph = IngestGraphOptions(
             graph_extraction=chat if extract_graph else None, graph_batch_size=graph_batch_size,
             graph_batch_overlap=graph_batch_overlap, graph_extraction_workers=graph_workers,

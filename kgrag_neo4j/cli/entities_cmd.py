@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ..errors import InputError
+from .ask_cmd import chat_model, llm_option
 from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
 
 
@@ -26,27 +28,48 @@ def register(cli: click.Group) -> None:
     @click.option("--document", "documents", multiple=True, help="Only this document id (repeatable; default: all).")
     @click.option("--merge-threshold", type=float, help="Also merge same-type entities whose description embeddings have at least this cosine.")
     @click.option("--batch-size", type=int, default=64, show_default=True, help="Texts per embedding call.")
-    @click.option("--names", "names_file", type=click.Path(dir_okay=False), help="A file of names to find in every chunk, one per line (a gazetteer).")
-    @click.option("--titles/--no-titles", default=True, show_default=True, help="Document titles are names too (found wherever the text writes them).")
+    @llm_option
+    @click.option("--entity-types", help="With --llm: the entity types to extract, comma-separated (others are dropped).")
+    @click.option("--relation-types", help="With --llm: the relationship types to extract, comma-separated (others are dropped).")
+    @click.option("--schema", "schema_file", type=click.Path(dir_okay=False), help='With --llm: a JSON file {"entity_types": [...] or {NAME: description}, "relation_types": ...}.')
+    @click.option("--names", "names_file", type=click.Path(dir_okay=False), help="A file of names to find in every chunk, one per line (a gazetteer; offline extraction).")
+    @click.option("--titles/--no-titles", default=True, show_default=True, help="Document titles are names too (found wherever the text writes them; offline extraction).")
     @click.option("--entity-edges/--no-entity-edges", default=True, show_default=True, help="Link chunks that share a rare entity (references edges, which graph search follows).")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @pass_app
     @handle_errors
-    def build(app: AppContext, namespace, embedder, documents, merge_threshold, batch_size, names_file, titles,
-              entity_edges, as_json) -> None:
-        """Extract entities from the stored chunks (offline, no model), embed and store them.
+    def build(app: AppContext, namespace, embedder, documents, merge_threshold, batch_size, llm, entity_types,
+              relation_types, schema_file, names_file, titles, entity_edges, as_json) -> None:
+        """Extract entities from the stored chunks, embed and store them: offline (no model),
+        or with a chat model (--llm) and, if given, your entity and relationship types.
 
         Idempotent: re-running over the same chunks changes nothing.
 
-        Example: kgrag entities build --namespace docs --embedder hashing
+        Example: kgrag entities build --llm openai --entity-types PERSON,COMPANY --relation-types WORKS_FOR
         """
         from ..entities.pipeline import build_entities
         from ..providers.select import describe_embedder, select_embedder
 
+        extractor = None
+        declared = entity_types or relation_types or schema_file
+        if declared and not llm:
+            raise InputError(
+                "--entity-types, --relation-types and --schema need --llm: the offline extractor has its own types"
+            )
+        titles_given = click.get_current_context().get_parameter_source("titles") == click.core.ParameterSource.COMMANDLINE
+        if llm and (names_file or titles_given):
+            raise InputError(
+                "--names and --titles/--no-titles are for the offline extractor: with --llm the model reads the text itself"
+            )
+        if llm:
+            from ..entities.extract_llm import ExtractionSchema, LLMEntityExtractor
+
+            schema = ExtractionSchema.from_file(schema_file) if schema_file else ExtractionSchema()
+            schema = schema.merged(ExtractionSchema(entity_types or (), relation_types or ()))
+            options = {"entity_types": schema.entity_types, "relation_types": schema.relation_types, "strict_types": True} if schema else {}
+            extractor = LLMEntityExtractor(chat_model(llm), namespace=namespace, **options)
         names: list[str] = []
         if names_file:
-            from ..errors import InputError
-
             try:
                 raw = Path(names_file).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
@@ -57,6 +80,7 @@ def register(cli: click.Group) -> None:
         result = build_entities(
             app.store(namespace),
             chosen,
+            extractor=extractor,
             document_ids=list(documents) or None,
             batch_size=batch_size,
             merge_threshold=merge_threshold,

@@ -85,6 +85,55 @@ def register(cli: click.Group) -> None:
         else:
             click.echo(format_status(info))
 
+    @graph.command("add")
+    @click.argument("triple", nargs=-1)
+    @click.option("--file", "file_", type=click.Path(dir_okay=False, allow_dash=True), help="Triples to add: Subject|predicate|Object lines or a JSON list ('-': stdin).")
+    @click.option("--predicate", "predicates", multiple=True, help="Declare a predicate beyond the nine built-in ones (repeatable; lower_snake_case).")
+    @click.option("--meta", "meta", multiple=True, help="KEY=VALUE metadata on every triple added (repeatable).")
+    @namespace_option
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    @handle_errors
+    def add(app: AppContext, triple, file_, predicates, meta, namespace, as_json) -> None:
+        """Add triples (SUBJECT PREDICATE OBJECT, or --file), all in one transaction.
+
+        The predicate is one of the nine built-in ones (related_to, caused_by, resolved_by,
+        follows, similar_to, contains, in_session, reflects_on, learned_from) or one declared
+        with --predicate. A file with any bad line adds nothing and names the line.
+
+        Example: kgrag graph add "error:timeout" resolved_by "fix:raise pool size" --meta session=s1
+        """
+        from ..errors import InputError
+        from ..triples.model import PredicateRegistry, Triple, parse_triples
+
+        registry = PredicateRegistry([p.strip().lower() for p in predicates])
+        metadata = {}
+        for item in meta:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise InputError(f"--meta takes KEY=VALUE, got {item!r}")
+            metadata[key.strip()] = value
+        if triple and file_:
+            raise InputError("give one triple as SUBJECT PREDICATE OBJECT or --file, not both")
+        if file_:
+            text = click.open_file(file_, encoding="utf-8").read()
+            parsed = parse_triples(text, registry)
+            if parsed.problems:
+                raise InputError(f"{file_}: {parsed.dropped} bad line(s), nothing added; first: {parsed.problems[0]}")
+            triples = [Triple(t.subject, t.predicate, t.object, {**dict(t.metadata), **metadata}) for t in parsed]
+            if not triples:
+                raise InputError(f"{file_} holds no triples")
+        elif len(triple) == 3:
+            subject, predicate, object_ = triple
+            triples = [Triple(subject.strip(), registry.validate(predicate), object_.strip(), metadata)]
+        else:
+            raise InputError(f"give SUBJECT PREDICATE OBJECT (3 values, got {len(triple)}) or --file")
+        written = app.store(namespace).add_triples(triples, registry=registry)
+        if as_json:
+            emit_json({"namespace": namespace, "added": written, "predicates": sorted({t.predicate for t in triples})})
+        else:
+            click.echo(f"added {written} triple{'s' if written != 1 else ''} to namespace {namespace!r}")
+
     @graph.command("query")
     @click.option("--subject", help="Subject name (compared normalised: case and spacing ignored).")
     @click.option("--predicate", help="Predicate, e.g. caused_by: one of the known predicates or one the namespace uses.")

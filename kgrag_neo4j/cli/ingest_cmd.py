@@ -7,13 +7,8 @@ import time
 
 import click
 
+from .ask_cmd import chat_model, llm_on_command_line, llm_option
 from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
-
-
-def _chat_provider():
-    from ..providers.cohere import CohereChat
-
-    return CohereChat()
 
 
 def register(cli: click.Group) -> None:
@@ -28,7 +23,8 @@ def register(cli: click.Group) -> None:
     @click.option("--similarity-edges", is_flag=True, help="similar_to edges to the nearest chunks (no LLM).")
     @click.option("--similarity-threshold", type=float, default=0.75, show_default=True, help="Minimum cosine of a similar_to edge.")
     @click.option("--similarity-top-k", type=int, default=5, show_default=True, help="similar_to edges per chunk at most.")
-    @click.option("--extract-graph", is_flag=True, help="LLM edge extraction (Cohere chat; needs CO_API_KEY).")
+    @click.option("--extract-graph", is_flag=True, help="LLM edge extraction between chunks, with the chat model of --llm.")
+    @llm_option
     @click.option("--graph-batch-size", type=int, default=5, show_default=True, help="Chunks per LLM extraction call.")
     @click.option("--graph-batch-overlap", type=int, default=0, show_default=True, help="Chunks shared by consecutive LLM calls.")
     @click.option("--graph-workers", type=int, default=3, show_default=True, help="Concurrent LLM extraction calls.")
@@ -40,7 +36,7 @@ def register(cli: click.Group) -> None:
     @handle_errors
     def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, batch_size, sequence_edges,
                similarity_edges, similarity_threshold, similarity_top_k, extract_graph, graph_batch_size,
-               graph_batch_overlap, graph_workers, cross_document, min_edge_weight, max_edges_per_chunk, as_json) -> None:
+               graph_batch_overlap, graph_workers, cross_document, llm, min_edge_weight, max_edges_per_chunk, as_json) -> None:
         """Ingest files, folders (recursive) and globs, many documents per transaction. A
         failing file is reported and the others go on; the exit code is 1 when any failed.
 
@@ -63,12 +59,14 @@ def register(cli: click.Group) -> None:
             if unused:
                 names = ", ".join("--" + f.replace("_", "-") for f in unused)
                 raise click.UsageError(f"{names} need(s) {needs}")
+        if llm_on_command_line(ctx) and not extract_graph:
+            raise click.UsageError("--llm chooses the model of --extract-graph; add --extract-graph (or drop --llm)")
         registry = ExtractorRegistry.default()
         files = expand_paths(paths, extensions=registry.extensions)
         emb = select_embedder(embedder)
         click.echo(f"embedder: {describe_embedder(emb)}", err=True)
         graph = IngestGraphOptions(
-            graph_extraction=_chat_provider() if extract_graph else None,
+            graph_extraction=chat_model(llm) if extract_graph else None,
             graph_batch_size=graph_batch_size,
             graph_batch_overlap=graph_batch_overlap,
             graph_extraction_workers=graph_workers,
@@ -89,7 +87,7 @@ def register(cli: click.Group) -> None:
         def report(outcome) -> None:
             counts[outcome.status] += 1
             if outcome.error is not None and not as_json:
-                click.echo(f"failed: {outcome.path}: {outcome.error}", err=True)
+                click.echo(f"failed: {outcome.path}: {outcome.exception}", err=True)
             if bar is not None:
                 bar.update(1)
 
@@ -98,8 +96,7 @@ def register(cli: click.Group) -> None:
         rows = []
         for outcome in outcomes:
             if outcome.error is not None:
-                rows.append({"path": outcome.path, "status": "failed",
-                             "error": f"{type(outcome.error).__name__}: {outcome.error}"})
+                rows.append({"path": outcome.path, "status": "failed", "error": outcome.error})
                 continue
             r = outcome.result
             rows.append({"path": outcome.path, "status": r.status, "document_id": r.document_id,

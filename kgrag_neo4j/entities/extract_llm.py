@@ -15,6 +15,9 @@ Nothing the model says is trusted. Validation mirrors the chunk-edge rules:
   ``known_entities`` (``unknown_endpoint``); a relation of an entity to itself is dropped
   (``self_relation``); a strength that is not a number in [0, 1] is dropped (``bad_strength``);
   a missing strength counts as 1.0, GraphRAG's default weight;
+- with ``strict_types`` (the user declared the types), an entity whose type is not one of
+  ``entity_types`` is dropped (``unknown_entity_type``), and so is a relationship whose type
+  is not one of ``relation_types`` (``unknown_relation_type``);
 - a batch whose call fails or whose reply is not the JSON above is logged at WARNING and
   skipped (``failed_batch``); the other batches still count.
 
@@ -41,9 +44,10 @@ from .model import (
     finite_unit,
     merge_results,
     normalise_name,
+    normalise_type,
 )
 
-__all__ = ["DEFAULT_ENTITY_TYPES", "LLMEntityExtractor", "TextUnit", "parse_json_reply"]
+__all__ = ["DEFAULT_ENTITY_TYPES", "ExtractionSchema", "LLMEntityExtractor", "TextUnit", "parse_json_reply"]
 
 DEFAULT_ENTITY_TYPES = ("PERSON", "ORGANIZATION", "LOCATION", "EVENT", "CONCEPT", "OTHER")
 
@@ -100,6 +104,70 @@ def _relation_type(value: Any) -> str:
     return text or "RELATED_TO"
 
 
+def _type_name(value: Any) -> str:
+    """Entity and relation types are UPPER_SNAKE_CASE: ``works for`` -> ``WORKS_FOR``."""
+    text = value if isinstance(value, str) else ""
+    return _NON_WORD.sub("_", unicodedata.normalize("NFKC", text)).strip("_").upper()
+
+
+class ExtractionSchema:
+    """The entity and relation types a user declares, each with an optional description
+    (shown to the model). Read from ``--entity-types A,B`` / ``--relation-types X,Y`` or a JSON
+    file ``{"entity_types": [...] | {name: description}, "relation_types": ...}``."""
+
+    def __init__(
+        self, entity_types: Mapping[str, str] | Sequence[str] = (), relation_types: Mapping[str, str] | Sequence[str] = ()
+    ) -> None:
+        self.entity_types = self._names("entity_types", entity_types)
+        self.relation_types = self._names("relation_types", relation_types)
+
+    @staticmethod
+    def _names(label: str, value: Any) -> dict[str, str]:
+        if isinstance(value, str):
+            value = [v for v in value.split(",")]
+        if isinstance(value, Mapping):
+            items = [(k, v) for k, v in value.items()]
+        elif isinstance(value, (list, tuple)):
+            items = [(k, "") for k in value]
+        else:
+            raise ConfigurationError(f"{label} must be a list of names or a map of name to description")
+        out: dict[str, str] = {}
+        for raw, description in items:
+            name = _type_name(raw)
+            if not name:
+                if isinstance(raw, str) and not raw.strip():
+                    continue
+                raise ConfigurationError(f"{label}: {raw!r} is not a type name")
+            if not isinstance(description, str):
+                raise ConfigurationError(f"{label}: the description of {name} must be text")
+            out[name] = description.strip()
+        return out
+
+    @classmethod
+    def from_file(cls, path: str) -> "ExtractionSchema":
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except OSError as exc:
+            raise ConfigurationError(f"cannot read the schema file {path}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise ConfigurationError(f"the schema file {path} is not JSON: {exc}") from None
+        if not isinstance(data, dict) or not set(data) <= {"entity_types", "relation_types"} or not data:
+            raise ConfigurationError(
+                f"the schema file {path} must be a JSON object with entity_types and/or relation_types"
+            )
+        return cls(data.get("entity_types", ()), data.get("relation_types", ()))
+
+    def merged(self, other: "ExtractionSchema") -> "ExtractionSchema":
+        return ExtractionSchema({**self.entity_types, **other.entity_types}, {**self.relation_types, **other.relation_types})
+
+    def __bool__(self) -> bool:
+        return bool(self.entity_types or self.relation_types)
+
+    def as_dict(self) -> dict[str, dict[str, str]]:
+        return {"entity_types": dict(self.entity_types), "relation_types": dict(self.relation_types)}
+
+
 _SYSTEM_PROMPT = """\
 You extract a knowledge graph from text.
 Answer with JSON only, exactly of this form:
@@ -108,11 +176,11 @@ Answer with JSON only, exactly of this form:
                     "description": "..."}}]}}
 Rules:
 - name: the entity as written in the text (people, organizations, places, events, concepts).
-- type: one of {types}, or a more specific UPPER_SNAKE_CASE type.
+- type: {type_rule}
 - description: one sentence about the entity, from the text only.
 - chunk_ids: the ids of the chunks (the [chunk_id: ...] headers) that mention the entity.
 - relationships only between entity names you listed (or the known entities given);
-  type is a short UPPER_SNAKE_CASE label (ALLY, WORKS_FOR, LOCATED_IN, ...);
+  type: {relation_rule};
   strength is a number from 0 (weak) to 1 (strong).
 - never relate an entity to itself; do not invent facts that are not in the text."""
 
@@ -168,7 +236,9 @@ class LLMEntityExtractor:
         workers: int = 3,
         logger: logging.Logger | None = None,
         namespace: str = "default",
-        entity_types: Sequence[str] = DEFAULT_ENTITY_TYPES,
+        entity_types: Sequence[str] | Mapping[str, str] = DEFAULT_ENTITY_TYPES,
+        relation_types: Sequence[str] | Mapping[str, str] = (),
+        strict_types: bool = False,
         max_known_in_prompt: int = 50,
     ) -> None:
         if not callable(getattr(chat, "chat", None)):
@@ -181,7 +251,15 @@ class LLMEntityExtractor:
         self.batch_size = batch_size
         self.workers = workers
         self.namespace = namespace
-        self.entity_types = tuple(entity_types)
+        schema = ExtractionSchema(entity_types, relation_types)
+        if strict_types and not schema:
+            raise ConfigurationError("strict_types needs entity_types or relation_types to keep to")
+        self.entity_types = tuple(schema.entity_types)
+        self.relation_types = tuple(schema.relation_types)
+        self._descriptions = {**schema.entity_types, **schema.relation_types}
+        self.strict_types = strict_types
+        # stored types go through the model's aliases (COMPANY is stored as ORGANIZATION)
+        self._canonical_types = {normalise_type(t) for t in self.entity_types}
         self.max_known_in_prompt = max_known_in_prompt
         self.logger = logger or logging.getLogger(__name__)
 
@@ -211,7 +289,7 @@ class LLMEntityExtractor:
         self, batch: Sequence[TextUnit], known: Mapping[str, Entity] | None = None
     ) -> list[dict[str, str]]:
         """The prompt for one batch (public so callers can inspect or log it)."""
-        system = _SYSTEM_PROMPT.format(types=", ".join(self.entity_types))
+        system = _SYSTEM_PROMPT.format(type_rule=self._rule(self.entity_types, "entity"), relation_rule=self._rule(self.relation_types, "relation"))
         parts = [f"[chunk_id: {c.id}]\n{c.content.strip()}" for c in batch]
         user = "Chunks:\n\n" + "\n\n".join(parts)
         if known:
@@ -219,12 +297,31 @@ class LLMEntityExtractor:
             user += "\n\nKnown entities you may relate to: " + "; ".join(names)
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
+    def _rule(self, names: Sequence[str], kind: str) -> str:
+        listed = ", ".join(f"{n} ({self._descriptions[n]})" if self._descriptions.get(n) else n for n in names)
+        if not names:
+            return "a short UPPER_SNAKE_CASE label (ALLY, WORKS_FOR, LOCATED_IN, ...)"
+        if self.strict_types:
+            return f"exactly one of {listed}; leave out any {kind} that fits none of them"
+        return f"one of {listed}, or a more specific UPPER_SNAKE_CASE type"
+
+    def _schema(self) -> Mapping[str, Any]:
+        """The JSON schema sent with the prompt: with strict types, the types are enums."""
+        if not self.strict_types:
+            return _JSON_SCHEMA
+        schema = json.loads(json.dumps(_JSON_SCHEMA))
+        if self.entity_types:
+            schema["properties"]["entities"]["items"]["properties"]["type"]["enum"] = list(self.entity_types)
+        if self.relation_types:
+            schema["properties"]["relationships"]["items"]["properties"]["type"]["enum"] = list(self.relation_types)
+        return schema
+
     def _run_batch(self, batch: Sequence[TextUnit], known: Mapping[str, Entity]) -> ExtractionResult:
         ids = [c.id for c in batch]
         try:
             # Any failure of the provider call, whatever its type, costs one batch only.
             try:
-                reply = self.chat.chat(self.messages(batch, known), json_schema=_JSON_SCHEMA)
+                reply = self.chat.chat(self.messages(batch, known), json_schema=self._schema())
             except KgragError:
                 raise
             except Exception as exc:  # noqa: BLE001 - third-party provider code
@@ -288,6 +385,9 @@ class LLMEntityExtractor:
                 continue
             chunk_ids.sort(key=order.__getitem__)
             type_ = item.get("type") if isinstance(item.get("type"), str) else None
+            if self.strict_types and self.entity_types and normalise_type(type_) not in self._canonical_types:
+                drop("unknown_entity_type")
+                continue
             description = item.get("description")
             entity = Entity.create(
                 name,
@@ -308,6 +408,10 @@ class LLMEntityExtractor:
             if not isinstance(item, dict):
                 drop("malformed")
                 continue
+            relation_type = _relation_type(item.get("type"))
+            if self.strict_types and self.relation_types and relation_type not in self.relation_types:
+                drop("unknown_relation_type")
+                continue
             src, dst = item.get("source"), item.get("target")
             src_e = self._resolve(src, by_key, known)
             dst_e = self._resolve(dst, by_key, known)
@@ -327,7 +431,7 @@ class LLMEntityExtractor:
                 EntityRelation(
                     source_id=src_e.id,
                     target_id=dst_e.id,
-                    type=_relation_type(item.get("type")),
+                    type=relation_type,
                     weight=strength,
                     description=description.strip() if isinstance(description, str) else "",
                 )

@@ -63,14 +63,24 @@ BATCH_CHUNKS = 1_000
 EDGE_PAGE_DOCUMENTS = 200
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class FileResult:
-    """What ``Ingestor.ingest_paths`` did with one file: its ``result``, or the ``error`` that
-    refused it (then nothing of it was written)."""
+    """What ``Ingestor.ingest_paths`` (or ``aingest_paths``) did with one file: its
+    ``result``, or the error that refused it (then nothing of it was written): ``error`` as
+    one line (``"InputError: ..."``), ``exception`` the error itself."""
 
     path: str
     result: IngestResult | None = None
-    error: KgragError | None = None
+    error: str | None = None
+    exception: KgragError | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def failed(cls, path: str, exc: KgragError) -> "FileResult":
+        return cls(path, error=f"{type(exc).__name__}: {exc}", exception=exc)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
 
     @property
     def status(self) -> str:
@@ -288,6 +298,32 @@ class Ingestor:
                               metadata=metadata)
         return self._one(doc)
 
+    async def aingest_paths(
+        self, paths: Sequence[str | os.PathLike[str]], *, content_type: str | None = None
+    ) -> list[FileResult]:
+        """Ingest files, folders (recursive) and globs without blocking the event loop:
+        ``ingest_paths`` (many documents per transaction) runs in a worker thread (writes are
+        transactions on the sync driver; the loop stays free meanwhile). A file that fails is
+        reported in its ``FileResult`` and the others go on. Cancelling the task cancels the
+        ingestor (``cancel()``: files not yet written are not written) and stops; an ingestor
+        cancelled otherwise raises ``Cancelled``; ``reset_cancel()`` makes it usable again."""
+        import asyncio
+
+        from .files import expand_paths
+
+        if isinstance(paths, (str, os.PathLike)):
+            raise InputError("aingest_paths takes a list of paths, not one path")
+        files = expand_paths([os.fspath(p) for p in paths], extensions=self.extractors.extensions)
+        try:
+            out = await asyncio.to_thread(self.ingest_paths, files, content_type=content_type)
+        except asyncio.CancelledError:
+            self.cancel_event.set()  # the run in its thread stops as cancel() would stop it
+            raise
+        stopped = next((r.exception for r in out if isinstance(r.exception, Cancelled)), None)
+        if stopped is not None:
+            raise stopped
+        return out
+
     def ingest_reader(
         self,
         reader: BinaryIO | io.RawIOBase,
@@ -354,7 +390,8 @@ class Ingestor:
 
         def finish(docs: Sequence[_Doc]) -> None:
             for d in docs:
-                out[d.position] = FileResult(path=out[d.position].path, result=d.result, error=d.error)
+                path = out[d.position].path
+                out[d.position] = FileResult.failed(path, d.error) if d.error is not None else FileResult(path, result=d.result)
                 if on_result is not None:
                     on_result(out[d.position])
 

@@ -10,13 +10,15 @@ constructed or first used.
 | ``WordLlamaEmbedder`` (default) | ``wordllama`` (core dependency) | no |
 | ``SentenceTransformerEmbedder`` | extra ``local`` | no |
 | ``CohereEmbedder``, ``CohereChat``, ``CohereReranker`` | extra ``cohere`` + API key | yes |
+| ``OpenAIEmbedder``, ``OpenAIChat`` (OpenAI, Azure, Ollama, vLLM, LM Studio) | extra ``openai`` + key or base URL | yes |
 """
 
 from __future__ import annotations
 
 from .cohere import CohereChat, CohereEmbedder, CohereReranker
 from .hashing import HashingEmbedder
-from .select import EMBEDDER_NAMES, describe_embedder, select_embedder
+from .openai import OpenAIChat, OpenAIEmbedder
+from .select import CHAT_NAMES, EMBEDDER_NAMES, describe_chat, describe_embedder, select_chat, select_embedder
 from .sentence_transformers import SentenceTransformerEmbedder
 from .wordllama import WordLlamaEmbedder
 
@@ -24,10 +26,15 @@ __all__ = [
     "CohereChat",
     "CohereEmbedder",
     "CohereReranker",
+    "CHAT_NAMES",
     "EMBEDDER_NAMES",
     "HashingEmbedder",
+    "OpenAIChat",
+    "OpenAIEmbedder",
     "SentenceTransformerEmbedder",
     "WordLlamaEmbedder",
+    "describe_chat",
     "describe_embedder",
+    "select_chat",
     "select_embedder",
 ]

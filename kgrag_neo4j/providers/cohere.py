@@ -1,7 +1,7 @@
 """Cohere embeddings, chat and rerank through the official ``cohere`` SDK (extra ``cohere``).
 
 The SDK is imported when a provider is constructed, never when this module is. Every call
-goes through one retry loop (``_CohereProvider._call``) with the SDK's own retries turned off,
+goes through the shared retry loop (``providers._retry.RetryingProvider._call``) with the SDK's own retries turned off,
 so the policy is ours alone: exponential backoff with jitter on 429, 5xx, timeouts and failed
 connections; no retry on any other 4xx. SDK and transport errors leave as
 ``kgrag_neo4j.errors`` classes. The API key never appears in a repr or an error message.
@@ -12,21 +12,14 @@ from __future__ import annotations
 import logging
 import math
 import os
-import random
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
-from ..errors import (
-    ConfigurationError,
-    InputError,
-    ProviderError,
-    ProviderResponseError,
-    ProviderTimeout,
-    RateLimitError,
-)
+from ..errors import ConfigurationError, InputError
 from ..protocols import InputType
 from ..types import RetrievalResult
+from ._retry import Failure, RetryingProvider, Secret, backoff_delay, body_detail, check_messages, retry_after_seconds
 from ._texts import check_input_type, check_texts
 
 __all__ = [
@@ -51,7 +44,6 @@ MISSING_KEY_MESSAGE = (
 MAX_EMBED_BATCH = 96  # Cohere's limit of texts per embed call
 MAX_RERANK_DOCUMENTS = 1000  # documents per rerank call that Cohere recommends at most
 _INPUT_TYPES = {"document": "search_document", "query": "search_query"}
-_CHAT_ROLES = ("system", "user", "assistant")
 
 
 @dataclass(frozen=True)
@@ -108,13 +100,6 @@ def resolve_embed_dimensions(model: str, dimensions: int | None) -> tuple[int, i
     return size, size
 
 
-def backoff_delay(attempt: int, *, jitter: float, base: float = 0.5, cap: float = 20.0) -> float:
-    """Seconds to wait before retry ``attempt`` (0-based): ``min(cap, base * 2**attempt)``,
-    of which the upper half is scaled by ``jitter`` in [0, 1) so clients do not retry in step."""
-    ceiling = min(cap, base * (2.0**attempt))
-    return ceiling / 2 + ceiling / 2 * jitter
-
-
 def _import_cohere() -> Any:
     try:
         import cohere
@@ -123,39 +108,7 @@ def _import_cohere() -> Any:
     return cohere
 
 
-@dataclass(frozen=True)
-class _Failure:
-    kind: str  # rate_limit, server, timeout, connect, bad_body, client
-    status: int | None = None
-    detail: str = ""
-    retry_after: float | None = None
-
-    @property
-    def retryable(self) -> bool:
-        return self.kind in ("rate_limit", "server", "timeout", "connect")
-
-
-def _body_detail(body: Any) -> str:
-    if isinstance(body, Mapping) and isinstance(body.get("message"), str):
-        text = body["message"]
-    else:
-        text = "" if body is None else str(body)
-    text = " ".join(text.split())
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-def _retry_after(headers: Mapping[str, str] | None) -> float | None:
-    for key, value in (headers or {}).items():
-        if key.lower() == "retry-after":
-            try:
-                seconds = float(value)
-            except ValueError:
-                return None  # an HTTP date: rare from Cohere; our backoff applies
-            return seconds if math.isfinite(seconds) and seconds >= 0 else None
-    return None
-
-
-def _classify(exc: BaseException) -> _Failure | None:
+def _classify(exc: BaseException) -> Failure | None:
     """What went wrong, or None for an exception that is not a provider failure (a bug)."""
     import httpx
     from cohere.core.api_error import ApiError
@@ -166,41 +119,33 @@ def _classify(exc: BaseException) -> _Failure | None:
         ParsingError = ()  # type: ignore[assignment,misc]
 
     if isinstance(exc, ParsingError):
-        return _Failure("bad_body", exc.status_code, _body_detail(exc.body))
+        return Failure("bad_body", exc.status_code, body_detail(exc.body))
     if isinstance(exc, ApiError):
         status = exc.status_code
-        detail = _body_detail(exc.body)
+        detail = body_detail(exc.body)
         if status is None or 200 <= status < 300:
             # The SDK raises ApiError with the 2xx status when the body is not JSON.
-            return _Failure("bad_body", status, detail)
+            return Failure("bad_body", status, detail)
         if status == 429:
-            return _Failure("rate_limit", status, detail, _retry_after(exc.headers))
+            return Failure("rate_limit", status, detail, retry_after_seconds(exc.headers))
         if status == 408:
-            return _Failure("timeout", status, detail)
+            return Failure("timeout", status, detail)
         if status >= 500:
-            return _Failure("server", status, detail, _retry_after(exc.headers))
-        return _Failure("client", status, detail)
+            return Failure("server", status, detail, retry_after_seconds(exc.headers))
+        return Failure("client", status, detail)
     if isinstance(exc, httpx.TimeoutException):
-        return _Failure("timeout", None, type(exc).__name__)
+        return Failure("timeout", None, type(exc).__name__)
     if isinstance(exc, httpx.TransportError):
-        return _Failure("connect", None, f"{type(exc).__name__}: {exc}")
+        return Failure("connect", None, f"{type(exc).__name__}: {exc}")
     return None
 
 
-class _Secret:
-    """Holds the API key so that no repr, vars() dump or log line can print it."""
+class _CohereProvider(RetryingProvider):
+    """Client construction for the Cohere providers; the retry loop is ``RetryingProvider``'s."""
 
-    __slots__ = ("value",)
-
-    def __init__(self, value: str) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return "<secret>"
-
-
-class _CohereProvider:
-    """The shared plumbing: client construction, the retry loop and error mapping."""
+    vendor = "Cohere"
+    api_name = "the Cohere API"
+    key_hint = "check CO_API_KEY"
 
     def __init__(
         self,
@@ -212,19 +157,10 @@ class _CohereProvider:
         client: Any,
         sleep: Callable[[float], None],
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
-            raise ConfigurationError(f"model must be a non-empty string; got {model!r}")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise ConfigurationError(f"timeout must be a positive number of seconds; got {timeout!r}")
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ConfigurationError(f"max_retries must be an integer >= 0; got {max_retries!r}")
+        self._init_common(model, timeout=timeout, max_retries=max_retries, sleep=sleep)
         cohere = _import_cohere()
-        self.model = model
-        self.timeout = float(timeout)
-        self.max_retries = max_retries
-        self._sleep = sleep
         key = api_key if api_key is not None else cohere_api_key()
-        self._secret = _Secret(key) if key else None
+        self._secret = Secret(key) if key else None
         if client is None:
             if self._secret is None:
                 raise ConfigurationError(MISSING_KEY_MESSAGE)
@@ -239,72 +175,11 @@ class _CohereProvider:
         # Why per request: these then hold on a client the caller built too. The SDK's retries
         # are off (ours are the only ones); the timeout goes under both names because newer SDKs
         # read ``timeout`` and older ones only ``timeout_in_seconds``.
-        self._request_options = {"max_retries": 0, "timeout": self.timeout, "timeout_in_seconds": self.timeout}
+        self._call_options = {
+            "request_options": {"max_retries": 0, "timeout": self.timeout, "timeout_in_seconds": self.timeout}
+        }
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.model!r})"
-
-    def _leaks(self, exc: BaseException) -> bool:
-        return self._secret is not None and bool(self._secret.value) and self._secret.value in str(exc)
-
-    def _scrub(self, text: str) -> str:
-        if self._secret is not None and self._secret.value:
-            text = text.replace(self._secret.value, "<secret>")
-        return text
-
-    def _call(self, operation: str, fn: Callable[..., Any], **kwargs: Any) -> Any:
-        attempts = self.max_retries + 1
-        for attempt in range(attempts):
-            started = time.monotonic()
-            try:
-                response = fn(**kwargs, request_options=self._request_options)
-            except Exception as exc:
-                failure = _classify(exc)
-                if failure is None:
-                    raise
-                if failure.retryable and attempt + 1 < attempts:
-                    delay = backoff_delay(attempt, jitter=random.random())
-                    if failure.retry_after is not None:
-                        delay = max(delay, min(failure.retry_after, 60.0))
-                    logger.warning(
-                        "Cohere %s %s: %s; retry %d of %d in %.2f s",
-                        operation, self.model, self._scrub(str(failure.status or failure.detail)),
-                        attempt + 1, self.max_retries, delay,
-                    )  # fmt: skip
-                    self._sleep(delay)
-                    continue
-                # A cause whose text carries the key (an error body echoing it) is dropped:
-                # tracebacks print the whole chain.
-                raise self._error(operation, failure, attempt + 1) from (None if self._leaks(exc) else exc)
-            logger.debug("Cohere %s %s answered in %.3f s", operation, self.model, time.monotonic() - started)
-            return response
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _error(self, operation: str, failure: _Failure, attempts: int) -> ProviderError:
-        what = f"Cohere {operation} ({self.model})"
-        tried = f"after {attempts} attempt{'s' if attempts != 1 else ''}"
-        detail = f": {failure.detail}" if failure.detail else ""
-        if failure.kind == "rate_limit":
-            error: ProviderError = RateLimitError(f"{what} still rate limited (HTTP 429) {tried}{detail}")
-        elif failure.kind == "timeout":
-            error = ProviderTimeout(f"{what} timed out (limit {self.timeout:g} s) {tried}")
-        elif failure.kind == "bad_body":
-            error = ProviderResponseError(f"{what} answered with a body that is not the expected JSON{detail}")
-        elif failure.kind == "server":
-            error = ProviderError(f"{what} failed with HTTP {failure.status} {tried}{detail}")
-            error.retryable = True
-        elif failure.kind == "connect":
-            error = ProviderError(f"{what} could not reach the Cohere API {tried}{detail}")
-            error.retryable = True
-        elif failure.status in (401, 498):
-            error = ProviderError(f"{what} rejected the API key (HTTP {failure.status}); check CO_API_KEY{detail}")
-        else:
-            error = ProviderError(f"{what} rejected the request with HTTP {failure.status}{detail}")
-        error.args = (self._scrub(str(error.args[0])),)
-        return error
-
-    def _bad(self, operation: str, what: str) -> ProviderResponseError:
-        return ProviderResponseError(self._scrub(f"Cohere {operation} ({self.model}) answered with {what}"))
+    _classify = staticmethod(_classify)
 
 
 def _is_number(value: Any) -> bool:
@@ -398,7 +273,7 @@ class CohereChat(_CohereProvider):
         self.max_tokens = max_tokens
 
     def chat(self, messages: Sequence[Mapping[str, str]], *, json_schema: Mapping[str, Any] | None = None) -> str:
-        wire = _check_messages(messages)
+        wire = check_messages(messages)
         options: dict[str, Any] = {}
         if json_schema is not None:
             response_format: dict[str, Any] = {"type": "json_object"}
@@ -421,22 +296,6 @@ class CohereChat(_CohereProvider):
             reason = getattr(response, "finish_reason", None)
             raise self._bad("chat", f"no text content (finish_reason={reason!r})")
         return "".join(texts)
-
-
-def _check_messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
-    wire = []
-    for i, message in enumerate(messages):
-        if not isinstance(message, Mapping):
-            raise InputError(f"message {i} must be a mapping with 'role' and 'content'")
-        role, content = message.get("role"), message.get("content")
-        if role not in _CHAT_ROLES:
-            raise InputError(f"message {i} has role {role!r}; expected one of {', '.join(_CHAT_ROLES)}")
-        if not isinstance(content, str):
-            raise InputError(f"message {i} content must be a string")
-        wire.append({"role": role, "content": content})
-    if not wire:
-        raise InputError("chat needs at least one message")
-    return wire
 
 
 class CohereReranker(_CohereProvider):

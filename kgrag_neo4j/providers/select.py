@@ -1,6 +1,10 @@
-"""Which embedder to use when the user did not build one: explicit name, else Cohere when a
-key is set, else the offline WordLlama default. Only an explicit or key-driven Cohere choice
-can reach the network."""
+"""Which embedder or chat model to use when the user did not build one.
+
+Embedder: explicit name, else Cohere when a key is set, else the offline WordLlama default.
+Only an explicit or key-driven Cohere choice, or an explicit ``openai``, can reach the network.
+Chat model: explicit name (``cohere`` or ``openai``), else Cohere when its key is set, else
+OpenAI-compatible when ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` is set, else an error that
+says how to configure one."""
 
 from __future__ import annotations
 
@@ -8,15 +12,24 @@ import os
 from typing import Mapping
 
 from ..errors import ConfigurationError
-from ..protocols import EmbeddingProvider
+from ..protocols import ChatProvider, EmbeddingProvider
 from .cohere import MISSING_KEY_MESSAGE, CohereEmbedder, cohere_api_key
 from .hashing import HashingEmbedder
 from .sentence_transformers import SentenceTransformerEmbedder
 from .wordllama import WordLlamaEmbedder
 
-__all__ = ["EMBEDDER_NAMES", "describe_embedder", "embedder_for_model", "select_embedder"]
+__all__ = [
+    "CHAT_NAMES", "EMBEDDER_NAMES", "NO_CHAT_MESSAGE", "describe_chat", "describe_embedder", "embedder_for_model",
+    "select_chat", "select_embedder",
+]
 
-EMBEDDER_NAMES = ("cohere", "hashing", "local", "minilm", "wordllama")
+EMBEDDER_NAMES = ("cohere", "hashing", "local", "minilm", "openai", "wordllama")
+CHAT_NAMES = ("cohere", "openai")
+NO_CHAT_MESSAGE = (
+    "no chat model configured: set CO_API_KEY (Cohere), or OPENAI_API_KEY and/or OPENAI_BASE_URL "
+    "(OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio; OPENAI_MODEL names the model), "
+    "and choose with --llm cohere|openai"
+)
 
 
 def select_embedder(name: str | None = None, *, env: Mapping[str, str] = os.environ) -> EmbeddingProvider:
@@ -41,6 +54,10 @@ def select_embedder(name: str | None = None, *, env: Mapping[str, str] = os.envi
         if key is None:
             raise ConfigurationError(MISSING_KEY_MESSAGE)
         return CohereEmbedder(api_key=key)
+    if choice == "openai":
+        from .openai import OpenAIEmbedder
+
+        return OpenAIEmbedder(env=env)
     raise ConfigurationError(f"unknown embedder {name!r}; choose one of: {', '.join(EMBEDDER_NAMES)}")
 
 
@@ -67,6 +84,10 @@ def embedder_for_model(model: str | None, *, env: Mapping[str, str] = os.environ
         if key is None:
             raise ConfigurationError(f"namespace embedded with {model!r}: {MISSING_KEY_MESSAGE}")
         embedder = CohereEmbedder(base[len("cohere-") :], api_key=key, dimensions=dimensions)
+    elif base.startswith("openai-"):
+        from .openai import OpenAIEmbedder
+
+        embedder = OpenAIEmbedder(base[len("openai-") :], dimensions=dimensions, env=env)
     else:
         raise ConfigurationError(f"recorded embedder {model!r} is not one kgrag makes; name one with --embedder")
     if embedder.name != model:
@@ -80,3 +101,37 @@ def describe_embedder(embedder: EmbeddingProvider) -> str:
     if isinstance(description, str) and description:
         return description
     return f"{embedder.name} ({type(embedder).__name__}; {embedder.dimensions} dims)"
+
+
+def select_chat(name: str | None = None, *, env: Mapping[str, str] = os.environ) -> ChatProvider:
+    """The chat model called ``name`` (``cohere`` or ``openai``), or, when ``name`` is None
+    or empty, the one the environment configures (Cohere first). ``ConfigurationError`` with
+    the variables to set when there is none."""
+    from .openai import OpenAIChat, openai_configured
+
+    choice = (name or "").strip().lower()
+    if not choice:
+        if cohere_api_key(env):
+            choice = "cohere"
+        elif openai_configured(env):
+            choice = "openai"
+        else:
+            raise ConfigurationError(NO_CHAT_MESSAGE)
+    if choice == "cohere":
+        key = cohere_api_key(env)
+        if key is None:
+            raise ConfigurationError(MISSING_KEY_MESSAGE)
+        from .cohere import CohereChat
+
+        return CohereChat(api_key=key)
+    if choice == "openai":
+        return OpenAIChat(env=env)
+    raise ConfigurationError(f"unknown chat model provider {name!r}; choose one of: {', '.join(CHAT_NAMES)}")
+
+
+def describe_chat(chat: ChatProvider) -> str:
+    """One line for the CLI: which chat model answers."""
+    description = getattr(chat, "description", None)
+    if isinstance(description, str) and description:
+        return description
+    return f"{getattr(chat, 'model', '?')} ({type(chat).__name__})"

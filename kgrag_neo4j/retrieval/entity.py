@@ -40,6 +40,7 @@ from ..protocols import EmbeddingProvider
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from ..entities.gazetteer import query_name_keys
 from .scoring import entity_boost
+from .steps import Call, Steps, arun_steps, run_steps
 from ..types import load_metadata as _load_metadata
 
 __all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
@@ -76,6 +77,12 @@ def _path_text(path: Sequence[Sequence[str]], target: str) -> str:
     return f"{steps}{target}"
 
 
+
+
+def _round_trips(store: Any) -> int:
+    """Statements the store sent so far, on both drivers (the trace counts a retrieval's)."""
+    sync = getattr(getattr(store, "runner", None), "round_trips", 0)
+    return sync + getattr(getattr(store, "aio", None), "round_trips", 0)
 
 
 class EntityGraphRetriever:
@@ -152,24 +159,32 @@ class EntityGraphRetriever:
         """Forget cached centrality scores (call after the entity graph changed)."""
         self._centrality_scores = None
 
-    def _centrality(self) -> dict[str, float] | None:
+    def _centrality(self) -> Steps[dict[str, float] | None]:
         if self.centrality is None:
             return None
         if self._centrality_scores is None:
-            self._centrality_scores = self.store.entity_centrality(self.centrality)
+            self._centrality_scores = yield Call.of(self.store.entity_centrality, self.centrality)
         return self._centrality_scores
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+        return run_steps(self._retrieve(query, top_k))
+
+    async def aretrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+        """``retrieve`` for an event loop: the store's reads on its async driver."""
+        return await arun_steps(self._retrieve(query, top_k))
+
+    def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise InputError(f"top_k must be a positive integer, got {top_k!r}")
-        vectors = self.embedder.embed([query], input_type="query")
+        vectors = yield Call.of(self.embedder.embed, [query], input_type="query")
         if not vectors:
             raise InputError("the embedder returned no vector for the query")
-        before = getattr(getattr(self.store, "runner", None), "round_trips", 0)
-        centrality = self._centrality()
-        ctx = self.store.entity_boost_context(
+        before = _round_trips(self.store)
+        centrality = yield from self._centrality()
+        ctx = yield Call.of(
+            self.store.entity_boost_context,
             vectors[0],
             chunk_k=top_k * 2,
             entity_k=self.query_entities_top_k,
@@ -183,7 +198,7 @@ class EntityGraphRetriever:
             entity_keys=query_name_keys(query) if self.named_query_entities else [],
         )
         results = self.rank(ctx, top_k, centrality=centrality)
-        after = getattr(getattr(self.store, "runner", None), "round_trips", 0)
+        after = _round_trips(self.store)
         boosts = [r.scores.boost or 0.0 for r in results]
         self.last_trace = EntityRetrievalTrace(
             query_entities=tuple(ctx["query_entities"]),

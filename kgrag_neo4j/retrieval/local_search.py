@@ -28,6 +28,7 @@ from typing import Any, Mapping, Sequence
 from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
+from .steps import Call, Steps, arun_steps, run_steps
 
 __all__ = [
     "LocalContext",
@@ -251,12 +252,19 @@ class LocalSearchRetriever:
 
     def context(self, query: str) -> LocalContext:
         """Entities, text units, relationships and community reports for ``query``."""
+        return run_steps(self._context(query))
+
+    async def acontext(self, query: str) -> LocalContext:
+        return await arun_steps(self._context(query))
+
+    def _context(self, query: str) -> Steps[LocalContext]:
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
-        vectors = self.embedder.embed([query], input_type="query")
+        vectors = yield Call.of(self.embedder.embed, [query], input_type="query")
         if not vectors:
             raise InputError("the embedder returned no vector for the query")
-        row = self.store.local_context(
+        row = yield Call.of(
+            self.store.local_context,
             vectors[0],
             entity_k=self.top_k_entities,
             max_tokens=self.max_text_unit_tokens,
@@ -273,9 +281,15 @@ class LocalSearchRetriever:
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
         """The first ``top_k`` selected text units, most similar first; ``scores.vector`` is
         the similarity, the explanation names the entities that led to the unit."""
+        return run_steps(self._retrieve(query, top_k))
+
+    async def aretrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+        return await arun_steps(self._retrieve(query, top_k))
+
+    def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise InputError(f"top_k must be a positive integer, got {top_k!r}")
-        return self.retrieve_from(self.context(query), top_k)
+        return self.retrieve_from((yield from self._context(query)), top_k)
 
     @staticmethod
     def retrieve_from(ctx: LocalContext, top_k: int) -> list[RetrievalResult]:

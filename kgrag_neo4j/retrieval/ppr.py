@@ -36,8 +36,9 @@ from ..errors import ConfigurationError
 from ..protocols import EmbeddingProvider, Store
 from ..types import ChunkFilter, ComponentScores, EdgeContext, Neighbourhood, RetrievalResult
 from ..tracing import TracerOption, check_tracer
-from .retrievers import _check_query, _embed_query, _Traced
+from .retrievers import _embed_query, _Traced
 from .scoring import raw_cosine
+from .steps import Call, Steps
 
 __all__ = ["PPROptions", "PPRRetriever", "PageRankResult", "personalized_pagerank", "ppr_rank"]
 
@@ -215,9 +216,10 @@ class PPRRetriever(_Traced):
     """Multi-hop retrieval by personalized PageRank over chunks and the entities they mention.
 
     One round trip reads the neighbourhood, the walk runs in numpy, a second small read
-    fetches the ``top_k`` chunks. Needs a store with ``ppr_neighbourhood`` (``Neo4jStore``)
-    and an entity graph (``kgrag entities build``); without entities it ranks the seeds by
-    their vector scores alone (PageRank over no edges returns the reset vector).
+    fetches the ``top_k`` chunks (``await aretrieve``: both reads on the async driver). Needs
+    a store with ``ppr_neighbourhood`` (``Neo4jStore``) and an entity graph (``kgrag entities
+    build``); without entities it ranks the seeds by their vector scores alone (PageRank over
+    no edges returns the reset vector).
     """
 
     kind = "ppr"
@@ -239,19 +241,18 @@ class PPRRetriever(_Traced):
         self.store, self.embedder = store, embedder
         self.filters, self.tracer = tuple(filters), check_tracer(tracer)
 
-    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
-        _check_query(query, top_k)
-        with self._span(top_k=top_k) as sp:
-            out, ranked, hood = self._retrieve(query, top_k)
-            sp.set("result_count", len(out))
-            sp.set("iterations", ranked.iterations)
-            sp.set("neighbourhood", len(hood.chunk_degrees) + len(hood.entities))
+    def _span_results(self, sp: Any, found: Any) -> list[RetrievalResult]:
+        out, ranked, hood = found
+        sp.set("result_count", len(out))
+        sp.set("iterations", ranked.iterations)
+        sp.set("neighbourhood", len(hood.chunk_degrees) + len(hood.entities))
         return out
 
-    def _retrieve(self, query: str, top_k: int) -> tuple[list[RetrievalResult], PageRankResult, Neighbourhood]:
+    def _retrieve(self, query: str, top_k: int) -> Steps[tuple[list[RetrievalResult], PageRankResult, Neighbourhood]]:
         o = self.options
-        embedding = _embed_query(self.embedder, query)
-        hood: Neighbourhood = self.store.ppr_neighbourhood(  # type: ignore[attr-defined]
+        embedding = yield from _embed_query(self.embedder, query)
+        hood: Neighbourhood = yield Call.of(
+            self.store.ppr_neighbourhood,  # type: ignore[attr-defined]
             embedding,
             seed_top_k=o.seed_top_k,
             entity_keys=query_name_keys(query),
@@ -266,7 +267,7 @@ class PPRRetriever(_Traced):
             ((c, ranked.mass.get(c, 0.0)) for c in hood.chunk_degrees), key=lambda x: (-x[1], x[0])
         )
         top = [(c, m) for c, m in chunk_mass if m > 0][:top_k]
-        chunks = {c.id: c for c in self.store.get_chunks_by_ids([c for c, _ in top])} if top else {}
+        chunks = {c.id: c for c in (yield Call.of(self.store.get_chunks_by_ids, [c for c, _ in top]))} if top else {}
         seeds = dict(hood.seeds)
         seed_of_entity: dict[str, str] = {}
         for chunk, entity in hood.mentions:  # the best seed mentioning each entity

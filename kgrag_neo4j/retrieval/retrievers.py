@@ -2,14 +2,14 @@
 
 They orchestrate store and provider calls; every formula lives in ``scoring.py``. Optional
 store capabilities are discovered with ``isinstance`` and their absence degrades silently,
-as the seeds specify.
+as the seeds specify. Each body is written once as steps (``steps.py``): ``retrieve`` runs it
+with plain calls, ``await aretrieve`` on the store's async reads.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 from ..errors import ConfigurationError, ConnectionFailed, InputError
@@ -34,6 +34,7 @@ from .scoring import (
     reciprocal_rank_fusion,
     resolve_parents,
 )
+from .steps import Call, Gather, Steps, arun_steps, run_steps
 
 __all__ = ["GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer"]
 
@@ -50,21 +51,21 @@ def _check_query(query: Any, top_k: Any) -> None:
         raise InputError(f"top_k must be a positive integer, got {top_k!r}")
 
 
-def _embed_query(embedder: EmbeddingProvider, query: str) -> list[float]:
-    vectors = embedder.embed([query], input_type="query")
+def _embed_query(embedder: EmbeddingProvider, query: str) -> Steps[list[float]]:
+    vectors = yield Call.of(embedder.embed, [query], input_type="query")
     if not vectors:
         raise InputError("the embedder returned no vector for the query")
     return vectors[0]
 
 
-def _resolve_parent_results(store: Store, results: list[RetrievalResult]) -> list[RetrievalResult]:
+def _resolve_parent_results(store: Store, results: list[RetrievalResult]) -> Steps[list[RetrievalResult]]:
     """Seed 004: a matched child becomes its parent; of siblings only the best survives.
     A failing parent lookup leaves the results as they are."""
     parent_ids = sorted({r.parent_id for r in results if r.parent_id})
     if not parent_ids:
         return results
     try:
-        parents = {c.id: c for c in store.get_chunks_by_ids(parent_ids)}
+        parents = {c.id: c for c in (yield Call.of(store.get_chunks_by_ids, parent_ids))}
     except Exception as exc:  # degrade: children are still useful answers
         log.warning("parent lookup failed, returning children: %s", exc)
         return results
@@ -80,6 +81,29 @@ class _Traced:
 
     def _span(self, **attrs: Any):
         return span(self.tracer, "retriever.retrieve", {"retriever.type": self.kind, **attrs})
+
+    def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
+        raise NotImplementedError
+
+    def _span_attributes(self, top_k: int) -> dict[str, Any]:
+        return {"top_k": top_k}
+
+    def _span_results(self, sp: Any, found: Any) -> list[RetrievalResult]:
+        """Record what ``_retrieve`` found on the span; return the results. (A body may return
+        more than the results, for the span: ``PPRRetriever``'s does.)"""
+        sp.set("result_count", len(found))
+        return found
+
+    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+        _check_query(query, top_k)
+        with self._span(**self._span_attributes(top_k)) as sp:
+            return self._span_results(sp, run_steps(self._retrieve(query, top_k)))
+
+    async def aretrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+        """``retrieve`` for an event loop: the store's reads on its async driver."""
+        _check_query(query, top_k)
+        with self._span(**self._span_attributes(top_k)) as sp:
+            return self._span_results(sp, await arun_steps(self._retrieve(query, top_k)))
 
 
 class VectorRetriever(_Traced):
@@ -101,14 +125,12 @@ class VectorRetriever(_Traced):
         self.filters, self.min_score = tuple(filters), float(min_score)
         self.resolve_parents, self.tracer = resolve_parents, check_tracer(tracer)
 
-    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
-        _check_query(query, top_k)
-        with self._span(top_k=top_k) as sp:
-            results = self.store.search_chunks(_embed_query(self.embedder, query), top_k, self.filters)
-            if self.resolve_parents:
-                results = _resolve_parent_results(self.store, results)
-            results = [r for r in results if r.score >= self.min_score][:top_k]
-            sp.set("result_count", len(results))
+    def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
+        embedding = yield from _embed_query(self.embedder, query)
+        results = yield Call.of(self.store.search_chunks, embedding, top_k, self.filters)
+        if self.resolve_parents:
+            results = yield from _resolve_parent_results(self.store, results)
+        results = [r for r in results if r.score >= self.min_score][:top_k]
         return results
 
 
@@ -144,32 +166,30 @@ class HybridRetriever(_Traced):
         self.reranker, self.min_score = reranker, float(min_score)
         self.filters, self.tracer = tuple(filters), check_tracer(tracer)
 
-    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
-        _check_query(query, top_k)
-        with self._span(top_k=top_k) as sp:
-            results = self._retrieve(query, top_k)
-            sp.set("result_count", len(results))
-        return results
-
-    def _retrieve(self, query: str, top_k: int) -> list[RetrievalResult]:
-        embedding = _embed_query(self.embedder, query)
+    def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
+        embedding = yield from _embed_query(self.embedder, query)
         fetch_k = max(top_k * self.overfetch, top_k)
         keyword: list[RetrievalResult] = []
         if isinstance(self.store, KeywordSearcher) and self.keyword_weight > 0:
-            with ThreadPoolExecutor(max_workers=2, thread_name_prefix="kgrag-hybrid") as pool:
-                vector_future = pool.submit(self.store.search_chunks, embedding, fetch_k, self.filters)
-                keyword_future = pool.submit(self.store.search_chunks_keyword, query, fetch_k, self.filters)
-                vector = vector_future.result()
-                try:
-                    keyword = keyword_future.result()
-                except Exception as exc:  # seed: keyword failure falls back to vector-only
-                    log.warning("keyword search failed, falling back to vector-only: %s", exc)
+            # the two searches at once: two round trips, latency of the slower
+            vector, found = yield Gather(
+                (
+                    Call.of(self.store.search_chunks, embedding, fetch_k, self.filters),
+                    Call.of(self.store.search_chunks_keyword, query, fetch_k, self.filters),
+                )
+            )
+            if isinstance(vector, BaseException):
+                raise vector
+            if isinstance(found, BaseException):  # seed: keyword failure falls back to vector-only
+                log.warning("keyword search failed, falling back to vector-only: %s", found)
+            else:
+                keyword = found
         else:
-            vector = self.store.search_chunks(embedding, fetch_k, self.filters)
+            vector = yield Call.of(self.store.search_chunks, embedding, fetch_k, self.filters)
         results = fuse_results(vector, keyword, keyword_weight=self.keyword_weight if keyword else 0.0)
-        results = _resolve_parent_results(self.store, results)
+        results = yield from _resolve_parent_results(self.store, results)
         if self.reranker is not None:
-            results = self.reranker.rerank(query, results, top_k)
+            results = yield Call.of(self.reranker.rerank, query, results, top_k)
         if self.min_score > 0:
             results = [r for r in results if r.score >= self.min_score]
         return results[:top_k]
@@ -242,35 +262,37 @@ class GraphRetriever(_Traced):
             return False
         return isinstance(self.store, GraphTraverser) and self.options.max_hops <= NATIVE_MAX_HOPS
 
-    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
-        _check_query(query, top_k)
-        with self._span(top_k=top_k, native=self.uses_native, max_hops=self.options.max_hops) as sp:
-            results = self._retrieve(query, top_k)
-            sp.set("result_count", len(results))
-            sp.set("graph_found", sum(1 for r in results if r.graph_context))
-        return results
+    def _span_attributes(self, top_k: int) -> dict[str, Any]:
+        return {"top_k": top_k, "native": self.uses_native, "max_hops": self.options.max_hops}
 
-    def _retrieve(self, query: str, top_k: int) -> list[RetrievalResult]:
-        embedding = _embed_query(self.embedder, query)
+    def _span_results(self, sp: Any, found: Any) -> list[RetrievalResult]:
+        sp.set("result_count", len(found))
+        sp.set("graph_found", sum(1 for r in found if r.graph_context))
+        return found
+
+    def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
+        embedding = yield from _embed_query(self.embedder, query)
         if self.uses_native:
             try:
-                results = self._native(query, embedding, top_k)
+                results = yield from self._native(query, embedding, top_k)
             except (InputError, ConnectionFailed):
                 raise  # bad input, or no server at all: the per-hop fallback cannot help
             except Exception as exc:
                 self.log.warning("native graph traversal failed, returning seeds only: %s", exc)
-                results = self._per_hop(query, embedding, top_k, traverse=False)
+                results = yield from self._per_hop(query, embedding, top_k, traverse=False)
         else:
-            results = self._per_hop(query, embedding, top_k, traverse=isinstance(self.store, GraphStore))
+            results = yield from self._per_hop(query, embedding, top_k, traverse=isinstance(self.store, GraphStore))
         if self.reranker is not None:
-            results = self.reranker.rerank(query, results, top_k)
-        return results[:top_k]
+            results = yield Call.of(self.reranker.rerank, query, results, top_k)
+        results = results[:top_k]
+        return results
 
-    def _native(self, query: str, embedding: list[float], top_k: int) -> list[RetrievalResult]:
+    def _native(self, query: str, embedding: list[float], top_k: int) -> Steps[list[RetrievalResult]]:
         o = self.options
         keyword_weight = o.seed_keyword_weight if isinstance(self.store, KeywordSearcher) else 0.0
         entity_weight = o.entity_weight
-        return self.store.graph_retrieve(  # type: ignore[attr-defined]
+        return (yield Call.of(
+            self.store.graph_retrieve,  # type: ignore[attr-defined]
             embedding=embedding,
             top_k=top_k,
             query_text=query,
@@ -288,15 +310,15 @@ class GraphRetriever(_Traced):
             entity_seed_weight=entity_weight,
             entity_max_chunks=o.entity_max_chunks,
             entity_keys=query_name_keys(query) if entity_weight > 0 else [],
-        )
+        ))
 
-    def _seeds(self, query: str, embedding: list[float]) -> list[RetrievalResult]:
+    def _seeds(self, query: str, embedding: list[float]) -> Steps[list[RetrievalResult]]:
         o = self.options
-        vector = self.store.search_chunks(embedding, o.seed_top_k, self.filters)
+        vector = yield Call.of(self.store.search_chunks, embedding, o.seed_top_k, self.filters)
         if o.seed_keyword_weight <= 0 or not isinstance(self.store, KeywordSearcher):
             return vector
         try:
-            keyword = self.store.search_chunks_keyword(query, o.seed_top_k, self.filters)
+            keyword = yield Call.of(self.store.search_chunks_keyword, query, o.seed_top_k, self.filters)
         except Exception as exc:
             self.log.warning("seed keyword search failed, using vector-only seeds: %s", exc)
             return vector
@@ -304,12 +326,14 @@ class GraphRetriever(_Traced):
             return vector
         return fuse_results(vector, keyword, keyword_weight=o.seed_keyword_weight)[: o.seed_top_k]
 
-    def _entity_seeds(self, query: str) -> dict[str, tuple[float, list[str]]]:
+    def _entity_seeds(self, query: str) -> Steps[dict[str, tuple[float, list[str]]]]:
         o = self.options
         if o.entity_weight <= 0 or not isinstance(self.store, QueryEntitySeeder):
             return {}
         try:
-            return self.store.query_entity_chunks(query_name_keys(query), max_chunks=o.entity_max_chunks, filters=self.filters)
+            return (yield Call.of(
+                self.store.query_entity_chunks, query_name_keys(query), max_chunks=o.entity_max_chunks, filters=self.filters
+            ))
         except Exception as exc:  # entity seeds add recall; without them the vector seeds still work
             self.log.warning("entity seeding failed, using the search seeds only: %s", exc)
             return {}
@@ -320,19 +344,19 @@ class GraphRetriever(_Traced):
         store = self.store
         return lambda ids: store.score_chunks(embedding, ids)
 
-    def _per_hop(self, query: str, embedding: list[float], top_k: int, *, traverse: bool) -> list[RetrievalResult]:
+    def _per_hop(self, query: str, embedding: list[float], top_k: int, *, traverse: bool) -> Steps[list[RetrievalResult]]:
         o = self.options
-        seeds = self._seeds(query, embedding)
+        seeds = yield from self._seeds(query, embedding)
         seed_by_id = {r.id: r for r in seeds}
         propagate = o.blend == "propagate"
-        entity = self._entity_seeds(query) if traverse or propagate else {}
+        entity = (yield from self._entity_seeds(query)) if traverse or propagate else {}
         similarity = self._similarity(embedding)
         if propagate:
             need = [cid for cid in list(seed_by_id) + list(entity) if cid not in seed_by_id or seed_by_id[cid].scores.vector is None]
             sims: dict[str, float] = {}
             if need and similarity is not None:
                 try:
-                    sims = dict(similarity(need))
+                    sims = dict((yield Call.of(self.store.score_chunks, embedding, need)))  # type: ignore[attr-defined]
                 except Exception as exc:
                     self.log.warning("similarity of seeds failed, scoring them as unrelated: %s", exc)
             start: dict[str, float] = {}
@@ -346,7 +370,9 @@ class GraphRetriever(_Traced):
             start = {r.id: r.score for r in seeds}
         hits = {}
         if traverse and start:
-            hits = expand_per_hop(
+            # the seed's per-hop loop for any GraphStore (in an event loop: in a worker thread)
+            hits = yield Call.of(
+                expand_per_hop,
                 start,
                 self.store.get_edges,  # type: ignore[attr-defined]
                 self.store.get_incoming_edges if o.bidirectional else None,  # type: ignore[attr-defined]
@@ -360,7 +386,7 @@ class GraphRetriever(_Traced):
         fetched = {}
         if need:
             try:
-                fetched = {c.id: c for c in self.store.get_chunks_by_ids(need)}
+                fetched = {c.id: c for c in (yield Call.of(self.store.get_chunks_by_ids, need))}
             except Exception as exc:  # seed: fetch error -> only seed chunks appear
                 self.log.warning("fetching graph-found chunks failed, returning seeds only: %s", exc)
         out: list[RetrievalResult] = []

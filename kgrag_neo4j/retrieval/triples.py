@@ -26,6 +26,7 @@ from ..protocols import EmbeddingProvider, Store
 from ..triples.model import EXPANSION_PREDICATES
 from ..triples.records import ExpandedNode
 from ..types import ChunkFilter, RetrievalResult
+from .steps import Call, Steps, arun_steps, run_steps
 
 __all__ = ["GraphRAGResult", "TripleGraphRetriever", "format_context"]
 
@@ -127,30 +128,38 @@ class TripleGraphRetriever:
 
     def search(self, query: str, *, top_k: int | None = None) -> GraphRAGResult:
         """Both phases: phase-1 results and the nodes expansion found from them."""
+        return run_steps(self._search(query, top_k))
+
+    async def asearch(self, query: str, *, top_k: int | None = None) -> GraphRAGResult:
+        return await arun_steps(self._search(query, top_k))
+
+    def _search(self, query: str, top_k: int | None) -> Steps[GraphRAGResult]:
         k = self.top_k if top_k is None else top_k
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InputError(f"top_k must be a positive integer, got {k!r}")
-        vectors = self.embedder.embed([query], input_type="query")
+        vectors = yield Call.of(self.embedder.embed, [query], input_type="query")
         if not vectors:
             raise InputError("the embedder returned no vector for the query")
-        semantic = list(self.store.search_chunks(vectors[0], k, self.filters))
-        return GraphRAGResult(semantic=semantic, expanded=self._expand(semantic))
+        semantic = list((yield Call.of(self.store.search_chunks, vectors[0], k, self.filters)))
+        expanded = yield from self._expand(semantic)
+        return GraphRAGResult(semantic=semantic, expanded=expanded)
 
-    def _expand(self, semantic: list[RetrievalResult]) -> list[ExpandedNode]:
+    def _expand(self, semantic: list[RetrievalResult]) -> Steps[list[ExpandedNode]]:
         expand = getattr(self.store, "expand_triples", None)
         if expand is None or not semantic or self.max_expansion_results == 0:
             return []
         try:
             return list(
-                expand(
+                (yield Call.of(
+                    expand,
                     [],
                     self.predicates,
                     self.max_traversal_depth,
                     self.max_expansion_results,
                     chunk_ids=[r.id for r in semantic],
-                )
+                ))
             )
         except (InputError, ConfigurationError):
             raise
@@ -161,6 +170,9 @@ class TripleGraphRetriever:
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
         """Phase-1 results only (the ``Retriever`` protocol); ``search`` has both phases."""
         return self.search(query, top_k=top_k).semantic
+
+    async def aretrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+        return (await self.asearch(query, top_k=top_k)).semantic
 
     def context(self, query: str, *, top_k: int | None = None) -> str:
         """The formatted context block for ``query`` (``format_context`` of ``search``)."""

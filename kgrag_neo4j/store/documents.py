@@ -33,7 +33,7 @@ from ..types import (
     filters_to_param,
     meta_pairs,
 )
-from .runner import CypherRunner, TxRunner
+from .runner import CypherRunner, Plan, Read, TxRunner
 from ..types import load_metadata as _load_metadata
 
 __all__ = ["DocumentsMixin", "escape_lucene_query", "BATCH_CHUNKS", "CHUNK_ROWS", "LARGE_DOCUMENT_BYTES", "LARGE_DOCUMENT_CHUNKS"]
@@ -119,13 +119,18 @@ def is_torn(row: Mapping[str, Any]) -> bool:
     return title_then is not None and title_then != row.get("title")
 
 
-def read_consistent(runner: CypherRunner, name: str, **params: Any) -> list[dict[str, Any]]:
-    """``runner.read`` of a retrieval statement, without torn rows."""
+def consistent(name: str, **params: Any) -> Plan[list[dict[str, Any]]]:
+    """The rows of a retrieval statement, without torn rows (a read ``Plan``)."""
     for _ in range(TORN_READ_RETRIES + 1):
-        rows = runner.read(name, **params)
+        rows = yield Read(name, params)
         if not any(is_torn(r) for r in rows):
             return rows
     return [r for r in rows if not is_torn(r)]
+
+
+def read_consistent(runner: CypherRunner, name: str, **params: Any) -> list[dict[str, Any]]:
+    """``runner.read`` of a retrieval statement, without torn rows."""
+    return runner.run(consistent(name, **params))
 
 
 def _metadata_json(metadata: Mapping[str, Any]) -> str:
@@ -611,9 +616,15 @@ class DocumentsMixin:
         return [(_document_from_row(r["document"]), int(r["chunk_count"])) for r in rows]
 
     def get_chunks_by_ids(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        return self.runner.run(self._get_chunks_by_ids(chunk_ids))
+
+    async def aget_chunks_by_ids(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        return await self.aio.run(self._get_chunks_by_ids(chunk_ids))
+
+    def _get_chunks_by_ids(self, chunk_ids: Sequence[str]) -> Plan[list[Chunk]]:
         if not chunk_ids:
             return []
-        rows = self.runner.read("chunks/get_chunks_by_ids", namespace=self.namespace, ids=list(chunk_ids))
+        rows = yield Read("chunks/get_chunks_by_ids", {"namespace": self.namespace, "ids": list(chunk_ids)})
         return [chunk_from_row(r["chunk"]) for r in rows]
 
     def list_document_chunks(self, document_id: str, *, with_embedding: bool = False) -> list[Chunk]:
@@ -628,10 +639,19 @@ class DocumentsMixin:
     def search_chunks(
         self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter] = ()
     ) -> list[RetrievalResult]:
+        return self.runner.run(self._search_chunks(embedding, top_k, filters))
+
+    async def asearch_chunks(
+        self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter] = ()
+    ) -> list[RetrievalResult]:
+        return await self.aio.run(self._search_chunks(embedding, top_k, filters))
+
+    def _search_chunks(
+        self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter]
+    ) -> Plan[list[RetrievalResult]]:
         _check_top_k(top_k)
-        vector = self.check_embedding(embedding, what="query embedding")
-        rows = read_consistent(
-            self.runner,
+        vector = yield from self._check_embedding(embedding, "query embedding")
+        rows = yield from consistent(
             "chunks/search_vector",
             namespace=self.namespace,
             embedding=vector,
@@ -644,14 +664,23 @@ class DocumentsMixin:
     def search_chunks_keyword(
         self, query: str, top_k: int, filters: Sequence[ChunkFilter] = ()
     ) -> list[RetrievalResult]:
+        return self.runner.run(self._search_chunks_keyword(query, top_k, filters))
+
+    async def asearch_chunks_keyword(
+        self, query: str, top_k: int, filters: Sequence[ChunkFilter] = ()
+    ) -> list[RetrievalResult]:
+        return await self.aio.run(self._search_chunks_keyword(query, top_k, filters))
+
+    def _search_chunks_keyword(
+        self, query: str, top_k: int, filters: Sequence[ChunkFilter]
+    ) -> Plan[list[RetrievalResult]]:
         _check_top_k(top_k)
         if not isinstance(query, str):
             raise InputError("keyword query must be text")
         escaped = escape_lucene_query(query)
         if not escaped:
             return []
-        rows = read_consistent(
-            self.runner,
+        rows = yield from consistent(
             "chunks/search_keyword",
             namespace=self.namespace,
             query=escaped,

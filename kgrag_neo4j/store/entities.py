@@ -27,7 +27,7 @@ from ..errors import ConfigurationError, InputError, NotFoundError
 from ..types import Chunk, ChunkFilter, filters_active, filters_to_param
 from .documents import _check_top_k, chunk_from_row
 from .graph import entity_key_rows
-from .runner import CypherRunner
+from .runner import CypherRunner, Plan, Read, read_methods
 
 __all__ = [
     "ENTITY_MAX_HOPS",
@@ -431,7 +431,10 @@ class EntitiesMixin:
     def read_entity_graph(self) -> EntityGraph:
         """Every entity of the namespace and the weighted RELATED_TO relationships between
         them, in one query (the input of Leiden and PageRank)."""
-        rows = self.runner.read("entities/graph", namespace=self.namespace)
+        return self.runner.run(self._read_entity_graph())
+
+    def _read_entity_graph(self) -> Plan[EntityGraph]:
+        rows = yield Read("entities/graph", {"namespace": self.namespace})
         entities = [self._entity_from_row(r["entity"]) for r in rows]
         relations = []
         for r in rows:
@@ -458,16 +461,22 @@ class EntitiesMixin:
         ``COUNT {}``. ``pagerank``: weighted PageRank (damping 0.85, undirected) computed in
         Python (numpy power iterations) over the graph read in one query
         (``read_entity_graph``); no GDS needed."""
+        return self.runner.run(self._entity_centrality(kind))
+
+    async def aentity_centrality(self, kind: str = "degree") -> dict[str, float]:
+        return await self.aio.run(self._entity_centrality(kind))
+
+    def _entity_centrality(self, kind: str) -> Plan[dict[str, float]]:
         if kind == "degree":
-            rows = self.runner.read("entities/degree", namespace=self.namespace)
+            rows = yield Read("entities/degree", {"namespace": self.namespace})
             return normalise_max({r["entity_id"]: float(r["degree"]) for r in rows})
         if kind == "pagerank":
-            graph = self.read_entity_graph()
+            graph = yield from self._read_entity_graph()
             return normalise_max(pagerank([e.id for e in graph.entities], graph.weighted_edges()))
         raise ConfigurationError(f"centrality must be one of {', '.join(CENTRALITY_KINDS)}, got {kind!r}")
 
     # -- one-statement retrieval contexts ---------------------------------------------------------
-    def entity_boost_context(
+    def _entity_boost_context(
         self,
         embedding: Sequence[float],
         *,
@@ -482,7 +491,7 @@ class EntitiesMixin:
         entity_floor: float = 0.0,
         entity_keys: Sequence[Mapping[str, Any]] = (),
         named_max_chunks: int = 25,
-    ) -> dict[str, Any]:
+    ) -> Plan[dict[str, Any]]:
         """Candidates, query entities, related entities and expansion chunks of seed 001 in ONE
         round trip (``cypher/entities/boost_retrieve.cypher``). Returns the raw lists;
         ``retrieval.entity.EntityGraphRetriever`` does the arithmetic."""
@@ -490,28 +499,32 @@ class EntitiesMixin:
         _check_top_k(entity_k)
         if isinstance(expand_k, bool) or not isinstance(expand_k, int) or expand_k < 0:
             raise InputError(f"expand_k must be an integer >= 0, got {expand_k!r}")
-        vector = self.check_embedding(embedding, what="query embedding")
-        row = self.runner.read(
+        vector = yield from self._check_embedding(embedding, "query embedding")
+        rows = yield Read(
             "entities/boost_retrieve",
-            namespace=self.namespace,
-            embedding=vector,
-            chunk_k=chunk_k,
-            fetch_k=self.vector_fetch_k(chunk_k),
-            filter=filters_to_param(filters),
-            min_similarity=float(min_similarity),
-            entity_k=entity_k,
-            entity_fetch_k=max(entity_k * self.vector_overfetch * 4, entity_k + 20),
-            entity_floor=float(entity_floor),
-            entity_keys=entity_key_rows(entity_keys),
-            named_max_chunks=int(named_max_chunks),
-            max_hops=_check_hops(max_hops),
-            relation_types=_relation_types(relation_types),
-            max_sequence=_sequence(max_sequence),
-            expand_k=expand_k,
-        )[0]
-        return row
+            dict(
+                namespace=self.namespace,
+                embedding=vector,
+                chunk_k=chunk_k,
+                fetch_k=self.vector_fetch_k(chunk_k),
+                filter=filters_to_param(filters),
+                min_similarity=float(min_similarity),
+                entity_k=entity_k,
+                entity_fetch_k=max(entity_k * self.vector_overfetch * 4, entity_k + 20),
+                entity_floor=float(entity_floor),
+                entity_keys=entity_key_rows(entity_keys),
+                named_max_chunks=int(named_max_chunks),
+                max_hops=_check_hops(max_hops),
+                relation_types=_relation_types(relation_types),
+                max_sequence=_sequence(max_sequence),
+                expand_k=expand_k,
+            ),
+        )
+        return rows[0]
 
-    def local_context(
+    entity_boost_context, aentity_boost_context = read_methods(_entity_boost_context)
+
+    def _local_context(
         self,
         embedding: Sequence[float],
         *,
@@ -522,7 +535,7 @@ class EntitiesMixin:
         unit_k: int = 10,
         min_similarity: float = 0.0,
         filters: Sequence[ChunkFilter] = (),
-    ) -> dict[str, Any]:
+    ) -> Plan[dict[str, Any]]:
         """The local-search context of seed 002 in ONE round trip
         (``cypher/entities/local_context.cypher``): entities, text units within the token
         budget (at most ``unit_k``, of the chunks passing ``filters`` and scoring at least
@@ -532,22 +545,27 @@ class EntitiesMixin:
         for label, value in (("max_tokens", max_tokens), ("relationship_k", relationship_k), ("report_k", report_k)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InputError(f"{label} must be an integer >= 0, got {value!r}")
-        vector = self.check_embedding(embedding, what="query embedding")
+        vector = yield from self._check_embedding(embedding, "query embedding")
         param = filters_to_param(filters)
-        return self.runner.read(
+        rows = yield Read(
             "entities/local_context",
-            namespace=self.namespace,
-            embedding=vector,
-            entity_k=entity_k,
-            entity_fetch_k=max(entity_k * self.vector_overfetch * 4, entity_k + 20),
-            max_tokens=max_tokens,
-            unit_k=unit_k,
-            min_similarity=float(min_similarity),
-            filter=param,
-            filtered=filters_active(param),
-            relationship_k=relationship_k,
-            report_k=report_k,
-        )[0]
+            dict(
+                namespace=self.namespace,
+                embedding=vector,
+                entity_k=entity_k,
+                entity_fetch_k=max(entity_k * self.vector_overfetch * 4, entity_k + 20),
+                max_tokens=max_tokens,
+                unit_k=unit_k,
+                min_similarity=float(min_similarity),
+                filter=param,
+                filtered=filters_active(param),
+                relationship_k=relationship_k,
+                report_k=report_k,
+            ),
+        )
+        return rows[0]
+
+    local_context, alocal_context = read_methods(_local_context)
 
     # -- communities ------------------------------------------------------------------------------
     def gds_available(self) -> bool:

@@ -19,8 +19,8 @@ from ..types import (
     RetrievalResult,
     filters_to_param,
 )
-from .documents import _check_top_k, _load_metadata, escape_lucene_query, read_consistent
-from .runner import CypherRunner
+from .documents import _check_top_k, _load_metadata, consistent, escape_lucene_query
+from .runner import CypherRunner, Plan, Read, read_methods
 
 __all__ = ["GraphMixin", "NATIVE_MAX_HOPS"]
 
@@ -130,32 +130,36 @@ class GraphMixin:
         ]
         return sum(r[0]["stored"] for r in self.runner.write_tx(steps)[1:])
 
-    def score_chunks(self, embedding: Sequence[float], chunk_ids: Sequence[str]) -> dict[str, float]:
+    def _score_chunks(self, embedding: Sequence[float], chunk_ids: Sequence[str]) -> Plan[dict[str, float]]:
         """Chunk id -> normalised cosine with ``embedding``, for the given chunks of the
         namespace that have an embedding."""
         ids = list(dict.fromkeys(chunk_ids))
         if not ids:
             return {}
-        vector = self.check_embedding(embedding, what="query embedding")
-        rows = self.runner.read("chunks/score_chunks", namespace=self.namespace, embedding=vector, ids=ids)
+        vector = yield from self._check_embedding(embedding, "query embedding")
+        rows = yield Read("chunks/score_chunks", dict(namespace=self.namespace, embedding=vector, ids=ids))
         return {r["chunk_id"]: float(r["score"]) for r in rows}
 
-    def query_entity_chunks(
+    score_chunks, ascore_chunks = read_methods(_score_chunks)
+
+    def _query_entity_chunks(
         self, keys: Sequence[Mapping[str, Any]], *, max_chunks: int = 25, filters: Sequence[ChunkFilter] = ()
-    ) -> dict[str, tuple[float, list[str]]]:
+    ) -> Plan[dict[str, tuple[float, list[str]]]]:
         """Chunk id -> (sum of 1 / df, entity names) over the entities named in the query (the
         word runs ``keys``, see ``entities.gazetteer.query_name_keys``; of overlapping names
         found only the longest) that at most ``max_chunks`` chunks mention."""
         rows_in = entity_key_rows(keys)
         if not rows_in:
             return {}
-        rows = self.runner.read(
-            "entities/query_entity_chunks", namespace=self.namespace, keys=rows_in,
-            max_chunks=int(max_chunks), filter=filters_to_param(filters),
+        rows = yield Read(
+            "entities/query_entity_chunks",
+            dict(namespace=self.namespace, keys=rows_in, max_chunks=int(max_chunks), filter=filters_to_param(filters)),
         )
         return {r["chunk_id"]: (float(r["entity_score"]), list(r["names"])) for r in rows}
 
-    def ppr_neighbourhood(
+    query_entity_chunks, aquery_entity_chunks = read_methods(_query_entity_chunks)
+
+    def _ppr_neighbourhood(
         self,
         embedding: Sequence[float],
         *,
@@ -166,25 +170,27 @@ class GraphMixin:
         max_entity_chunks: int = 25,
         chunk_edges: bool = True,
         filters: Sequence[ChunkFilter] = (),
-    ) -> Neighbourhood:
+    ) -> Plan[Neighbourhood]:
         """The chunk-entity neighbourhood of a query in one round trip
         (``cypher/graph/ppr_neighbourhood``): seeds, query entities, the entities the seeds
         mention, the chunks of those entities, the edges between them."""
         _check_top_k(seed_top_k)
         key_rows = entity_key_rows(entity_keys)
-        vector = self.check_embedding(embedding, what="query embedding")
-        rows = self.runner.read(
+        vector = yield from self._check_embedding(embedding, "query embedding")
+        rows = yield Read(
             "graph/ppr_neighbourhood",
-            namespace=self.namespace,
-            embedding=vector,
-            seed_top_k=seed_top_k,
-            fetch_k=self.vector_fetch_k(seed_top_k),
-            filter=filters_to_param(filters),
-            entity_keys=key_rows,
-            entity_vector_k=int(entity_vector_k),
-            entity_floor=float(entity_floor),
-            max_entity_chunks=int(max_entity_chunks),
-            chunk_edges=bool(chunk_edges),
+            dict(
+                namespace=self.namespace,
+                embedding=vector,
+                seed_top_k=seed_top_k,
+                fetch_k=self.vector_fetch_k(seed_top_k),
+                filter=filters_to_param(filters),
+                entity_keys=key_rows,
+                entity_vector_k=int(entity_vector_k),
+                entity_floor=float(entity_floor),
+                max_entity_chunks=int(max_entity_chunks),
+                chunk_edges=bool(chunk_edges),
+            ),
         )
         row = rows[0]
         degrees = {c: 0.0 for c in [s["id"] for s in row["seeds"]]}
@@ -203,6 +209,9 @@ class GraphMixin:
             chunk_edges=tuple((e["a"], e["b"], float(e["w"])) for e in row["chunk_edges"]),
             relations=tuple((r["a"], r["b"], float(r["w"])) for r in row["relations"]),
         )
+
+    ppr_neighbourhood, appr_neighbourhood = read_methods(_ppr_neighbourhood)
+
     def delete_edges(self, edges: Sequence[ChunkEdge]) -> int:
         """Delete the stored edges with these (source, target, relation) keys, in one
         transaction; returns how many were deleted (absent ones are ignored)."""
@@ -332,7 +341,7 @@ class GraphMixin:
     def edge_stats(self) -> list[dict[str, Any]]:
         return self.runner.read("graph/stats", namespace=self.namespace)
 
-    def graph_retrieve(
+    def _graph_retrieve(
         self,
         *,
         embedding: Sequence[float],
@@ -353,8 +362,9 @@ class GraphMixin:
         entity_seed_weight: float = 0.0,
         entity_max_chunks: int = 25,
         entity_keys: Sequence[Mapping[str, Any]] = (),
-    ) -> list[RetrievalResult]:
-        """Seeds, expansion, scoring, blend and trim in ONE round trip (see the Cypher file).
+    ) -> Plan[list[RetrievalResult]]:
+        """Seeds, expansion, scoring, blend and trim in ONE round trip (see the Cypher file);
+        ``graph_retrieve`` runs it on the driver, ``await agraph_retrieve`` on the async one.
 
         ``entity_keys``: the name keys the query could be naming (the retriever computes them);
         with ``entity_seed_weight`` > 0, chunks mentioning such an entity (if at most
@@ -365,14 +375,13 @@ class GraphMixin:
             raise ConfigurationError(f"native traversal supports 0..{NATIVE_MAX_HOPS} hops, got {max_hops}")
         if not hop_decay:
             raise ConfigurationError("hop_decay needs at least one value")
-        vector = self.check_embedding(embedding, what="query embedding")
+        vector = yield from self._check_embedding(embedding, "query embedding")
         relations = [RelationType.parse(r).value for r in relation_filter] if relation_filter else None
         if blend not in GRAPH_BLENDS:
             raise ConfigurationError(f"blend must be one of {', '.join(GRAPH_BLENDS)}, got {blend!r}")
         keyword_query = escape_lucene_query(query_text) if seed_keyword_weight > 0 else ""
         key_rows = entity_key_rows(entity_keys)
-        rows = read_consistent(
-            self.runner,
+        rows = yield from consistent(
             "graph/retrieve",
             namespace=self.namespace,
             embedding=vector,
@@ -444,3 +453,5 @@ class GraphMixin:
                 )
             )
         return out
+
+    graph_retrieve, agraph_retrieve = read_methods(_graph_retrieve)

@@ -18,6 +18,7 @@ from ..settings import DEFAULT_NAMESPACE, Neo4jSettings, validate_namespace
 from .documents import DocumentsMixin
 from .entities import EntitiesMixin
 from .graph import GraphMixin
+from .aio import AsyncDrivers
 from .runner import CypherRunner, connect_driver, map_neo4j_errors
 from .schema import SchemaMixin
 from .triples import TriplesMixin
@@ -37,8 +38,11 @@ class Neo4jStore(SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, Entities
         registry: CypherRegistry | None = None,
         vector_overfetch: int = 4,
         tracer: Callable[[str, Mapping[str, Any], float], None] | None = None,
+        settings: Neo4jSettings | None = None,
+        async_driver: neo4j.AsyncDriver | None = None,
         _owns_driver: bool = False,
         _where: str = "",
+        _aio: AsyncDrivers | None = None,
     ):
         if not isinstance(vector_overfetch, int) or vector_overfetch < 1:
             raise ConfigurationError("vector_overfetch must be a positive integer")
@@ -47,6 +51,9 @@ class Neo4jStore(SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, Entities
         self.vector_overfetch = vector_overfetch
         self.runner = CypherRunner(driver, database=database, registry=registry, where=_where, tracer=tracer)
         self._owns_driver = _owns_driver
+        # async reads (``aretrieve``): an AsyncDriver per event loop, from ``settings`` (kept
+        # only for that) or the caller's ``async_driver``; shared with ``with_namespace`` copies
+        self.aio = _aio or AsyncDrivers(settings, async_driver, self.runner)
         self._dimensions: int | None = None
         self._model: str | None = None
         self._closed = False
@@ -61,6 +68,7 @@ class Neo4jStore(SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, Entities
             driver,
             namespace=namespace,
             database=settings.database,
+            settings=settings,
             _owns_driver=True,
             _where=settings.redacted_uri,
             **options,
@@ -99,12 +107,19 @@ class Neo4jStore(SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, Entities
             vector_overfetch=self.vector_overfetch,
             tracer=self.runner.tracer,
             _where=self.runner.where,
+            _aio=self.aio,
         )
 
     def close(self) -> None:
         if self._owns_driver and not self._closed:
+            self.aio.close()
             self.driver.close()
         self._closed = True
+
+    async def aclose(self) -> None:
+        """Close the async driver this event loop opened; call before the loop ends (``close``
+        still closes the sync driver)."""
+        await self.aio.aclose()
 
     def __enter__(self) -> "Neo4jStore":
         return self

@@ -9,10 +9,11 @@ errors are translated into the library's tree in ``map_neo4j_errors`` and nowher
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import random
 import time
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Generator, Iterable, Iterator, Mapping, NamedTuple, Sequence, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase
@@ -29,7 +30,7 @@ from ..errors import (
 )
 from ..settings import Neo4jSettings
 
-__all__ = ["CypherRunner", "connect_driver", "map_neo4j_errors"]
+__all__ = ["CypherRunner", "Plan", "Read", "RaceRetry", "connect_driver", "map_neo4j_errors", "read_methods", "run_plan"]
 
 log = logging.getLogger("kgrag_neo4j.store")
 
@@ -44,11 +45,13 @@ def connect_driver(
     *,
     max_retry_seconds: float = DEFAULT_RETRY_SECONDS,
     connect_seconds: float = DEFAULT_CONNECT_SECONDS,
+    factory: Callable[..., Any] = GraphDatabase.driver,
 ) -> neo4j.Driver:
-    """A driver for ``settings`` with bounded waits (so an outage fails, never hangs)."""
+    """A driver for ``settings`` with bounded waits (so an outage fails, never hangs);
+    ``factory=AsyncGraphDatabase.driver`` makes the async twin with the same options."""
     auth = (settings.user, settings.password) if settings.password is not None else None
     with map_neo4j_errors(settings.redacted_uri):
-        return GraphDatabase.driver(
+        return factory(
             settings.uri,
             auth=auth,
             max_transaction_retry_time=max_retry_seconds,
@@ -96,6 +99,70 @@ def race_pause(attempt: int, *, jitter: float) -> float:
     """Seconds to wait before retry ``attempt`` (0-based): doubling from 50 ms to a 1 s cap,
     times ``jitter`` (0.5 to 1.5) so colliding writers do not retry in lockstep."""
     return min(_RACE_MAX_PAUSE, _RACE_FIRST_PAUSE * 2**attempt) * jitter
+
+
+class RaceRetry:
+    """The policy of ``lost_race`` retries, for the sync runner and its async twin alike:
+    ``pause(exc)`` is the seconds to wait before running the transaction again, or raises
+    (the server's own error) when the failure is not a lost race or the time is spent."""
+
+    def __init__(self) -> None:
+        self.deadline = time.monotonic() + RACE_RETRY_SECONDS
+        self.attempt = 0
+
+    def pause(self, exc: BaseException) -> float:
+        root = underlying_error(exc)
+        if not lost_race(exc) or time.monotonic() >= self.deadline:
+            if root is not exc:
+                raise root from None
+            raise exc
+        pause = race_pause(self.attempt, jitter=random.uniform(0.5, 1.5))
+        log.debug("transaction lost a race (retry %d in %.2fs): %s", self.attempt + 1, pause, root)
+        self.attempt += 1
+        return pause
+
+
+class Read(NamedTuple):
+    """One read statement a plan asks for: a registry name and its parameters."""
+
+    name: str
+    params: Mapping[str, Any]
+
+
+T = TypeVar("T")
+#: A read-only store operation written once for both runners: a generator that yields the
+#: ``Read``s it needs, receives their rows, and returns its value. ``CypherRunner.run`` drives
+#: it on the driver, ``AsyncCypherRunner.run`` on the async driver (``store/aio.py``).
+Plan = Generator[Read, "Rows", T]
+
+
+def read_methods(plan_fn: Callable[..., "Plan[T]"]) -> tuple[Callable[..., T], Callable[..., Any]]:
+    """The sync and async store methods of a read plan function ``_name``: ``name`` driven by
+    ``self.runner``, ``aname`` by ``self.aio``. Both show the plan's signature and docstring
+    (``inspect.signature`` follows ``__wrapped__``), so options and defaults are written once."""
+    public = plan_fn.__name__.lstrip("_")
+
+    @functools.wraps(plan_fn)
+    def method(self: Any, *args: Any, **kwargs: Any) -> T:
+        return self.runner.run(plan_fn(self, *args, **kwargs))
+
+    @functools.wraps(plan_fn)
+    async def amethod(self: Any, *args: Any, **kwargs: Any) -> T:
+        return await self.aio.run(plan_fn(self, *args, **kwargs))
+
+    for fn, name in ((method, public), (amethod, "a" + public)):
+        fn.__name__ = name
+        fn.__qualname__ = plan_fn.__qualname__.rsplit(".", 1)[0] + "." + name
+    return method, amethod
+
+
+def run_plan(plan: "Plan[T]", read: Callable[[str, Mapping[str, Any]], "Rows"]) -> T:
+    try:
+        request = next(plan)
+        while True:
+            request = plan.send(read(request.name, request.params))
+    except StopIteration as stop:
+        return stop.value
 
 _CODE_MAP: tuple[tuple[str, type[StoreError]], ...] = (
     ("Neo.ClientError.Database.DatabaseNotFound", DatabaseNotFound),
@@ -176,8 +243,7 @@ class CypherRunner:
     def _execute(self, access_mode: str, work: Callable[[neo4j.ManagedTransaction], Any]) -> Any:
         """A managed transaction (the driver retries transient errors), run again while it
         keeps losing races with concurrent deletes (see ``lost_race``), for a bounded time."""
-        deadline = time.monotonic() + RACE_RETRY_SECONDS
-        attempt = 0
+        retry = RaceRetry()
         while True:
             try:
                 with self._session(access_mode) as session:
@@ -185,27 +251,28 @@ class CypherRunner:
                         return session.execute_read(work)
                     return session.execute_write(work)
             except (neo4j_exc.Neo4jError, neo4j_exc.ResultFailedError) as exc:
-                root = underlying_error(exc)
-                if not lost_race(exc) or time.monotonic() >= deadline:
-                    if root is not exc:
-                        raise root from None
-                    raise
-                pause = race_pause(attempt, jitter=random.uniform(0.5, 1.5))
-                log.debug("transaction lost a race (retry %d in %.2fs): %s", attempt + 1, pause, root)
-                time.sleep(pause)
-                attempt += 1
+                time.sleep(retry.pause(exc))
 
     def _trace(self, name: str, params: Mapping[str, Any], started: float) -> None:
         self.round_trips += 1
         if self.tracer is not None:
             self.tracer(name, params, time.perf_counter() - started)
 
-    def read(self, name: str, /, **params: Any) -> Rows:
-        """Run a ``mode: read`` statement with read routing; return rows as dicts."""
+    def read_query(self, name: str, params: Mapping[str, Any]) -> CypherQuery:
+        """The registered ``mode: read`` statement, its parameters checked."""
         q = self.registry[name]
         if q.mode != "read":
             raise StoreError(f"{q.path}:{q.line}: {name} is mode {q.mode}, not read")
         q.check_params(params)
+        return q
+
+    def run(self, plan: "Plan[T]") -> T:
+        """Drive a read ``Plan`` with this runner's reads."""
+        return run_plan(plan, lambda name, params: self.read(name, **params))
+
+    def read(self, name: str, /, **params: Any) -> Rows:
+        """Run a ``mode: read`` statement with read routing; return rows as dicts."""
+        q = self.read_query(name, params)
         started = time.perf_counter()
 
         def work(tx: neo4j.ManagedTransaction) -> Rows:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigurationError, DimensionMismatchError, InputError, SchemaNotReady
-from .runner import CypherRunner
+from .runner import CypherRunner, Plan, Read
 
 __all__ = ["SchemaMixin", "SchemaStatus", "REQUIRED_INDEXES"]
 
@@ -181,8 +181,12 @@ class SchemaMixin:
         self._dimensions = dimensions
 
     def expected_dimensions(self) -> int:
+        return self.runner.run(self._expected_dimensions())
+
+    def _expected_dimensions(self) -> Plan[int]:
         if self._dimensions is None:
-            dims = self._read_embedding_config()["dimensions"]
+            rows = yield Read("schema/get_embedding_config", {"namespace": self.namespace})
+            dims = rows[0]["dimensions"] if rows else None
             if dims is None:
                 raise SchemaNotReady(
                     "no schema in this database yet: run `kgrag init --dimensions N` "
@@ -192,7 +196,11 @@ class SchemaMixin:
         return self._dimensions
 
     def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]:
-        dims = self.expected_dimensions()
+        return self.runner.run(self._check_embedding(embedding, what))
+
+    def _check_embedding(self, embedding: Any, what: str) -> Plan[list[float]]:
+        """``check_embedding`` as a read ``Plan``: the sync and async read paths share it."""
+        dims = yield from self._expected_dimensions()
         try:
             vector = [float(x) for x in embedding]
         except (TypeError, ValueError):

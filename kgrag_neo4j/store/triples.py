@@ -32,7 +32,7 @@ from ..entities.model import entity_id, normalise_name, normalise_type
 from ..errors import ConfigurationError, InputError
 from ..triples.model import EXPANSION_PREDICATES, PredicateRegistry, Triple, normalise_predicate
 from ..triples.records import ConfidenceUpdate, ExpandedNode
-from .runner import CypherRunner
+from .runner import CypherRunner, Plan, Read
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -293,6 +293,22 @@ class TriplesMixin:
         and from the entities the chunks ``chunk_ids`` mention. At most ``limit`` nodes, each
         at the first hop that reaches it; start entities are not returned. Any RELATED_TO of
         those types is followed, whether a triple or an extracted relation."""
+        return self.runner.run(self._expand_triples(start_names, predicates, max_depth, limit, chunk_ids))
+
+    async def aexpand_triples(
+        self,
+        start_names: Sequence[str],
+        predicates: Sequence[str] = EXPANSION_PREDICATES,
+        max_depth: int = 2,
+        limit: int = 10,
+        *,
+        chunk_ids: Sequence[str] = (),
+    ) -> list[ExpandedNode]:
+        return await self.aio.run(self._expand_triples(start_names, predicates, max_depth, limit, chunk_ids))
+
+    def _expand_triples(
+        self, start_names: Sequence[str], predicates: Sequence[str], max_depth: int, limit: int, chunk_ids: Sequence[str]
+    ) -> Plan[list[ExpandedNode]]:
         if isinstance(start_names, str) or isinstance(chunk_ids, str):
             raise InputError("start_names and chunk_ids are lists, not one string")
         if isinstance(max_depth, bool) or not isinstance(max_depth, int) or not 1 <= max_depth <= MAX_EXPANSION_DEPTH:
@@ -305,14 +321,16 @@ class TriplesMixin:
         chunks = [str(c) for c in chunk_ids]
         if not keys and not chunks:
             return []
-        rows = self.runner.read(
+        rows = yield Read(
             "triples/expand",
-            namespace=self.namespace,
-            start_keys=keys,
-            chunk_ids=chunks,
-            predicates=list(dict.fromkeys(predicates)),
-            max_depth=max_depth,
-            limit=limit,
+            dict(
+                namespace=self.namespace,
+                start_keys=keys,
+                chunk_ids=chunks,
+                predicates=list(dict.fromkeys(predicates)),
+                max_depth=max_depth,
+                limit=limit,
+            ),
         )
         out = []
         for r in rows:
