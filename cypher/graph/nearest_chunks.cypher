@@ -19,13 +19,14 @@ OPTIONAL MATCH (s:Chunk {id: row.id})
 WHERE s.namespace = $namespace
 WITH row, coalesce(row.embedding, s.embedding) AS v, coalesce(row.document_id, s.document_id) AS document_id
 WHERE v IS NOT NULL
-CALL (row, v) {
+CALL (row, v, document_id) {
   CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), v) YIELD node, score
-  WITH node AS t, score WHERE t.namespace = $namespace AND t.id <> row.id
+  WITH node AS t, score
+  WHERE t.namespace = $namespace AND t.id <> row.id AND (NOT $cross_document OR t.document_id <> document_id)
   RETURN collect({t: t, cosine: 2 * score - 1}) AS hits
 }
-// when other namespaces crowd the index's answer (fewer than $top_k of ours among $fetch_k),
-// the namespace is a small share of the index: an exact scan over it is cheap and complete
+// when other namespaces (or, across documents only, the row's own document) crowd the index's
+// answer (fewer than $top_k candidates among $fetch_k), an exact scan over the namespace answers
 CALL (row, v, hits) {
   UNWIND CASE WHEN size(hits) >= $top_k THEN hits ELSE [] END AS h
   RETURN h.t AS t, h.cosine AS cosine
