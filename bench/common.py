@@ -36,6 +36,7 @@ __all__ = [
     "load_average",
     "print_header",
     "print_table",
+    "process_cpu_seconds",
     "result_name",
     "stats_ms",
     "time_calls",
@@ -112,6 +113,12 @@ class BenchServer:
     neo4j_version: str
     heap: str
     pagecache: str
+    pid: int | None = None
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the server process has used so far (user + system): what a write cost
+        the database whatever else the machine was doing."""
+        return process_cpu_seconds(self.pid) if self.pid else None
 
     def store(self, namespace: str = "bench", **options: Any) -> Neo4jStore:
         return Neo4jStore(self.driver, namespace=namespace, database=self.settings.database, **options)
@@ -128,7 +135,7 @@ def bench_server(*, heap: str = "2g", pagecache: str = "1g") -> Iterator[BenchSe
             version = Neo4jStore(driver).verify()["version"]
             print(f"  (fresh Neo4j {version} on {settings.redacted_uri}, heap {heap}, page cache {pagecache}, "
                   f"started in {time.perf_counter() - started:.1f}s)", flush=True)
-            yield BenchServer(settings, driver, version, heap, pagecache)
+            yield BenchServer(settings, driver, version, heap, pagecache, server.status().pid)
         finally:
             driver.close()
 
@@ -152,6 +159,15 @@ def clear_database(driver: neo4j.Driver, *, drop_vector_indexes: bool = False) -
             for statement in bench_cypher("drop_chunk_indexes").split(";"):
                 if statement.strip():
                     session.run(statement).consume()
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process (Linux ``/proc``), or None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 # --- timing -------------------------------------------------------------------------------

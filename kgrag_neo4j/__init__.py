@@ -40,7 +40,7 @@ _EXPORTS: dict[str, str] = {
     # Neo4j
     "Neo4jSettings": "settings", "Neo4jStore": "store", "LocalServer": "server",
     # write path
-    "Ingestor": "ingestion.ingestor", "IngestOptions": "ingestion.ingestor",
+    "Ingestor": "ingestion.ingestor", "IngestOptions": "ingestion.ingestor", "FileResult": "ingestion.ingestor",
     "IngestGraphOptions": "ingestion.edges",
     "RecursiveChunker": "ingestion.chunkers", "MarkdownChunker": "ingestion.chunkers",
     "SemanticChunker": "ingestion.chunkers", "ExtractorRegistry": "ingestion.extractors",

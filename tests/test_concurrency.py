@@ -140,8 +140,8 @@ def test_a_deadlock_is_retried_not_surfaced(store, hashing_embedder):
         doc = Document(id=f"dl-{name}-{store.namespace}", source=f"dl/{name}", content=name, content_hash=name)
         store.store_document(doc, [Chunk(id=f"{doc.id}-c", document_id=doc.id, content=name, embedding=vector)])
         props[name] = {
-            "id": doc.id, "namespace": store.namespace, "source": doc.source, "title": "", "content": name,
-            "content_hash": name, "created_at": 1, "metadata": "{}",
+            "id": doc.id,
+            "props": {"source": doc.source, "title": "", "content": name, "content_hash": name, "created_at": 1, "metadata": "{}"},
         }
     barrier = threading.Barrier(2, timeout=20)
     attempts = {"ab": 0, "ba": 0}
@@ -151,10 +151,11 @@ def test_a_deadlock_is_retried_not_surfaced(store, hashing_embedder):
             def work(tx):
                 attempts[order] += 1
                 first, second = props[order[0]], props[order[1]]
-                tx.run("documents/upsert_document", namespace=store.namespace, document={**first, "title": order}, chunk_ids=[first["id"] + "-c"])
-                if attempts[order] == 1:
-                    barrier.wait()  # both hold their first lock now
-                tx.run("documents/upsert_document", namespace=store.namespace, document={**second, "title": order}, chunk_ids=[second["id"] + "-c"])
+                for i, doc in enumerate((first, second)):
+                    if i == 1 and attempts[order] == 1:
+                        barrier.wait()  # both hold their first lock now
+                    mine = {"id": doc["id"], "props": {**doc["props"], "title": order}}
+                    tx.run("documents/upsert_documents", namespace=store.namespace, documents=[mine])
 
             store.runner.write_fn(work)
 

@@ -142,18 +142,29 @@ def test_cypher_run_with_another_namespaces_ids_neither_reads_nor_writes_it(stor
     assert code == 0, err
     assert stored_hash not in out
 
-    document = {"id": doc_id, "namespace": other.namespace, "source": "stolen.md", "title": "mine", "content": "x",
-                "content_hash": "h", "created_at": 1, "metadata": "{}"}
-    code, _, err = _run(kgrag, "documents/upsert_document", **params("documents/upsert_document", document=document, chunk_ids=[]))
+    props = {"source": "stolen.md", "title": "mine", "content": "x", "content_hash": "h", "created_at": 1, "metadata": "{}"}
+    code, _, err = _run(kgrag, "documents/upsert_documents",
+                        **params("documents/upsert_documents", documents=[{"id": doc_id, "props": props}]))
     assert code == 0, err
 
-    rows = [{"id": c, "props": {"namespace": other.namespace, "document_id": doc_id, "content": "overwritten"},
-             "embedding": None, "parent_id": None} for c in chunk_ids]
-    code, _, err = _run(kgrag, "chunks/upsert_chunks", **params("chunks/upsert_chunks", document_id=doc_id, rows=rows))
+    # the victim's chunk ids, claimed for the victim's document and for a document of the attacker's own
+    attacker_doc = "doc_attacker_" + other.namespace
+    code, _, err = _run(kgrag, "documents/upsert_documents",
+                        **params("documents/upsert_documents", documents=[{"id": attacker_doc, "props": props}]))
     assert code == 0, err
+    for owner in (doc_id, attacker_doc):
+        rows = [{"id": c, "document_id": owner, "props": {"content": "overwritten", "document_hash": "h"},
+                 "embedding": None, "parent_id": None} for c in chunk_ids]
+        code, out, err = _run(kgrag, "chunks/upsert_chunks", **params("chunks/upsert_chunks", rows=rows))
+        assert code == 0, err
+        # a large document's steps, by hand, with the victim's document id
+        for name, extra in (("chunks/stage_chunks", {"rows": rows}), ("documents/publish_staged_chunks", {}),
+                            ("documents/park_stale_chunks", {}), ("documents/purge_staged_chunks", {"limit": 1000})):
+            code, _, err = _run(kgrag, name, **params(name, document_id=owner, **extra))
+            assert code == 0, (name, err)
 
     assert _snapshot(driver, victim.namespace) == before
-    assert _fetch(driver, "MATCH (n) WHERE n.namespace = $ns RETURN count(n) AS n", ns=other.namespace) == [{"n": 0}]
+    assert _fetch(driver, "MATCH (c:Chunk) WHERE c.namespace = $ns RETURN count(c) AS n", ns=other.namespace) == [{"n": 0}]
 
 
 # -- 3. clearing triples leaves what the entity extractor wrote ----------------------------------

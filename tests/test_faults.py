@@ -73,23 +73,26 @@ def small_chunks() -> RecursiveChunker:
 @pytest.mark.slow
 @pytest.mark.server_restart
 def test_an_outage_stops_a_folder_ingest_with_one_line_and_a_summary(own_server, tmp_path, monkeypatch):
+    from kgrag_neo4j.ingestion import ingestor as ingestor_module
+
     settings = own_server.status().settings()
     folder = tmp_path / "kb"
     folder.mkdir()
     for source, text in corpus(6):
         (folder / source.replace("/", "-")).write_text(text)
     namespace = "outage-" + uuid.uuid4().hex[:8]
-    real_ingest_file = Ingestor.ingest_file
-    calls = []
+    real_write = Ingestor._write
+    writes = []
 
-    def ingest_then_outage(self, path, **kwargs):
-        calls.append(path)
-        result = real_ingest_file(self, path, **kwargs)
-        if len(calls) == 1:
-            own_server.kill()  # the server dies after the first file is stored
-        return result
+    def write_then_outage(self, docs):
+        writes.append([d.source for d in docs])
+        written = real_write(self, docs)
+        if len(writes) == 1:
+            own_server.kill()  # the server dies after the first batch is stored
+        return written
 
-    monkeypatch.setattr(Ingestor, "ingest_file", ingest_then_outage)
+    monkeypatch.setattr(Ingestor, "_write", write_then_outage)
+    monkeypatch.setattr(ingestor_module, "BATCH_CHUNKS", 1)  # one document per transaction
     restarted = False
     try:
         result = CliRunner().invoke(
@@ -99,16 +102,15 @@ def test_an_outage_stops_a_folder_ingest_with_one_line_and_a_summary(own_server,
         )
         assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
         assert result.exit_code == 1
-        assert len(calls) == 2, f"the run went on after the outage: {len(calls)} files attempted"
+        assert len(writes) == 2, f"the run went on after the outage: {len(writes)} batches written"
         lines = [line for line in result.stderr.splitlines() if not line.startswith("embedder:")]
-        assert len(lines) == 2, lines  # no driver retry warnings: the failure and the stop
-        assert lines[0].startswith("failed: ") and "cannot reach Neo4j" in lines[0]
-        assert lines[1].startswith("stopped: 4 files not attempted")
-        assert "1 new" in result.stdout and "1 failed" in result.stdout and "4 not attempted" in result.stdout
+        assert len(lines) == 1, lines  # no driver retry warnings: the stop, naming the error
+        assert lines[0].startswith("stopped: ConnectionFailed: cannot reach Neo4j") and "5 files not written" in lines[0]
+        assert "1 new" in result.stdout and "5 not attempted" in result.stdout
 
         own_server.start(timeout=300)
         restarted = True
-        monkeypatch.setattr(Ingestor, "ingest_file", real_ingest_file)
+        monkeypatch.setattr(Ingestor, "_write", real_write)
         again = CliRunner().invoke(
             cli,
             ["--uri", settings.uri, "--password", settings.password, "ingest", str(folder),
@@ -220,9 +222,11 @@ def test_server_killed_mid_ingest_then_restarted(own_server, hashing_embedder):
         driver.close()
 
 
-def test_ingest_dying_after_commit_is_completed_by_a_rerun(store, driver, hashing_embedder):
-    """The post-commit step (database similarity edges) is interrupted: the document keeps a
-    pending hash, so the same ingest run again redoes it instead of calling it unchanged."""
+def test_ingest_dying_while_writing_similarity_edges_leaves_the_document_absent(store, driver, hashing_embedder):
+    """Similarity edges are written in the document's own transaction (found before it, exact
+    in memory and by a vector-index read): the process dying while they are written leaves
+    the document absent, not stored without them, and the same ingest run again writes it
+    whole. (Before, they were a post-commit step guarded by a pending hash.)"""
     docs = corpus(3, tag="-sim")
     options = dict(
         chunker=small_chunks(),
@@ -232,26 +236,26 @@ def test_ingest_dying_after_commit_is_completed_by_a_rerun(store, driver, hashin
     def crash():
         raise SimulatedCrash()
 
-    registry = TriggerRegistry(load_registry(), name="graph/similarity_edges", nth=2, action=crash)
+    registry = TriggerRegistry(load_registry(), name="graph/store_edges", nth=2, action=crash)
     dying = Neo4jStore(driver, namespace=store.namespace, registry=registry)
     ingestor = Ingestor(dying, hashing_embedder, **options)
     first = ingestor.ingest_text(docs[0][1], docs[0][0])
     with pytest.raises(SimulatedCrash):
         ingestor.ingest_text(docs[1][1], docs[1][0])
     state = documents(driver, store.namespace)
-    second_id = next(d for d, s in state.items() if s["source"] == docs[1][0])
-    assert state[second_id]["hash"].endswith(PENDING_HASH_SUFFIX)
+    assert set(state) == {first.document_id}, "the dying document's transaction must not commit"
     assert state[first.document_id]["hash"] == first.document.content_hash
+    assert orphan_chunks(driver, store.namespace) == 0
 
     rerun = Ingestor(store, hashing_embedder, **options)
     results = [rerun.ingest_text(text, source) for source, text in docs]
-    # "unchanged": its chunks and own edges were whole; only the post-commit step was redone
-    assert [r.status for r in results] == ["unchanged", "unchanged", "new"]
+    assert [r.status for r in results] == ["unchanged", "new", "new"]
+    assert rerun.ingest_text(docs[1][1], docs[1][0]).status == "unchanged"
     final = documents(driver, store.namespace)
     assert not any(s["hash"].endswith(PENDING_HASH_SUFFIX) for s in final.values())
-    assert rerun.ingest_text(docs[1][1], docs[1][0]).status == "unchanged"
-    # the redone document has its similarity edges now
-    assert any(rel == "similar_to" for rel in _relations_of(driver, store.namespace, second_id))
+    for r in results:
+        relations = _relations_of(driver, store.namespace, r.document_id)
+        assert "similar_to" in relations and "sequence" in relations
     assert duplicates(driver, store.namespace) == 0
 
 

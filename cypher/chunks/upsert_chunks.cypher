@@ -1,34 +1,46 @@
-// Create or update chunks of one document of the namespace with HAS_CHUNK and CHILD_OF links.
-// Embeddings are stored with setNodeVectorProperty (float32, half the size of a list of doubles).
-// A parent row may come after its children: MERGE on the parent id makes the order irrelevant.
-// A document of another namespace, and chunk ids that belong to another document or namespace,
-// are left untouched (and not counted): the namespace is enforced here, not only in Python.
+// Create or update chunks of documents of one namespace, with HAS_CHUNK and CHILD_OF links.
+// Rows may belong to several documents (a folder ingest writes many per transaction); a row
+// whose document is not in the namespace is skipped. A chunk id that already belongs to
+// another document (or namespace) is left untouched and returned in `conflicts`: the store
+// then rolls the whole transaction back and refuses that document, and a hand run
+// (`kgrag cypher run`) with another tenant's ids changes nothing of it. A chunk left staged by
+// an interrupted write of the same document (in the document's staging namespace, named from
+// $namespace) is taken over. Embeddings are stored with setNodeVectorProperty (float32, half
+// the size of a list of doubles). A parent row may come after its children: MERGE on the
+// parent id makes the order irrelevant.
 // mode: write
 // params:
-//   $namespace    STRING     tenant
-//   $document_id  STRING     owning document id
-//   $rows         LIST<MAP>  [{id, props: {...}, embedding: LIST<FLOAT>|null, parent_id: STRING|null}]
-// returns: written INTEGER
-// browser: :params {namespace: 'default', document_id: 'doc_1', rows: [{id: 'c1', props: {content: 'x', chunk_index: 0}, embedding: null, parent_id: null}]}
-MATCH (d:Document {id: $document_id})
-WHERE d.namespace = $namespace
+//   $namespace  STRING     tenant
+//   $rows       LIST<MAP>  [{id, document_id, props: {...}, embedding: LIST<FLOAT>|null, parent_id: STRING|null}]
+// returns: written INTEGER, conflicts LIST<MAP>
+// browser: :params {namespace: 'demo', rows: [{id: 'c1', document_id: 'doc_1', props: {content: 'x', chunk_index: 0}, embedding: null, parent_id: null}]}
 UNWIND $rows AS row
+MATCH (d:Document {id: row.document_id})
+WHERE d.namespace = $namespace
 MERGE (c:Chunk {id: row.id})
-  ON CREATE SET c.namespace = $namespace, c.document_id = $document_id
-WITH d, c, row
-WHERE c.namespace = $namespace AND c.document_id = $document_id
-SET c += row.props, c.namespace = $namespace, c.document_id = $document_id
-MERGE (d)-[:HAS_CHUNK]->(c)
-WITH c, row
-CALL (c, row) {
-  WITH c, row WHERE row.embedding IS NOT NULL
-  CALL db.create.setNodeVectorProperty(c, 'embedding', row.embedding)
+  ON CREATE SET c.namespace = $namespace, c.document_id = row.document_id
+// who held the chunk before this row: nobody (created), this document, or (a conflict)
+// another one; the document's staging namespace counts as this document
+WITH d, c, row, [$namespace, '\u001f' + $namespace + '\u001f' + row.document_id] AS ours
+WITH d, c, row, ours,
+     NOT (coalesce(c.document_id, row.document_id) = row.document_id AND coalesce(c.namespace, $namespace) IN ours) AS conflict,
+     CASE WHEN c.namespace = $namespace THEN c.document_id ELSE 'another namespace' END AS owner
+CALL (d, c, row, ours, conflict) {
+  WITH d, c, row, ours WHERE NOT conflict
+  SET c += row.props, c.namespace = $namespace, c.document_id = row.document_id
+  MERGE (d)-[:HAS_CHUNK]->(c)
+  WITH c, row, ours
+  CALL (c, row) {
+    WITH c, row WHERE row.embedding IS NOT NULL
+    CALL db.create.setNodeVectorProperty(c, 'embedding', row.embedding)
+  }
+  CALL (c, row, ours) {
+    WITH c, row, ours WHERE row.parent_id IS NOT NULL
+    MERGE (p:Chunk {id: row.parent_id})
+      ON CREATE SET p.namespace = $namespace, p.document_id = row.document_id
+    WITH c, p, row, ours WHERE p.namespace IN ours AND p.document_id = row.document_id
+    MERGE (c)-[:CHILD_OF]->(p)
+  }
 }
-CALL (c, row) {
-  WITH c, row WHERE row.parent_id IS NOT NULL
-  MERGE (p:Chunk {id: row.parent_id})
-    ON CREATE SET p.namespace = $namespace, p.document_id = $document_id
-  WITH c, p WHERE p.namespace = $namespace AND p.document_id = $document_id
-  MERGE (c)-[:CHILD_OF]->(p)
-}
-RETURN count(c) AS written
+RETURN count(CASE WHEN NOT conflict THEN 1 END) AS written,
+       collect(CASE WHEN conflict THEN {id: row.id, document_id: row.document_id, owner: owner} END) AS conflicts

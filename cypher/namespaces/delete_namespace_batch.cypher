@@ -1,4 +1,5 @@
-// One batch of `kgrag namespace delete`: up to $batch_size each of the namespace's chunks,
+// One batch of `kgrag namespace delete`: up to $batch_size each of the namespace's chunks
+// (those staged for its large documents too, in namespaces '\u001f' + namespace + '\u001f' + id),
 // documents, entities (with those of an unfinished entity build) and communities, every
 // relationship on them included. Only nodes whose namespace is $namespace are touched, so no
 // other tenant loses anything. The batch that finds nothing left also removes the embedding
@@ -15,6 +16,13 @@ CALL () {
   WITH c LIMIT toInteger($batch_size)
   DETACH DELETE c
   RETURN count(c) AS chunks
+}
+CALL () {
+  MATCH (c:Chunk)
+  WHERE c.namespace STARTS WITH '\u001f' + $namespace + '\u001f'
+  WITH c LIMIT toInteger($batch_size)
+  DETACH DELETE c
+  RETURN count(c) AS staged_chunks
 }
 CALL () {
   MATCH (d:Document)
@@ -48,8 +56,8 @@ CALL () {
 }
 // what the indexes above cannot see (written by other tools without a source, name or level)
 // is looked for by scanning, once the indexed kinds are gone
-CALL (chunks, documents, named, staged, communities) {
-  UNWIND CASE WHEN chunks + documents + named + staged + communities = 0 THEN [1] ELSE [] END AS last
+CALL (chunks, staged_chunks, documents, named, staged, communities) {
+  UNWIND CASE WHEN chunks + staged_chunks + documents + named + staged + communities = 0 THEN [1] ELSE [] END AS last
   CALL () {
     MATCH (n:Document {namespace: $namespace}) RETURN n
     UNION
@@ -61,10 +69,10 @@ CALL (chunks, documents, named, staged, communities) {
   DETACH DELETE n
   RETURN count(n) AS other
 }
-CALL (chunks, documents, named, staged, communities, other) {
-  UNWIND CASE WHEN chunks + documents + named + staged + communities + other = 0 THEN [1] ELSE [] END AS done
+CALL (chunks, staged_chunks, documents, named, staged, communities, other) {
+  UNWIND CASE WHEN chunks + staged_chunks + documents + named + staged + communities + other = 0 THEN [1] ELSE [] END AS done
   MATCH (k:KgragMeta {key: 'embedding:' + $namespace})
   DELETE k
   RETURN count(k) AS records
 }
-RETURN chunks, documents, named + staged AS entities, communities, other, records
+RETURN chunks + staged_chunks AS chunks, documents, named + staged AS entities, communities, other, records

@@ -1,8 +1,9 @@
-// Every namespace of the database with what it holds: documents, chunks, entities (those of an
-// entity build still in progress included), communities, triples, and the embedding model and
-// dimensions recorded for it. A namespace with only a model record (a failed first ingest, or
-// `kgrag init`) is listed too, so it can be seen and deleted. Counting reads every node of the
-// labels once: an admin command, not a hot path.
+// Every namespace of the database with what it holds: documents, chunks (those staged for a
+// large document included), entities (those of an entity build still in progress included),
+// communities, triples, and the embedding model and dimensions recorded for it. A namespace
+// with only a model record (a failed first ingest, or `kgrag init`) is listed too, so it can be
+// seen and deleted. Counting reads every node of the labels once: an admin command, not a hot
+// path.
 // mode: read
 // params: none
 // returns: namespace STRING, documents INTEGER, chunks INTEGER, entities INTEGER, communities INTEGER, triples INTEGER, embedder STRING, dimensions INTEGER
@@ -10,7 +11,10 @@
 CALL () {
   MATCH (d:Document) RETURN d.namespace AS namespace, 'documents' AS kind, count(*) AS n
   UNION ALL
-  MATCH (c:Chunk) RETURN c.namespace AS namespace, 'chunks' AS kind, count(*) AS n
+  // a chunk staged for a large document ('\u001f' + namespace + '\u001f' + id) counts for its tenant
+  MATCH (c:Chunk)
+  RETURN CASE WHEN c.namespace STARTS WITH '\u001f' THEN split(c.namespace, '\u001f')[1] ELSE c.namespace END AS namespace,
+         'chunks' AS kind, count(*) AS n
   UNION ALL
   MATCH (e:Entity) RETURN coalesce(e.namespace, e.staged_namespace) AS namespace, 'entities' AS kind, count(*) AS n
   UNION ALL

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -42,16 +43,16 @@ def register(cli: click.Group) -> None:
                similarity_edges, similarity_threshold, similarity_top_k, extract_graph, graph_batch_size,
                graph_batch_overlap, graph_workers, cross_document, llm, min_edge_weight, max_edges_per_chunk, source,
                follow_symlinks, as_json) -> None:
-        """Ingest files, folders (recursive) and globs. A failing file is reported and the
-        others go on; the exit code is 1 when any failed. Only regular files are read: FIFOs,
-        devices and symlinks leading out of a folder are reported and skipped. A file is one
-        document however it is reached (its resolved path is its identity, or --source). When
-        the database cannot be reached after its retries the run stops at once, with a summary
-        of what was not attempted.
+        """Ingest files, folders (recursive) and globs, many documents per transaction. A
+        failing file is reported and the others go on; the exit code is 1 when any failed.
+        Only regular files are read: FIFOs, devices and symlinks leading out of a folder are
+        reported and skipped. A file is one document however it is reached (its resolved path
+        is its identity, or --source). When the database cannot be reached after its retries
+        the run stops at once, with a summary of what was not written.
 
         Example: kgrag ingest docs/ --sequence-edges --similarity-edges
         """
-        from ..ingestion.batch import IngestTally
+        from ..ingestion.batch import RUN_ENDING_ERRORS, IngestTally
         from ..ingestion.edges import IngestGraphOptions
         from ..ingestion.extractors import ExtractorRegistry
         from ..ingestion.files import select_files
@@ -100,22 +101,34 @@ def register(cli: click.Group) -> None:
                 verb = "failed" if skipped.named else "skipped"
                 click.echo(f"{verb}: {printable(skipped.path)}: {printable(skipped.reason)}", err=True)
         show_bar = sys.stderr.isatty() and not as_json
-        with click.progressbar(files, label="ingesting", file=sys.stderr, show_pos=True) if show_bar else _plain(files) as items:
-            for i, path in enumerate(items):
-                try:
-                    r = ingestor.ingest_file(path, content_type=content_type, source=source)
-                except KgragError as exc:  # one bad file must not stop the others
-                    stop = tally.fail(path, exc)
-                    if not as_json:
-                        click.echo(f"failed: {printable(path)}: {printable(exc)}", err=True)
-                    if stop:
-                        tally.not_attempted(files[i + 1 :])
-                        if not as_json:
-                            click.echo(f"stopped: {len(files) - i - 1} files not attempted; run the same command again "
-                                       "when the database is back (what was stored is kept)", err=True)
-                        break
-                    continue
-                tally.record(path, r)
+        bar = click.progressbar(length=len(files), label="ingesting", file=sys.stderr, show_pos=True) if show_bar else None
+        reported: set[str] = set()
+
+        def report(outcome) -> None:
+            reported.add(outcome.path)
+            if outcome.error is not None:
+                tally.fail(outcome.path, outcome.exception)
+                if not as_json:
+                    click.echo(f"failed: {printable(outcome.path)}: {printable(outcome.exception)}", err=True)
+            else:
+                tally.record(outcome.path, outcome.result)
+            if bar is not None:
+                bar.update(1)
+
+        try:
+            with bar if bar is not None else _plain(None):
+                if source is not None:
+                    report(_one_file(ingestor, files[0], content_type=content_type, source=source))
+                else:
+                    ingestor.ingest_paths(files, content_type=content_type, on_result=report)
+        except RUN_ENDING_ERRORS as exc:
+            # the database is gone (or refuses us): every later write would wait out the
+            # retries and fail the same way, so the run stops here
+            left = [f for f in files if os.fspath(f) not in reported]
+            tally.stop(exc, left)
+            if not as_json:
+                click.echo(f"stopped: {printable(f'{type(exc).__name__}: {exc}')}; {len(left)} files not written; "
+                           "run the same command again when the database is back (what was stored is kept)", err=True)
         elapsed = time.perf_counter() - started
         summary = tally.summary(namespace=namespace, seconds=round(elapsed, 3), embedder=emb.name)
         if as_json:
@@ -130,6 +143,20 @@ def register(cli: click.Group) -> None:
             )
         if tally.failed:
             sys.exit(1)
+
+
+def _one_file(ingestor, path, *, content_type, source):
+    """``ingest_file`` (for --source) as ``ingest_paths`` reports a file; an error that ends the
+    run is raised."""
+    from ..ingestion.batch import ends_run
+    from ..ingestion.ingestor import FileResult
+
+    try:
+        return FileResult(os.fspath(path), result=ingestor.ingest_file(path, content_type=content_type, source=source))
+    except KgragError as exc:
+        if ends_run(exc):
+            raise
+        return FileResult.failed(os.fspath(path), exc)
 
 
 class _plain:

@@ -58,6 +58,11 @@ class IngestTally:
             return True
         return False
 
+    def stop(self, exc: BaseException, unwritten: Iterable[Any]) -> None:
+        """The run ended at ``exc`` (see ``ends_run``); ``unwritten`` were not written."""
+        self.stopped = f"{type(exc).__name__}: {exc}"
+        self.not_attempted(unwritten)
+
     def skip(self, skipped: SkippedPath) -> dict[str, Any]:
         """A path the selection passed over: a failure when it was named, else skipped."""
         return self._row(skipped.path, "failed" if skipped.named else "skipped", error=skipped.reason)

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
-from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from ..errors import ConfigurationError, InputError, ProviderResponseError
 from .extractors import MarkdownBlock, render_blocks, scan_markdown
@@ -145,6 +144,10 @@ class RecursiveChunker:
         # The budget is measured in characters (tokens * 4) rather than by summing
         # estimate_tokens per piece: rounding every short word up to a whole token would
         # over-count word-level merges by up to 4x and leave chunks far below the limit.
+        # imported here: langchain (and pydantic) take most of the CLI's start-up, and a
+        # re-ingest of unchanged files never chunks anything
+        from langchain_text_splitters import RecursiveCharacterTextSplitter
+
         self._splitter = RecursiveCharacterTextSplitter(
             separators=[r"\n[^\S\n]*\n\s*", r"\n", SENTENCE_BOUNDARY, r"\s+", ""],
             is_separator_regex=True,

@@ -1,9 +1,13 @@
-"""The write path of seed 004: extract -> chunk -> embed in batches -> store in one
-transaction -> (optionally) edges. Options keep the seed's names and defaults.
+"""The write path of seed 004: extract -> chunk -> embed in batches -> edges -> store, a
+document with its chunks and edges in one transaction. Options keep the seed's names and
+defaults.
 
 Re-ingesting the same content (same source, same text, same chunking and embedder) is a
 no-op decided before any embedding is computed; a changed document replaces the old one
-atomically (``Store.store_document``).
+atomically (``Store.store_document``). ``ingest_paths`` (``kgrag ingest FOLDER``) runs the same
+pipeline over many files: content hashes checked a group at a time, many documents per
+transaction (``store_documents``), the next batch embedded while the current one is written.
+A single text or file is a batch of one.
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ import math
 import os
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Literal, Mapping, Sequence
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Literal, Mapping, Sequence
+
+import numpy as np
 
 from .. import ids
 from ..errors import (
@@ -26,6 +33,7 @@ from ..errors import (
     ConfigurationError,
     InputError,
     KgragError,
+    NotFoundError,
     ProviderError,
     ProviderResponseError,
     SchemaNotReady,
@@ -45,6 +53,7 @@ from .edges import (
 )
 from .extractors import ExtractorRegistry, decode_text, markdown_to_text
 from .files import read_regular_file
+from .similarity import SimilarityLinker
 
 __all__ = ["FileResult", "IngestOptions", "Ingestor", "STRATEGIES"]
 
@@ -52,6 +61,69 @@ log = logging.getLogger("kgrag_neo4j.ingest")
 
 STRATEGIES = ("flat", "parent-child")
 Progress = Callable[[str, Mapping[str, Any]], None]
+
+#: files read and hash-checked together by ``ingest_paths`` (one read of the store each), up
+#: to ``GROUP_BYTES`` characters of text
+GROUP_FILES = 2_048
+GROUP_BYTES = 32_000_000
+#: chunks per write batch of ``ingest_paths``: one transaction each (``Store.store_documents``
+#: splits further if it must); a document with more chunks is a batch of its own
+BATCH_CHUNKS = 1_000
+#: documents whose chunks ``build_edges`` reads (and whose edges it writes) at a time
+EDGE_PAGE_DOCUMENTS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    """What ``Ingestor.ingest_paths`` (or ``aingest_paths``) did with one file: its
+    ``result``, or the error that refused it (then nothing of it was written): ``error`` as
+    one line (``"InputError: ..."``), ``exception`` the error itself."""
+
+    path: str
+    result: IngestResult | None = None
+    error: str | None = None
+    exception: KgragError | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def failed(cls, path: str, exc: KgragError) -> "FileResult":
+        return cls(path, error=f"{type(exc).__name__}: {exc}", exception=exc)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def status(self) -> str:
+        """new, unchanged or replaced; failed when there is an error."""
+        return self.result.status if self.result is not None else "failed"
+
+
+@dataclass(eq=False)
+class _Doc:
+    """One document on its way through the pipeline."""
+
+    source: str = ""
+    title: str = ""
+    text: str = ""
+    content_type: str = "text/plain"
+    metadata: dict[str, Any] = field(default_factory=dict)
+    document_id: str = ""
+    digest: str = ""
+    position: int = 0
+    document: Document | None = None
+    chunks: list[Chunk] = field(default_factory=list)
+    edges: list[ChunkEdge] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    result: IngestResult | None = None
+    error: KgragError | None = None
+
+    @classmethod
+    def failed(cls, error: KgragError) -> "_Doc":
+        return cls(error=error)
+
+
+def _chunks_of(docs: Sequence[_Doc]) -> int:
+    return sum(len(d.chunks) for d in docs)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,8 +137,9 @@ class IngestOptions:
     - ``batch_size`` [64] chunks per ``embed`` call;
     - ``extractors`` [ExtractorRegistry.default()];
     - ``graph`` [no edges]: the seed's graph ingestion options (sequence, LLM, similarity,
-      pruning). ``similarity_edges`` runs in the database with the vector index, so a new
-      chunk is linked to its nearest chunks across the whole namespace, not only its document;
+      pruning). ``similarity_edges`` compares the chunks of the run in memory and asks the
+      vector index for chunks stored before, so a new chunk is linked to its nearest chunks
+      across the whole namespace, not only its document;
     - ``embedding_failure`` ["raise"]: what a failing embedder does to the document: "raise"
       stores nothing; "store_unembedded" stores the chunks without vectors (found by keyword
       search only) and reports it in ``IngestResult.skipped``.
@@ -137,24 +210,22 @@ def _check_vector(vector: Any, dimensions: int, index: int) -> list[float]:
     return values
 
 
+def _check_vectors(vectors: Sequence[Any], dimensions: int) -> list[list[float]]:
+    """All vectors checked at once (numpy); the first bad one named as ``_check_vector`` does."""
+    try:
+        matrix = np.asarray(vectors, dtype=np.float64)
+        good = matrix.ndim == 2 and matrix.shape[1] == dimensions and bool(np.isfinite(matrix).all())
+    except (TypeError, ValueError):
+        good = False
+    if not good:
+        return [_check_vector(v, dimensions, i) for i, v in enumerate(vectors)]
+    return matrix.tolist()
+
+
 #: edge origins one ingest run of a document writes (pruned together)
 DOCUMENT_ORIGINS = frozenset({"sequence", "llm", "similarity"})
 #: edge origins one cross-document run writes (pruned together)
 CROSS_DOCUMENT_ORIGINS = frozenset({"cross_document"})
-
-
-@dataclass(frozen=True, slots=True)
-class FileResult:
-    """What happened to one path of ``aingest_paths``: its ``IngestResult``, or the error
-    that stopped it (the other paths go on)."""
-
-    path: str
-    result: IngestResult | None = None
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
 
 
 class Ingestor:
@@ -163,12 +234,14 @@ class Ingestor:
     ``Ingestor(store, embedder, options=IngestOptions(...))`` or keyword overrides of the
     options (``Ingestor(store, embedder, strategy="parent-child")``).
 
-    ``tracer``: every document ingested is an ``ingest.document`` span
-    (:mod:`kgrag_neo4j.tracing`: OpenTelemetry, or a callable). ``cancel``: a
-    ``threading.Event`` (one is made when not given; ``cancel()`` sets it). Once it is set,
-    a document not yet written is not written (``Cancelled``), model calls not yet sent are
-    not sent (the document is kept with the edges found so far, ``IngestResult.cancelled``),
-    and ``build_edges`` stops before the next document. ``reset_cancel()`` clears it.
+    ``tracer``: every document ingested by ``ingest_text``, ``ingest_file`` or
+    ``ingest_reader`` is an ``ingest.document`` span, and an ``ingest_paths`` run is one
+    ``ingest.paths`` span with its counts (:mod:`kgrag_neo4j.tracing`: OpenTelemetry, or a
+    callable). ``cancel``: a ``threading.Event`` (one is made when not given; ``cancel()``
+    sets it). Once it is set, a document not yet written is not written (``Cancelled``; in
+    ``ingest_paths``, the file's ``FileResult.error``), model calls not yet sent are not sent
+    (the document is kept with the edges found so far, ``IngestResult.cancelled``), and
+    ``build_edges`` stops before the next page of documents. ``reset_cancel()`` clears it.
     """
 
     def __init__(
@@ -193,6 +266,8 @@ class Ingestor:
             raise ConfigurationError("cancel must be a threading.Event (or anything with is_set() and set())")
         self.cancel_event = cancel if cancel is not None else threading.Event()
         self._schema_checked = False
+        self._fingerprints: dict[str, str] = {}
+        self._default_chunkers: dict[str, Chunker] = {}
 
     # -- cancellation -------------------------------------------------------------------
     def cancel(self) -> None:
@@ -227,7 +302,9 @@ class Ingestor:
             raise InputError("ingest_text takes text (str); use ingest_file for bytes")
         if not text.strip():
             raise InputError(f"{source or 'text'} is empty")
-        return self._ingest(text, source=source, title=title, metadata=metadata, content_type=content_type, document_id=document_id)
+        doc = self._identify(text, source=source, title=title, metadata=metadata, content_type=content_type,
+                             document_id=document_id)
+        return self._one(doc)
 
     def ingest_file(
         self,
@@ -247,72 +324,38 @@ class Ingestor:
         symlink is one document (with ``content``, ``path`` is only a name and is used as it
         is). Only a regular file is read (``files.read_regular_file``). A file name that is not
         valid UTF-8 cannot be an identity: it is refused unless ``source`` names the file."""
-        name = os.fsdecode(path)
-        ctype = content_type or self.extractors.content_type_for_path(name)
-        if content is None:
-            content = read_regular_file(path, max_bytes=self.extractors.max_bytes)
-            if source is None:
-                source = str(Path(name).resolve())
-        if source is None:
-            source = name
-        if not _is_utf8(source):
-            raise InputError(
-                f"the file name {_shown(name)} is not valid UTF-8, so it cannot name the document; "
-                "rename the file or give the document a source (--source)"
-            )
-        raw = self.extractors.extract(content, content_type=ctype)
-        if ctype == "text/markdown":
-            # the Markdown chunker needs the headings: keep the source, strip per chunk
-            raw = decode_text(content, what="Markdown")
-        return self._ingest(
-            raw,
-            source=source,
-            title=title if title is not None else _shown(Path(name).name),
-            metadata=metadata,
-            content_type=ctype,
-            document_id=None,
-        )
+        doc = self._load_file(path, content=content, content_type=content_type, source=source, title=title,
+                              metadata=metadata)
+        return self._one(doc)
 
     async def aingest_paths(
         self, paths: Sequence[str | os.PathLike[str]], *, content_type: str | None = None
     ) -> list[FileResult]:
-        """Ingest files, folders (recursive) and globs without blocking the event loop: each
-        file is extracted, chunked, embedded and written in a worker thread, one after the
-        other (writes are transactions on the sync driver; the loop stays free meanwhile).
-        A file that fails is reported in its ``FileResult`` and the others go on; what the
-        selection skips (FIFOs, devices, symlinks leaving a folder: ``files.select_files``) is
-        reported too. An error no later file can escape (the database unreachable after its
-        retries, credentials refused: ``batch.ends_run``) stops the run, and the files not
-        attempted are reported as such. Cancelling the task cancels the ingestor
-        (``cancel()``: the file in progress is not written) and stops; ``reset_cancel()``
-        makes it usable again."""
+        """Ingest files, folders (recursive) and globs without blocking the event loop:
+        ``ingest_paths`` (many documents per transaction) runs in a worker thread (writes are
+        transactions on the sync driver; the loop stays free meanwhile). A file that fails is
+        reported in its ``FileResult`` and the others go on; so is what the file selection
+        skips (FIFOs, devices, symlinks leaving a folder: ``files.select_files``), as an
+        ``InputError``. Cancelling the task cancels the ingestor (``cancel()``: files not yet
+        written are not written) and stops; an ingestor cancelled otherwise raises
+        ``Cancelled``; ``reset_cancel()`` makes it usable again."""
         import asyncio
 
-        from .batch import ends_run
         from .files import select_files
 
         if isinstance(paths, (str, os.PathLike)):
             raise InputError("aingest_paths takes a list of paths, not one path")
         selection = select_files([os.fspath(p) for p in paths], extensions=self.extractors.extensions)
-        out = [FileResult(os.fsdecode(s.path), error=f"skipped: {s.reason}") for s in selection.skipped]
-        files = selection.files
-        for i, path in enumerate(files):
-            try:
-                result = await asyncio.to_thread(self.ingest_file, path, content_type=content_type)
-            except asyncio.CancelledError:
-                self.cancel_event.set()  # the file in its thread stops as cancel() would stop it
-                raise
-            except Cancelled:
-                raise
-            except KgragError as exc:
-                out.append(FileResult(str(path), error=f"{type(exc).__name__}: {exc}"))
-                if ends_run(exc):
-                    reason = f"not attempted: the run stopped at {type(exc).__name__}"
-                    out.extend(FileResult(str(rest), error=reason) for rest in files[i + 1 :])
-                    break
-                continue
-            out.append(FileResult(str(path), result=result))
-        return out
+        skipped = [FileResult.failed(os.fsdecode(s.path), InputError(f"skipped: {s.reason}")) for s in selection.skipped]
+        try:
+            out = await asyncio.to_thread(self.ingest_paths, selection.files, content_type=content_type)
+        except asyncio.CancelledError:
+            self.cancel_event.set()  # the run in its thread stops as cancel() would stop it
+            raise
+        stopped = next((r.exception for r in out if isinstance(r.exception, Cancelled)), None)
+        if stopped is not None:
+            raise stopped
+        return skipped + out
 
     def ingest_reader(
         self,
@@ -339,34 +382,102 @@ class Ingestor:
             filename, content=bytes(buf), content_type=content_type, source=source, title=title, metadata=metadata
         )
 
-    # -- the pipeline -------------------------------------------------------------------
-    def _ingest(
+    def ingest_paths(
         self,
-        text: str,
+        paths: Iterable[str | os.PathLike[str]],
         *,
-        source: str,
-        title: str,
-        metadata: Mapping[str, Any] | None,
-        content_type: str,
-        document_id: str | None,
-    ) -> IngestResult:
-        attributes = {"source": source, "content_type": content_type, "strategy": self.options.strategy}
-        with span(self.tracer, "ingest.document", attributes) as sp:
-            result = self._ingest_document(
-                text, source=source, title=title, metadata=metadata, content_type=content_type, document_id=document_id
-            )
-            sp.update(
-                {
-                    "document_id": result.document_id,
-                    "status": result.status,
-                    "chunk_count": result.chunk_count,
-                    "edge_count": result.edge_count,
-                    "cancelled": result.cancelled,
-                }
-            )
-        return result
+        content_type: str | None = None,
+        on_result: Callable[["FileResult"], None] | None = None,
+    ) -> list["FileResult"]:
+        """Ingest many files, many documents per transaction: what ``kgrag ingest FOLDER`` runs.
 
-    def _ingest_document(
+        Files are read and their content hashes checked against the store a group at a time
+        (one read per ``GROUP_FILES`` files or ``GROUP_BYTES`` of text: unchanged files cost no
+        chunking and no embedding); the changed ones are chunked, embedded and written in batches of about
+        ``BATCH_CHUNKS`` chunks, one transaction each, while the next batch is embedded.
+        Each document is still all or nothing, and a failing file (unreadable, empty, refused
+        by the store) is reported in its ``FileResult`` without stopping the others; a lost
+        connection to the database stops the run (it raises). ``on_result`` is called once
+        per file, in the calling thread, as results come in (for progress).
+        Returns one ``FileResult`` per path, in the order given. Once the ingestor is
+        cancelled, the files not yet written get a ``Cancelled`` error."""
+        items = [os.fspath(p) for p in paths]
+        with span(self.tracer, "ingest.paths", {"files": len(items), "strategy": self.options.strategy}) as sp:
+            out = self._ingest_paths(items, content_type=content_type, on_result=on_result)
+            counts: dict[str, int] = {}
+            for r in out:
+                counts[r.status] = counts.get(r.status, 0) + 1
+            sp.update({**counts, "cancelled": self.cancel_event.is_set()})
+        return out
+
+    def _ingest_paths(
+        self,
+        items: Sequence[str],
+        *,
+        content_type: str | None,
+        on_result: Callable[["FileResult"], None] | None,
+    ) -> list["FileResult"]:
+        out = [FileResult(path=p) for p in items]
+        self._check_schema()
+        linker = self._linker(stored_outside=None)
+
+        def finish(docs: Sequence[_Doc]) -> None:
+            for d in docs:
+                path = out[d.position].path
+                out[d.position] = FileResult.failed(path, d.error) if d.error is not None else FileResult(path, result=d.result)
+                if on_result is not None:
+                    on_result(out[d.position])
+
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgrag-ingest-writer") as writer:
+            in_flight: tuple[Future, list[_Doc]] | None = None
+            try:
+                for group in self._groups(items, content_type):
+                    docs = [d for d in group if d.error is None]
+                    done = [d for d in group if d.error is not None] + self._skip_unchanged(docs)
+                    finish(done)
+                    for batch in self._batches([d for d in docs if d.result is None]):
+                        ready = self._prepare(batch)  # while the previous batch is being written
+                        prepared = {id(d) for d in ready}
+                        finish([d for d in batch if id(d) not in prepared])
+                        if in_flight is not None and linker is not None and \
+                                _chunks_of(in_flight[1]) + _chunks_of(ready) > linker.window:
+                            # chunks leaving the linker's window must be committed: the index
+                            # answers for them from now on
+                            finish(self._collect(in_flight))
+                            in_flight = None
+                        self._link(ready, linker)
+                        if in_flight is not None:
+                            finish(self._collect(in_flight))
+                        in_flight = (writer.submit(self._write, ready), ready) if ready else None
+                if in_flight is not None:
+                    finish(self._collect(in_flight))
+                    in_flight = None
+            finally:
+                if in_flight is not None:
+                    in_flight[0].cancel()
+        return out
+
+    # -- the pipeline -------------------------------------------------------------------
+    def _groups(self, paths: Sequence[str], content_type: str | None) -> Iterator[list["_Doc"]]:
+        """The files read (or refused) in groups of ``GROUP_FILES`` or ``GROUP_BYTES`` of text."""
+        group: list[_Doc] = []
+        size = 0
+        for position, path in enumerate(paths):
+            try:
+                self._stop_if_cancelled(path)
+                doc = self._load_file(path, content_type=content_type)
+            except KgragError as exc:
+                doc = _Doc.failed(exc)
+            doc.position = position
+            group.append(doc)
+            size += len(doc.text)
+            if len(group) >= GROUP_FILES or size >= GROUP_BYTES:
+                yield group
+                group, size = [], 0
+        if group:
+            yield group
+
+    def _identify(
         self,
         text: str,
         *,
@@ -375,92 +486,259 @@ class Ingestor:
         metadata: Mapping[str, Any] | None,
         content_type: str,
         document_id: str | None,
-    ) -> IngestResult:
+    ) -> "_Doc":
         if not source or not isinstance(source, str):
             raise InputError("source must be a non-empty string")
-        self._stop_if_cancelled(source)
         for what, value in (("source", source), ("title", title), ("text", text)):
             if not _is_utf8(value):  # a lone surrogate: nothing can store or hash it
                 raise InputError(f"the {what} of {_shown(source)} is not valid Unicode text")
         namespace = getattr(self.store, "namespace", "default")
-        doc_id = document_id or ids.document_id(namespace, source)
-        fingerprint = self.options.fingerprint(content_type, self.embedder.name)
-        digest = ids.content_hash(fingerprint + "\x1f" + text)
-        self._check_schema()
-        if self._stored_hash(doc_id) == digest:
-            chunk_count = self._chunk_count(doc_id)
-            return IngestResult(document_id=doc_id, chunk_count=chunk_count, status="unchanged")
-        plain = markdown_to_text(text) if content_type == "text/markdown" else text
-        document = Document(
-            id=doc_id,
+        fingerprint = self._fingerprints.get(content_type)
+        if fingerprint is None:
+            fingerprint = self._fingerprints[content_type] = self.options.fingerprint(content_type, self.embedder.name)
+        return _Doc(
             source=source,
             title=title,
-            content=plain,
-            namespace=namespace,
-            content_hash=digest,
-            created_at=int(time.time()),
+            text=text,
+            content_type=content_type,
             metadata=dict(metadata or {}),
+            document_id=document_id or ids.document_id(namespace, source),
+            digest=ids.content_hash(fingerprint + "\x1f" + text),
         )
-        chunks = self._chunk(document, text, content_type)
-        if not any(c.content.strip() for c in chunks):
-            raise InputError(f"{source} has no text to chunk")
-        skipped = self._embed(chunks)
-        # Why here: the first write records the embedder for the namespace (and, on an empty
-        # database, its dimensions); an embedder that failed must not bind the namespace to itself
-        self._ensure_schema()
-        if not getattr(self.store, "atomic_document_edges", False):
-            self._stop_if_cancelled(source)
-            status = self.store.store_document(document, chunks)
-            result = IngestResult(
-                document_id=doc_id, chunk_count=len(chunks), status=status, document=document, skipped=skipped
+
+    def _load_file(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        content: bytes | None = None,
+        content_type: str | None = None,
+        source: str | None = None,
+        title: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> "_Doc":
+        name = os.fsdecode(path)
+        ctype = content_type or self.extractors.content_type_for_path(name)
+        if content is None:
+            # a regular file only, checked on the opened file (a FIFO or a device never blocks
+            # or floods the run), at most max_bytes
+            content = read_regular_file(path, max_bytes=self.extractors.max_bytes)
+            if source is None:
+                source = str(Path(name).resolve())  # one document however the file is reached
+        if source is None:
+            source = name
+        if not _is_utf8(source):
+            raise InputError(
+                f"the file name {_shown(name)} is not valid UTF-8, so it cannot name the document; "
+                "rename the file or give the document a source (--source)"
             )
-            if status != "unchanged":
-                result.edge_count = self._edges(chunks)
-                result.edge_count += self._cross_document_at_ingest(doc_id)
-            result.cancelled = self.cancel_event.is_set()
-            return result
-        # Why: the document's own edges go into its transaction, and the database-side
-        # similarity edges (which need the committed vector index) and cross-document edges
-        # follow under a pending hash. A crash anywhere leaves either a whole document or one
-        # that a re-run of the same ingest redoes (the pending hash never equals the real one).
-        self._stop_if_cancelled(source)
-        edges = self._document_edges(chunks)  # a cancel from here on keeps the document
-        similarity = self._similarity_after_commit()
-        post_commit = similarity or self._cross_document_wanted()
-        stored_doc = dataclasses.replace(document, content_hash=digest + PENDING_HASH_SUFFIX) if post_commit else document
-        status = self.store.store_document(stored_doc, chunks, edges=edges)  # type: ignore[call-arg]
-        result = IngestResult(
-            document_id=doc_id, chunk_count=len(chunks), status=status, document=document, skipped=skipped
+        raw = self.extractors.extract(content, content_type=ctype)
+        if ctype == "text/markdown":
+            # the Markdown chunker needs the headings: keep the source, strip per chunk
+            raw = decode_text(content, what="Markdown")
+        return self._identify(
+            raw,
+            source=source,
+            title=title if title is not None else _shown(Path(name).name),
+            metadata=metadata,
+            content_type=ctype,
+            document_id=None,
         )
-        if status != "unchanged":
-            result.edge_count = len(edges)
-        if post_commit:
-            # also after "unchanged": the stored hash was then this very pending one, left by a
-            # run that died before this step (which is idempotent)
-            g = self.options.graph
-            if similarity:
-                result.edge_count += self.store.build_similarity_edges(  # type: ignore[attr-defined]
-                    [c.id for c in chunks if c.embedding is not None],
-                    top_k=g.similarity_top_k,
-                    threshold=g.similarity_threshold,
-                )
-                result.edge_count -= self._prune_stored([c.id for c in chunks], DOCUMENT_ORIGINS)
-            result.edge_count += self._cross_document_at_ingest(doc_id)
-            self.store.complete_document(  # type: ignore[attr-defined]
-                doc_id, pending_hash=stored_doc.content_hash, content_hash=digest
-            )
-        result.cancelled = self.cancel_event.is_set()
+
+    def _one(self, doc: "_Doc") -> IngestResult:
+        """A single document through the same pipeline as a folder, in the calling thread,
+        as an ``ingest.document`` span."""
+        attributes = {"source": doc.source, "content_type": doc.content_type, "strategy": self.options.strategy}
+        with span(self.tracer, "ingest.document", attributes) as sp:
+            self._stop_if_cancelled(doc.source)
+            self._check_schema()
+            if not self._skip_unchanged([doc]):
+                self._chunk_doc(doc)
+                ready = self._prepare([doc])
+                if ready:
+                    self._link(ready, self._linker(stored_outside=True))
+                    self._write(ready)
+            if doc.error is not None:
+                raise doc.error
+            result = doc.result
+            assert result is not None
+            sp.update({"document_id": result.document_id, "status": result.status, "chunk_count": result.chunk_count,
+                       "edge_count": result.edge_count, "cancelled": result.cancelled})
         return result
 
-    def _document_edges(self, chunks: list[Chunk]) -> list[ChunkEdge]:
-        """The per-document edges (sequence, LLM), computed before the document is written."""
-        g = self.options.graph
-        if not g.enabled or not isinstance(self.store, GraphStore):
-            return []  # seed: a store without GraphStore skips graph extraction silently
-        per_document = dataclasses.replace(g, similarity_edges=False, cross_document_edges=False)
-        if not per_document.enabled:
+    def _skip_unchanged(self, docs: Sequence["_Doc"]) -> list["_Doc"]:
+        """Decide the documents whose stored content hash is theirs (one read for all); they
+        get their result and are returned."""
+        if not docs:
             return []
-        return build_document_edges(chunks, per_document, cancel=self.cancel_event, logger=self.log)
+        states = getattr(self.store, "document_states", None)
+        if states is not None:
+            found = states([d.document_id for d in docs])
+        else:
+            stored = getattr(self.store, "document_state", None)
+            found = {}
+            for d in docs:
+                h = stored(d.document_id) if stored is not None else None
+                if h is not None:
+                    found[d.document_id] = {"content_hash": h, "chunk_count": self._chunk_count(d.document_id)}
+        unchanged = []
+        for d in docs:
+            state = found.get(d.document_id)
+            if state is not None and state.get("content_hash") == d.digest:
+                d.result = IngestResult(document_id=d.document_id, chunk_count=int(state.get("chunk_count") or 0),
+                                        status="unchanged")
+                unchanged.append(d)
+        return unchanged
+
+    def _batches(self, docs: Sequence["_Doc"]) -> Iterator[list["_Doc"]]:
+        """Chunk the documents and cut them into write batches of about ``BATCH_CHUNKS`` chunks
+        (a larger document alone). A document that cannot be chunked gets its error."""
+        batch: list[_Doc] = []
+        size = 0
+        for d in docs:
+            try:
+                self._chunk_doc(d)
+            except KgragError as exc:
+                d.error = exc
+                batch.append(d)  # reported with its batch
+                continue
+            n = len(d.chunks)
+            if batch and size + n > BATCH_CHUNKS:
+                yield batch
+                batch, size = [], 0
+            batch.append(d)
+            size += n
+        if batch:
+            yield batch
+
+    def _chunk_doc(self, d: "_Doc") -> None:
+        plain = markdown_to_text(d.text) if d.content_type == "text/markdown" else d.text
+        d.document = Document(
+            id=d.document_id,
+            source=d.source,
+            title=d.title,
+            content=plain,
+            namespace=getattr(self.store, "namespace", "default"),
+            # Why pending: cross-document edges need the committed vector index, so they follow
+            # the document's transaction; until they are done the document carries a hash that
+            # never equals the real one, and a re-run after a crash redoes them
+            content_hash=d.digest + PENDING_HASH_SUFFIX if self._pending_hash() else d.digest,
+            created_at=int(time.time()),
+            metadata=d.metadata,
+        )
+        d.chunks = self._chunk(d.document, d.text, d.content_type)
+        if not any(c.content.strip() for c in d.chunks):
+            raise InputError(f"{d.source} has no text to chunk")
+
+    def _prepare(self, batch: Sequence["_Doc"]) -> list["_Doc"]:
+        """Embed the batch's chunks (in ``batch_size`` calls across documents) and build each
+        document's own edges (sequence, LLM). Returns the documents ready to link and write."""
+        docs = [d for d in batch if d.error is None]
+        if not docs:
+            return []
+        try:
+            if len(docs) > 1:
+                self._embed_chunks([c for d in docs for c in d.chunks])
+            else:
+                docs[0].skipped = self._embed_or_skip(docs[0].chunks)
+        except KgragError as exc:
+            if len(docs) == 1:
+                docs[0].error = exc
+            else:
+                # Why: one document's text must not fail the others: embed them one by one,
+                # so only the failing one fails (or is stored unembedded, as options say)
+                for d in docs:
+                    try:
+                        d.skipped = self._embed_or_skip(d.chunks)
+                    except KgragError as exc:
+                        d.error = exc
+        if self.cancel_event.is_set():
+            for d in docs:
+                if d.error is None:
+                    d.error = Cancelled(f"ingest of {d.source} cancelled; nothing of it was written")
+            return []
+        ready = [d for d in docs if d.error is None]
+        if ready:
+            # Why here: the first write records the embedder for the namespace (and, on an
+            # empty database, its dimensions); an embedder that failed must not bind it
+            self._ensure_schema()
+        g = self.options.graph
+        if g.enabled and isinstance(self.store, GraphStore):  # seed: without GraphStore, no edges
+            per_document = dataclasses.replace(g, similarity_edges=False, cross_document_edges=False)
+            if per_document.enabled:
+                for d in ready:  # a cancel from here on keeps the document, with the edges found
+                    d.edges = build_document_edges(d.chunks, per_document, cancel=self.cancel_event, logger=self.log)
+        return ready
+
+    def _link(self, docs: Sequence["_Doc"], linker: "SimilarityLinker | None") -> None:
+        """similar_to edges of the batch (exact within the run, the index for the rest), then
+        each document's edges deduplicated and pruned together."""
+        if linker is None or not docs:
+            return
+        g = self.options.graph
+        embedded = [(d, c) for d in docs for c in d.chunks if c.embedding is not None]
+        if not embedded:
+            return
+        owner = {c.id: d for d, c in embedded}
+        found = linker.link([c.id for _, c in embedded], [c.embedding for _, c in embedded])  # type: ignore[misc]
+        for e in found:
+            owner[e.source_id].edges.append(e)
+        for d in docs:
+            d.edges = prune_edges(dedupe_edges(d.edges), min_weight=g.min_edge_weight,
+                                  max_edges_per_chunk=g.max_edges_per_chunk)
+
+    def _linker(self, *, stored_outside: bool | None) -> "SimilarityLinker | None":
+        g = self.options.graph
+        if not (g.similarity_edges and isinstance(self.store, GraphStore)):
+            return None
+        nearest = getattr(self.store, "nearest_chunks", None)
+        if nearest is not None and stored_outside is None:
+            has = getattr(self.store, "has_embedded_chunks", None)
+            stored_outside = bool(has()) if has is not None else True
+        return SimilarityLinker(
+            top_k=g.similarity_top_k,
+            threshold=g.similarity_threshold,
+            nearest=(lambda ids, vectors: nearest(ids, vectors, top_k=g.similarity_top_k, threshold=g.similarity_threshold))
+            if nearest is not None else None,
+            stored_outside=bool(stored_outside),
+        )
+
+    def _write(self, docs: Sequence["_Doc"]) -> list["_Doc"]:
+        """Write the documents (many per transaction when the store can); each gets its result
+        or its error. A lost connection raises."""
+        bulk = getattr(self.store, "store_documents", None)
+        if bulk is not None:
+            outcomes = bulk([(d.document, d.chunks, d.edges) for d in docs])
+        else:
+            outcomes = []
+            for d in docs:
+                try:
+                    status = self.store.store_document(d.document, d.chunks)  # type: ignore[arg-type]
+                    if status != "unchanged" and d.edges and isinstance(self.store, GraphStore):
+                        self.store.store_edges(d.edges)
+                    outcomes.append(status)
+                except (InputError, NotFoundError) as exc:
+                    outcomes.append(exc)
+        cross, pending = self._cross_document_wanted(), self._pending_hash()
+        for d, outcome in zip(docs, outcomes):
+            if isinstance(outcome, Exception):
+                d.error = outcome  # type: ignore[assignment]
+                continue
+            assert d.document is not None
+            document = dataclasses.replace(d.document, content_hash=d.digest) if pending else d.document
+            d.result = IngestResult(document_id=d.document_id, chunk_count=len(d.chunks), status=outcome,
+                                    document=document, skipped=d.skipped)
+            if outcome != "unchanged":
+                d.result.edge_count = len(d.edges)
+            # with a pending hash also after "unchanged": the stored hash was then this very
+            # pending one, left by a run that died before this step (which is idempotent)
+            if cross and (pending or outcome != "unchanged"):
+                d.result.edge_count += self._cross_document_at_ingest(d.document_id)
+            if pending:
+                self.store.complete_document(  # type: ignore[attr-defined]
+                    d.document_id, pending_hash=d.document.content_hash, content_hash=d.digest
+                )
+            d.result.cancelled = self.cancel_event.is_set()
+        return list(docs)
 
     def _cross_document_wanted(self) -> bool:
         g = self.options.graph
@@ -470,6 +748,11 @@ class Ingestor:
             and isinstance(self.store, GraphStore)
             and hasattr(self.store, "similar_chunk_pairs")
         )
+
+    def _pending_hash(self) -> bool:
+        """Whether documents are written with a pending hash, completed after the
+        cross-document edges that follow their transaction."""
+        return self._cross_document_wanted() and hasattr(self.store, "complete_document")
 
     def _cross_document_at_ingest(self, doc_id: str) -> int:
         """Seed ``WithCrossDocumentEdges``: edges from the new document to the others."""
@@ -485,9 +768,9 @@ class Ingestor:
 
     def _prune_stored(self, chunk_ids: Sequence[str], origins: frozenset[str]) -> int:
         """Apply the pruning rule to the stored outgoing edges of ``chunk_ids`` that one run
-        writes (``origins``): the database adds similarity edges itself, and a chunk must not
-        keep more than ``max_edges_per_chunk`` of the run's edges whatever their source.
-        Returns how many were deleted."""
+        writes (``origins``): edges stored by an earlier run (an ingest's LLM edges, say)
+        count against ``max_edges_per_chunk`` too, whatever their source. Returns how many
+        were deleted."""
         g = self.options.graph
         delete = getattr(self.store, "delete_edges", None)
         if not g.prunes or delete is None or not chunk_ids or not isinstance(self.store, GraphStore):
@@ -496,14 +779,12 @@ class Ingestor:
         doomed = edges_to_prune(stored, min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
         return int(delete(doomed)) if doomed else 0
 
-    def _similarity_after_commit(self) -> bool:
-        g = self.options.graph
-        return (
-            g.similarity_edges
-            and isinstance(self.store, GraphStore)
-            and hasattr(self.store, "build_similarity_edges")
-            and hasattr(self.store, "complete_document")
-        )
+    @staticmethod
+    def _collect(in_flight: tuple[Future, list["_Doc"]]) -> list["_Doc"]:
+        """Wait for a batch being written; its documents, each with its result or error."""
+        future, batch = in_flight
+        future.result()
+        return batch
 
     def _check_schema(self) -> None:
         """Refuse an embedder the namespace cannot take before any work is done (reads only)."""
@@ -525,12 +806,6 @@ class Ingestor:
             ensure(self.embedder.name, self.embedder.dimensions)
         self._schema_checked = True
 
-    def _stored_hash(self, doc_id: str) -> str | None:
-        state = getattr(self.store, "document_state", None)
-        if state is None:
-            return None
-        return state(doc_id)
-
     def _chunk_count(self, doc_id: str) -> int:
         count = getattr(self.store, "document_chunk_count", None)
         return count(doc_id) if count else 0
@@ -538,9 +813,12 @@ class Ingestor:
     def _flat_chunker(self, content_type: str) -> Chunker:
         if self.options.chunker is not None:
             return self.options.chunker
-        if content_type == "text/markdown":
-            return MarkdownChunker(max_tokens=512)
-        return RecursiveChunker()
+        key = "markdown" if content_type == "text/markdown" else "recursive"
+        chunker = self._default_chunkers.get(key)
+        if chunker is None:
+            chunker = MarkdownChunker(max_tokens=512) if key == "markdown" else RecursiveChunker()
+            self._default_chunkers[key] = chunker
+        return chunker
 
     def _chunk(self, document: Document, text: str, content_type: str) -> list[Chunk]:
         o = self.options
@@ -580,69 +858,101 @@ class Ingestor:
             metadata=dict(piece.metadata),
         )
 
-    def _embed(self, chunks: list[Chunk]) -> list[str]:
-        """Embed every chunk but parents (parent-child strategy stores parents bare)."""
+    def _embed_chunks(self, chunks: Sequence[Chunk]) -> None:
+        """Embed every chunk but parents (parent-child strategy stores parents bare); a
+        failing or misbehaving embedder raises ``ProviderError`` and sets no vector."""
         parent_ids = {c.parent_id for c in chunks if c.parent_id}
         targets = [c for c in chunks if c.id not in parent_ids]
+        if not targets:
+            return
         try:
-            try:
-                vectors = list(
-                    embed_batched(
-                        self.embedder, [c.content for c in targets], batch_size=self.options.batch_size, input_type="document"
-                    )
-                )
-            except KgragError:
-                raise
-            except Exception as exc:  # Why: a third-party provider's own error is still a provider failure
-                raise ProviderError(f"embedder {self.embedder.name!r} failed: {type(exc).__name__}: {exc}") from exc
-            if len(vectors) != len(targets):
-                raise ProviderError(f"the embedder returned {len(vectors)} vectors for {len(targets)} texts")
-            # Why: garbage vectors (wrong length, NaN, not numbers) are a provider failure, so
-            # embedding_failure decides; before, they surfaced later as a store InputError that
-            # "store_unembedded" could not catch.
-            vectors = [_check_vector(v, self.embedder.dimensions, i) for i, v in enumerate(vectors)]
+            vectors = embed_batched(
+                self.embedder, [c.content for c in targets], batch_size=self.options.batch_size, input_type="document"
+            )
+        except KgragError:
+            raise
+        except Exception as exc:  # Why: a third-party provider's own error is still a provider failure
+            raise ProviderError(f"embedder {self.embedder.name!r} failed: {type(exc).__name__}: {exc}") from exc
+        if len(vectors) != len(targets):
+            raise ProviderError(f"the embedder returned {len(vectors)} vectors for {len(targets)} texts")
+        # Why: garbage vectors (wrong length, NaN, not numbers) are a provider failure, so
+        # embedding_failure decides; before, they surfaced later as a store InputError that
+        # "store_unembedded" could not catch.
+        checked = _check_vectors(vectors, self.embedder.dimensions)
+        for c, v in zip(targets, checked):
+            c.embedding = v
+
+    def _embed_or_skip(self, chunks: Sequence[Chunk]) -> list[str]:
+        """``_embed_chunks`` under the ``embedding_failure`` option; returns what was skipped."""
+        try:
+            self._embed_chunks(chunks)
         except KgragError as exc:
             if self.options.embedding_failure == "raise" or not isinstance(exc, ProviderError):
                 raise
-            self.log.warning("embedding failed; storing %d chunks without vectors: %s", len(targets), exc)
+            for c in chunks:
+                c.embedding = None
+            self.log.warning("embedding failed; storing %d chunks without vectors: %s", len(chunks), exc)
             return [f"embedding failed: {exc}"]
-        for c, v in zip(targets, vectors):
-            c.embedding = list(v)
         return []
-
-    def _edges(self, chunks: list[Chunk]) -> int:
-        g = self.options.graph
-        if not g.enabled or not isinstance(self.store, GraphStore):
-            return 0  # seed: a store without GraphStore skips graph extraction silently
-        edges = self._document_edges(chunks)
-        stored = self.store.store_edges(edges) if edges else 0
-        if g.similarity_edges and hasattr(self.store, "build_similarity_edges"):
-            embedded = [c.id for c in chunks if c.embedding is not None]
-            stored += self.store.build_similarity_edges(  # type: ignore[attr-defined]
-                embedded, top_k=g.similarity_top_k, threshold=g.similarity_threshold
-            )
-            stored -= self._prune_stored([c.id for c in chunks], DOCUMENT_ORIGINS)
-        return stored
 
     def build_edges(self, document_ids: Sequence[str] | None = None) -> dict[str, int]:
         """(Re)build the edges the graph options ask for over stored documents (all of the
         namespace by default); idempotent, since edges are upserted. Returns counts. Stops
-        before the next document once cancelled (``cancelled`` in the counts)."""
+        before the next page of documents once cancelled (``cancelled`` in the counts).
+
+        Documents are read ``EDGE_PAGE_DOCUMENTS`` at a time and each page's edges are written
+        in one call. Similarity edges of a whole namespace that fits the linker's window are
+        exact (numpy over every stored vector); otherwise the vector index finds them, one
+        read per page."""
         lister = getattr(self.store, "list_document_chunks", None)
         if not isinstance(self.store, GraphStore) or lister is None:
             return {"documents": 0, "edges": 0, "cross_document": 0, "cancelled": False}
+        everything = document_ids is None
         if document_ids is None:
             document_ids = [d.id for d in self.store.list_documents()]
+        document_ids = list(dict.fromkeys(document_ids))
+        g = self.options.graph
+        per_document = dataclasses.replace(g, similarity_edges=False)
+        many = getattr(self.store, "list_chunks_of_documents", None)
+
+        def pages() -> Iterator[dict[str, list[Chunk]]]:
+            for start in range(0, len(document_ids), EDGE_PAGE_DOCUMENTS):
+                page = document_ids[start : start + EDGE_PAGE_DOCUMENTS]
+                if many is not None:
+                    yield many(page, with_embedding=g.similarity_edges)
+                else:
+                    yield {d: lister(d, with_embedding=g.similarity_edges) for d in page}
+
+        linker = self._linker(stored_outside=True)
+        source: Iterable[dict[str, list[Chunk]]] = pages()
+        if linker is not None and everything:
+            # a namespace that fits the window: every vector in memory, exact neighbours
+            held = list(pages())
+            embedded = [c for page in held for chunks in page.values() for c in chunks if c.embedding is not None]
+            if len(embedded) <= linker.window:
+                linker.stored_outside = False
+                linker.preload([c.id for c in embedded], [c.embedding for c in embedded])  # type: ignore[misc]
+            source = held
         total = 0
         done = 0
-        for doc_id in document_ids:
+        for page in source:
             if self.cancel_event.is_set():
                 break
-            total += self._edges(lister(doc_id, with_embedding=True))
-            done += 1
+            edges: list[ChunkEdge] = []
+            for chunks in page.values():
+                if per_document.enabled:
+                    edges += build_document_edges(chunks, per_document, cancel=self.cancel_event, logger=self.log)
+            if linker is not None:
+                embedded = [c for chunks in page.values() for c in chunks if c.embedding is not None]
+                edges += linker.link([c.id for c in embedded], [c.embedding for c in embedded], add=False)  # type: ignore[misc]
+            edges = prune_edges(dedupe_edges(edges), min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
+            total += self.store.store_edges(edges) if edges else 0
+            if linker is not None:
+                # edges an earlier run stored on these chunks count against the cap too
+                total -= self._prune_stored([c.id for chunks in page.values() for c in chunks], DOCUMENT_ORIGINS)
+            done += len(page)
         cross = 0
-        if self.options.graph.cross_document_edges and not self.cancel_event.is_set():
-            g = self.options.graph
+        if g.cross_document_edges and not self.cancel_event.is_set():
             cross = self.extract_cross_document_edges(
                 similarity_threshold=g.cross_document_threshold,
                 max_pairs_per_chunk=g.cross_document_max_pairs,

@@ -10,9 +10,18 @@ from __future__ import annotations
 import json
 import re
 import time
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..errors import InputError, NotFoundError
+from ..errors import (
+    AuthenticationFailed,
+    ConnectionFailed,
+    DatabaseNotFound,
+    InputError,
+    KgragError,
+    NotFoundError,
+    StoreError,
+)
 from ..types import (
     PENDING_HASH_SUFFIX,
     Chunk,
@@ -27,11 +36,24 @@ from ..types import (
 from .runner import CypherRunner, Plan, Read, TxRunner
 from ..types import load_metadata as _load_metadata
 
-__all__ = ["DocumentsMixin", "escape_lucene_query", "keyword_lucene_query", "CHUNK_ROWS"]
+__all__ = ["DocumentsMixin", "escape_lucene_query", "keyword_lucene_query", "BATCH_CHUNKS", "CHUNK_ROWS", "LARGE_DOCUMENT_BYTES", "LARGE_DOCUMENT_CHUNKS"]
 
 #: chunk rows per UNWIND statement: large enough to amortise the round trip, small enough to
 #: keep one statement's parameter map well under the Bolt message limits
 CHUNK_ROWS = 500
+#: chunks per transaction of ``store_documents`` (documents are never split between two):
+#: Neo4j writes small transactions faster than large ones (bench/NOTES.md: 250-row
+#: transactions ran at 1.5-2x the rate of 5,000-row ones)
+BATCH_CHUNKS = 1_000
+#: a document with more chunks, or more text, than this is written in several transactions
+#: (staged, then published in its last one): one transaction for all of it may not fit the
+#: server's transaction memory (a 49 MB text failed with MemoryPoolOutOfMemoryError on a
+#: 1 GB heap). Chunk rows per staging transaction: ``STAGE_ROWS``.
+LARGE_DOCUMENT_CHUNKS = 5_000
+LARGE_DOCUMENT_BYTES = 8 * 1024 * 1024
+STAGE_ROWS = 1_000
+#: document ids per read of documents/document_states
+STATE_IDS = 2_000
 
 _TERM = re.compile(r"\w+", re.UNICODE)
 #: distinct terms of a keyword query sent to Lucene (its clause limit is 1024)
@@ -210,6 +232,52 @@ def _check_limit(limit: Any) -> int:
     return limit
 
 
+class _Refused(Exception):
+    """Raised inside a write transaction to roll it back: these documents (by position) are
+    refused; the others are written again without them."""
+
+    def __init__(self, errors: dict[int, KgragError]):
+        super().__init__(f"{len(errors)} document(s) refused")
+        self.errors = errors
+
+
+@dataclass
+class _Pending:
+    """One document of a ``store_documents`` call, checked and turned into statement rows."""
+
+    pos: int
+    document_id: str
+    doc_props: dict[str, Any]
+    rows: list[dict[str, Any]]
+    edge_rows: list[dict[str, Any]]
+
+    def is_large(self) -> bool:
+        if len(self.rows) > LARGE_DOCUMENT_CHUNKS:
+            return True
+        size = len(self.doc_props.get("content") or "") + sum(len(r["props"]["content"]) for r in self.rows)
+        return size > LARGE_DOCUMENT_BYTES
+
+
+def _transactions(pending: Sequence[_Pending]) -> list[list[_Pending]]:
+    """Groups of documents for one transaction each: at most ``BATCH_CHUNKS`` chunks (a larger
+    document alone), a document id at most once, documents in id order (so concurrent writers
+    lock them in the same order and rarely deadlock)."""
+    groups: list[list[_Pending]] = []
+    current: list[_Pending] = []
+    ids: set[str] = set()
+    size = 0
+    for p in sorted(pending, key=lambda p: (p.document_id, p.pos)):
+        if current and (size + len(p.rows) > BATCH_CHUNKS or p.document_id in ids):
+            groups.append(current)
+            current, ids, size = [], set(), 0
+        current.append(p)
+        ids.add(p.document_id)
+        size += len(p.rows)
+    if current:
+        groups.append(current)
+    return groups
+
+
 #: the fewest candidates a vector search asks of the index: below about 100 the HNSW search
 #: misses exact nearest neighbours (measured on real text: 20 candidates find 95-99% of the
 #: exact top 5, 100 find all of them; bench/seed_recall.py)
@@ -248,43 +316,219 @@ class DocumentsMixin:
     def store_document(self, document: Document, chunks: Sequence[Chunk], *, edges: Sequence[ChunkEdge] = ()) -> str:
         """See ``protocols.Store.store_document``. Returns new / unchanged / replaced.
 
-        ``edges`` (between chunks of this document) are written in the SAME transaction, so a
+        ``edges`` (from chunks of this document) are written in the SAME transaction, so a
         crash leaves the document with all its chunks and edges, or not at all (before, they
         were a second transaction: a kill in between left a document without edges that a
-        re-ingest then called "unchanged" and never completed)."""
-        doc_props, rows = self._prepare(document, chunks)
-        chunk_ids = [r["id"] for r in rows]
-        from .graph import EDGE_ROWS, edge_rows  # graph.py imports this module
+        re-ingest then called "unchanged" and never completed). A document too large for one
+        transaction is written as ``store_documents`` writes large ones."""
+        outcome = self.store_documents([(document, chunks, edges)])[0]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
 
-        edge_params = edge_rows(edges) if edges else []
+    def store_documents(
+        self, items: Sequence[tuple[Document, Sequence[Chunk]] | tuple[Document, Sequence[Chunk], Sequence[ChunkEdge]]]
+    ) -> list[str | KgragError]:
+        """Write many documents (each with its chunks and edges) in few transactions.
 
-        def work(tx: TxRunner) -> str:
-            found = tx.run("documents/get_content_hash", namespace=self.namespace, document_id=document.id)
-            if found and not found[0]["owned"]:
-                raise InputError(f"document id {document.id!r} belongs to another namespace")
-            if found and _same_content(found[0]["content_hash"], doc_props["content_hash"]):
-                return "unchanged"
-            tx.run("documents/upsert_document", namespace=self.namespace, document=doc_props, chunk_ids=chunk_ids)
-            foreign = tx.run(
-                "chunks/find_foreign_chunks", namespace=self.namespace, document_id=document.id, ids=chunk_ids
-            )
-            if foreign:
-                # raising inside the managed transaction rolls back the upsert above
-                raise InputError(
-                    f"chunk id {foreign[0]['id']!r} already belongs to document {foreign[0]['document_id']!r}"
+        Returns, in the order given, each document's status (new / unchanged / replaced) or the
+        error that refused it. Each document is all or nothing: documents share a transaction
+        of up to ``BATCH_CHUNKS`` chunks, and one the database refuses is written again on its
+        own so it does not take the others down; a lost connection raises. Edges may point to
+        chunks of other documents of the call or of the namespace. A document of more than
+        ``LARGE_DOCUMENT_CHUNKS`` chunks is written in several transactions into a staging
+        namespace and made visible in its last one (never half-visible to readers)."""
+        out: list[str | KgragError | None] = [None] * len(items)
+        normal: list[_Pending] = []
+        large: list[_Pending] = []
+        from .graph import edge_rows  # graph.py imports this module
+
+        claimed: dict[str, str] = {}  # chunk id -> the document of this call that has it
+        for pos, item in enumerate(items):
+            document, chunks = item[0], item[1]
+            edges = item[2] if len(item) > 2 else ()  # type: ignore[misc]
+            try:
+                doc_props, rows = self._prepare(document, chunks)
+                pending = _Pending(pos, document.id, doc_props, rows, edge_rows(edges) if edges else [])
+                # Why here: two rows of one statement cannot see each other's writes, so the
+                # database's check only catches chunks stored by earlier transactions
+                for r in rows:
+                    owner = claimed.setdefault(r["id"], document.id)
+                    if owner != document.id:
+                        raise InputError(f"chunk id {r['id']!r} already belongs to document {owner!r}")
+            except InputError as exc:
+                out[pos] = exc
+                continue
+            (large if pending.is_large() else normal).append(pending)
+        for group in _transactions(normal):
+            self._write_group(group, out)
+        for pending in large:
+            try:
+                out[pending.pos] = self._write_large(pending)
+            except InputError as exc:
+                out[pending.pos] = exc
+        return out  # type: ignore[return-value]
+
+    def _write_group(self, group: list["_Pending"], out: list) -> None:
+        while group:
+            try:
+                decided = self.runner.write_fn(lambda tx: self._write_tx(tx, group))
+            except _Refused as refused:
+                # rolled back: the refused documents get their error, the others go again
+                for pos, error in refused.errors.items():
+                    out[pos] = error
+                group = [p for p in group if p.pos not in refused.errors]
+                continue
+            except (ConnectionFailed, AuthenticationFailed, DatabaseNotFound):
+                raise
+            except (InputError, StoreError) as exc:
+                if len(group) == 1:
+                    out[group[0].pos] = exc
+                    return
+                # Why: one document the database refuses (or a batch too big for its memory)
+                # must not take the others down: write them again in halves, down to one
+                half = len(group) // 2
+                self._write_group(group[:half], out)
+                self._write_group(group[half:], out)
+                return
+            for pos, outcome in decided.items():
+                out[pos] = outcome
+            return
+
+    def _write_tx(self, tx: TxRunner, group: list["_Pending"]) -> dict[int, str | KgragError]:
+        """One transaction for ``group``; pure (it may run again on a retry). Raises
+        ``_Refused`` (which rolls it back) when a chunk id belongs to another document."""
+        decided: dict[int, str | KgragError] = {}
+        written = {
+            w["id"]: w["before"]
+            for w in tx.run(
+                "documents/upsert_documents",
+                namespace=self.namespace,
+                documents=[{"id": p.document_id, "props": p.doc_props} for p in group],
+            )[0]["written"]
+        }
+        todo = []
+        for p in group:
+            if p.document_id not in written:
+                decided[p.pos] = InputError(f"document id {p.document_id!r} belongs to another namespace")
+                continue
+            before = written[p.document_id]
+            # the same content written again (a concurrent ingest got there first) is harmless
+            decided[p.pos] = "new" if before is None else "unchanged" if _same_content(before, p.doc_props["content_hash"]) else "replaced"
+            todo.append(p)
+        rows = [r for p in todo for r in p.rows]
+        conflicts: list[dict[str, Any]] = []
+        for start in range(0, len(rows), CHUNK_ROWS):
+            conflicts += tx.run(
+                "chunks/upsert_chunks", namespace=self.namespace,
+                rows=rows[start : start + CHUNK_ROWS],
+            )[0]["conflicts"]
+        if conflicts:
+            errors: dict[int, KgragError] = {}
+            position = {p.document_id: p.pos for p in todo}
+            for c in conflicts:
+                errors.setdefault(
+                    position[c["document_id"]],
+                    InputError(f"chunk id {c['id']!r} already belongs to document {c['owner']!r}"),
                 )
-            for start in range(0, len(rows), CHUNK_ROWS):
-                tx.run(
-                    "chunks/upsert_chunks",
-                    namespace=self.namespace,
-                    document_id=document.id,
-                    rows=rows[start : start + CHUNK_ROWS],
-                )
-            for start in range(0, len(edge_params), EDGE_ROWS):
-                tx.run("graph/store_edges", namespace=self.namespace, rows=edge_params[start : start + EDGE_ROWS])
+            raise _Refused(errors)
+        replaced = sorted(p.document_id for p in todo if written[p.document_id] is not None)
+        if replaced:
+            tx.run("documents/drop_stale_chunks", namespace=self.namespace, ids=replaced)
+        from .graph import EDGE_ROWS
+
+        edges = [e for p in todo for e in p.edge_rows]
+        for start in range(0, len(edges), EDGE_ROWS):
+            tx.run("graph/store_edges", namespace=self.namespace, rows=edges[start : start + EDGE_ROWS])
+        return decided
+
+    def _foreign_chunks(self, tx: TxRunner, group: list["_Pending"]) -> dict[str, dict[str, Any]]:
+        """The first chunk of each document of ``group`` that another document owns; chunks
+        left staged by an interrupted write of the same document are cleared instead."""
+        rows = [{"id": r["id"], "document_id": p.document_id} for p in group for r in p.rows]
+        found: dict[str, dict[str, Any]] = {}
+        stale_staging: set[str] = set()
+        for start in range(0, len(rows), CHUNK_ROWS * 4):
+            for row in tx.run(
+                "chunks/find_foreign_chunks",
+                namespace=self.namespace,
+                rows=rows[start : start + CHUNK_ROWS * 4],
+            ):
+                if row["staged"]:
+                    stale_staging.add(row["document_id"])
+                else:
+                    found.setdefault(row["document_id"], row)
+        for document_id in sorted(stale_staging):
+            while tx.run("documents/purge_staged_chunks", namespace=self.namespace, document_id=document_id,
+                         limit=STAGE_ROWS)[0]["deleted"]:
+                pass
+        return found
+
+    # -- large documents ---------------------------------------------------------------------
+    def _staging_prefix(self) -> str:
+        # control characters are refused in namespaces (settings.validate_namespace), so no
+        # tenant can name, read or write a staging namespace; the Cypher files that touch one
+        # build the same name from $namespace and $document_id
+        return f"\x1f{self.namespace}\x1f"
+
+    def _staging(self, document_id: str) -> str:
+        return self._staging_prefix() + document_id
+
+    def _purge_staging(self, document_id: str) -> int:
+        total = 0
+        while True:
+            deleted = self.runner.write(
+                "documents/purge_staged_chunks", namespace=self.namespace, document_id=document_id, limit=STAGE_ROWS
+            )[0]["deleted"]
+            total += deleted
+            if not deleted:
+                return total
+
+    def _write_large(self, p: "_Pending") -> str:
+        """Stage the chunks (and the edges between them) in transactions of ``STAGE_ROWS``,
+        then publish the document in one last, small transaction."""
+        state = self.runner.read("documents/document_states", namespace=self.namespace, ids=[p.document_id])
+        if state and state[0]["foreign"]:
+            raise InputError(f"document id {p.document_id!r} belongs to another namespace")
+        if state and _same_content(state[0]["content_hash"], p.doc_props["content_hash"]):
+            return "unchanged"
+        self._purge_staging(p.document_id)  # what an interrupted earlier write left
+        foreign = self.runner.write_fn(lambda tx: self._foreign_chunks(tx, [p]))
+        if foreign:
+            row = foreign[p.document_id]
+            raise InputError(f"chunk id {row['id']!r} already belongs to document {row['owner']!r}")
+        staging = self._staging(p.document_id)
+        kept: set[str] = set()
+        for start in range(0, len(p.rows), STAGE_ROWS):
+            rows = p.rows[start : start + STAGE_ROWS]
+            kept.update(self.runner.write("chunks/stage_chunks", namespace=self.namespace, document_id=p.document_id, rows=rows)[0]["kept"])
+        staged_ids = {r["id"] for r in p.rows} - kept
+        inner = [e for e in p.edge_rows if e["source_id"] in staged_ids and e["target_id"] in staged_ids]
+        outer = [e for e in p.edge_rows if not (e["source_id"] in staged_ids and e["target_id"] in staged_ids)]
+        from .graph import EDGE_ROWS
+
+        for start in range(0, len(inner), EDGE_ROWS * 5):
+            self.runner.write("graph/store_edges", namespace=staging, rows=inner[start : start + EDGE_ROWS * 5])
+        kept_rows = [{**r, "embedding": None} for r in p.rows if r["id"] in kept]
+
+        def publish(tx: TxRunner) -> str:
+            found = tx.run("documents/document_states", namespace=self.namespace, ids=[p.document_id])
+            if found and found[0]["foreign"]:
+                raise InputError(f"document id {p.document_id!r} belongs to another namespace")
+            tx.run("documents/upsert_documents", namespace=self.namespace,
+                   documents=[{"id": p.document_id, "props": p.doc_props}])
+            tx.run("documents/publish_staged_chunks", namespace=self.namespace, document_id=p.document_id)
+            for start in range(0, len(kept_rows), CHUNK_ROWS):
+                tx.run("chunks/upsert_chunks", namespace=self.namespace,
+                       rows=kept_rows[start : start + CHUNK_ROWS])
+            for start in range(0, len(outer), EDGE_ROWS):
+                tx.run("graph/store_edges", namespace=self.namespace, rows=outer[start : start + EDGE_ROWS])
+            tx.run("documents/park_stale_chunks", namespace=self.namespace, document_id=p.document_id)
             return "replaced" if found else "new"
 
-        return self.runner.write_fn(work)
+        status = self.runner.write_fn(publish)
+        self._purge_staging(p.document_id)  # the old version's chunks, parked by publish
+        return status
 
     def _prepare(self, document: Document, chunks: Sequence[Chunk]) -> tuple[dict, list[dict]]:
         if not document.id or not isinstance(document.id, str):
@@ -294,9 +538,8 @@ class DocumentsMixin:
                 f"document namespace {document.namespace!r} differs from the store's {self.namespace!r}"
             )
         created = int(document.created_at or time.time())
+        # the namespace and the document id are the statements' own parameters, never props
         doc_props = {
-            "id": document.id,
-            "namespace": self.namespace,
             "source": document.source,
             "title": document.title,
             "content": document.content,
@@ -326,9 +569,8 @@ class DocumentsMixin:
                     "id": c.id,
                     "embedding": embedding,
                     "parent_id": c.parent_id,
+                    "document_id": document.id,
                     "props": {
-                        "namespace": self.namespace,
-                        "document_id": document.id,
                         "content": c.content,
                         "chunk_index": int(c.chunk_index),
                         "parent_id": c.parent_id,
@@ -377,6 +619,38 @@ class DocumentsMixin:
         if not rows or not rows[0]["owned"]:
             return None
         return rows[0]["content_hash"]
+
+    def document_states(self, document_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """``{document id: {content_hash, chunk_count}}`` for the ids that are documents of this
+        namespace, in one read (ids of other namespaces are left out like absent ones)."""
+        ids = list(dict.fromkeys(document_ids))
+        out: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(ids), STATE_IDS):
+            for r in self.runner.read("documents/document_states", namespace=self.namespace, ids=ids[start : start + STATE_IDS]):
+                if not r["foreign"]:
+                    out[r["id"]] = {"content_hash": r["content_hash"], "chunk_count": int(r["chunk_count"])}
+        return out
+
+    def has_embedded_chunks(self) -> bool:
+        """Whether the namespace holds any chunk with an embedding."""
+        return bool(self.runner.read("chunks/has_embedded_chunks", namespace=self.namespace)[0]["found"])
+
+    def list_chunks_of_documents(self, document_ids: Sequence[str], *, with_embedding: bool = False) -> dict[str, list[Chunk]]:
+        """``list_document_chunks`` of several documents in one read: ``{document id: chunks}``
+        (documents without chunks, or not of this namespace, are left out)."""
+        rows = self.runner.read(
+            "chunks/list_chunks_of_documents",
+            namespace=self.namespace,
+            document_ids=list(document_ids),
+            with_embedding=with_embedding,
+        )
+        out: dict[str, list[Chunk]] = {}
+        for r in rows:
+            if not (r["chunk"] or {}).get("id") or not r["chunk"].get("document_id"):
+                continue  # a chunk deleted while the statement ran
+            chunk = chunk_from_row(r["chunk"], embedding=r["embedding"])
+            out.setdefault(chunk.document_id, []).append(chunk)
+        return out
 
     def document_chunk_count(self, document_id: str) -> int:
         rows = self.runner.read("documents/get_document", namespace=self.namespace, document_id=document_id)

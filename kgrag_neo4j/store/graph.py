@@ -29,6 +29,8 @@ log = logging.getLogger("kgrag_neo4j.store.graph")
 #: hops unrolled in cypher/graph/retrieve.cypher
 NATIVE_MAX_HOPS = 4
 EDGE_ROWS = 1000
+#: chunks per vector-index read of graph/nearest_chunks
+NEAREST_ROWS = 500
 
 
 def entity_key_rows(keys: Any) -> list[dict[str, Any]]:
@@ -251,6 +253,49 @@ class GraphMixin:
             row = self.runner.write("graph/prune_orphans", namespace=self.namespace)[0]
         return {"chunks": int(row["chunks"]), "edges": int(row["edges"] or 0)}
 
+    def nearest_chunks(
+        self,
+        ids: Sequence[str],
+        vectors: Sequence[Sequence[float] | None] | None = None,
+        *,
+        top_k: int = 5,
+        threshold: float = 0.75,
+        document_ids: Sequence[str | None] | None = None,
+        cross_document: bool = False,
+        batch_size: int = NEAREST_ROWS,
+    ) -> list[list[tuple[str, float]]]:
+        """For each of ``ids``, its ``top_k`` nearest stored chunks of the namespace with
+        cosine >= ``threshold`` as ``(chunk id, cosine)``, best first (the chunk itself
+        excluded). ``vectors`` gives the query vectors (of chunks not stored yet); without one
+        the chunk's stored embedding is used. One vector-index read per ``batch_size`` ids."""
+        _check_top_k(top_k)
+        if not -1.0 <= threshold <= 1.0:
+            raise ConfigurationError("similarity threshold is a cosine in [-1, 1]")
+        ids = list(ids)
+        vecs = list(vectors) if vectors is not None else [None] * len(ids)
+        docs = list(document_ids) if document_ids is not None else [None] * len(ids)
+        if not len(vecs) == len(docs) == len(ids):
+            raise InputError("nearest_chunks needs one vector and one document id per chunk id")
+        found: dict[str, list[tuple[str, float]]] = {}
+        for start in range(0, len(ids), batch_size):
+            rows = [
+                {"id": i, "embedding": self.check_embedding(v, what=f"chunk {i} vector") if v is not None else None,
+                 "document_id": d}
+                for i, v, d in zip(ids[start : start + batch_size], vecs[start : start + batch_size], docs[start : start + batch_size])
+            ]
+            for r in self.runner.read(
+                "graph/nearest_chunks",
+                namespace=self.namespace,
+                rows=rows,
+                top_k=top_k,
+                fetch_k=max(top_k * self.vector_overfetch * 2, 20),
+                threshold=float(threshold),
+                cross_document=bool(cross_document),
+            ):
+                # a chunk deleted while the statement ran reads back without an id
+                found[r["id"]] = [(h["id"], float(h["cosine"])) for h in r["hits"] if h.get("id")]
+        return [found.get(i, []) for i in ids]
+
     def build_similarity_edges(
         self,
         chunk_ids: Sequence[str],
@@ -258,25 +303,23 @@ class GraphMixin:
         top_k: int = 5,
         threshold: float = 0.75,
         cross_document: bool = False,
-        batch_size: int = 200,
+        batch_size: int = NEAREST_ROWS,
     ) -> int:
-        """``similar_to`` edges to the ``top_k`` nearest chunks with cosine >= ``threshold``,
-        computed in the database with the vector index (no LLM, no vectors sent back)."""
-        _check_top_k(top_k)
-        if not -1.0 <= threshold <= 1.0:
-            raise ConfigurationError("similarity threshold is a cosine in [-1, 1]")
-        total = 0
+        """``similar_to`` edges from stored chunks to their ``top_k`` nearest chunks with cosine
+        >= ``threshold`` (weight = cosine), found with the vector index in a read, then
+        written with ``store_edges``; no vectors leave the database. Returns edges written."""
         ids = list(chunk_ids)
+        total = 0
         for start in range(0, len(ids), batch_size):
-            total += self.runner.write(
-                "graph/similarity_edges",
-                namespace=self.namespace,
-                ids=ids[start : start + batch_size],
-                top_k=top_k,
-                fetch_k=max(top_k * self.vector_overfetch * 2, 20),
-                threshold=float(threshold),
-                cross_document=bool(cross_document),
-            )[0]["stored"]
+            part = ids[start : start + batch_size]
+            hits = self.nearest_chunks(part, top_k=top_k, threshold=threshold, cross_document=cross_document, batch_size=batch_size)
+            edges = [
+                ChunkEdge(s, t, RelationType.SIMILAR_TO, min(1.0, c), description=f"cosine similarity {min(1.0, c):.3f}",
+                          origin="similarity")
+                for s, found in zip(part, hits)
+                for t, c in found
+            ]
+            total += self.store_edges(edges) if edges else 0
         return total
 
     def similar_chunk_pairs(
