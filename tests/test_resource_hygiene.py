@@ -157,6 +157,9 @@ def test_real_sigint_during_an_ingest(neo4j_settings, tmp_path, make_namespace):
         [sys.executable, "-m", "kgrag_neo4j", "ingest", str(tmp_path), "--embedder", "hashing",
          "--namespace", make_namespace("sigint"), "--sequence-edges"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
+        # a shell gives the command SIGINT's default disposition; inside a long pytest run an
+        # earlier library may have left it ignored, and Python keeps an inherited SIG_IGN
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         first = proc.stderr.readline()  # "embedder: ..." is printed inside the command
