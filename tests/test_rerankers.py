@@ -1,5 +1,5 @@
 """ScoreReranker, LLMReranker (with a scripted chat model, and with CohereChat through the real
-SDK on a fake transport) and the lazy CohereReranker re-export."""
+SDK on a fake transport) and choosing a reranker by name (providers.select)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import cohere
 import httpx
 import pytest
 
-from kgrag_neo4j.errors import ConfigurationError, InputError, ProviderError
+from kgrag_neo4j.errors import ConfigurationError, InputError, ProviderError, ProviderResponseError
 from kgrag_neo4j.protocols import Reranker
 from kgrag_neo4j.providers import CohereChat
 from kgrag_neo4j.retrieval import LLMReranker, ScoreReranker
@@ -79,6 +79,7 @@ def test_rerankers_refuse_a_bad_top_k(top_k):
         ('```json\n{"scores": [7]}\n```', 1, [7.0]),
         ('```\n[4, 5]\n```', 2, [4.0, 5.0]),
         ('  {"scores": [], "note": "none"}  ', 0, []),
+        ('Here are the ratings: {"scores": [2, 8]} as asked.', 2, [2.0, 8.0]),
     ],
 )
 def test_parse_ratings_accepts(text, expected, ratings):
@@ -89,18 +90,20 @@ def test_parse_ratings_accepts(text, expected, ratings):
     "text, expected, reason",
     [
         ("seven", 1, "not JSON"),
-        ('{"ratings": [1]}', 1, 'no "scores" list'),
-        ('{"scores": "1,2"}', 2, 'no "scores" list'),
+        ('{"ratings": [1]}', 1, "has no 'scores'"),
+        ('{"scores": "1,2"}', 2, "scores is '1,2': must be a list"),
         ('{"scores": [1, 2, 3]}', 2, "3 ratings for 2 passages"),
-        ('{"scores": [11]}', 1, "rating 0 is 11"),
-        ('{"scores": [-1]}', 1, "rating 0 is -1"),
-        ('{"scores": [true]}', 1, "rating 0 is True"),
-        ('{"scores": ["8"]}', 1, "rating 0 is '8'"),
-        ('{"scores": [null]}', 1, "rating 0 is None"),
+        ('{"scores": [11]}', 1, r"scores\[0\] is 11: must be a number in 0..10"),
+        ('{"scores": [-1]}', 1, r"scores\[0\] is -1"),
+        ('{"scores": [true]}', 1, r"scores\[0\] is True"),
+        ('{"scores": ["8"]}', 1, r"scores\[0\] is '8'"),
+        ('{"scores": [null]}', 1, r"scores\[0\] is None"),
+        ('{"scores": [NaN]}', 1, r"scores\[0\] is nan"),
     ],
 )
 def test_parse_ratings_rejects(text, expected, reason):
-    with pytest.raises(ValueError, match=reason):
+    # the project's provider error, one line naming the place and the value
+    with pytest.raises(ProviderResponseError, match=reason):
         parse_ratings(text, expected)
 
 
@@ -249,12 +252,29 @@ def test_llm_reranker_over_cohere_chat_degrades_when_the_api_fails(caplog):
     assert "model not found" in caplog.text
 
 
-# --- CohereReranker re-export ----------------------------------------------------------------------
+# --- choosing a reranker by name ------------------------------------------------------------------
 
 
-def test_cohere_reranker_is_reexported_lazily():
+def test_select_reranker_builds_each_kind_by_name():
     from kgrag_neo4j.providers.cohere import CohereReranker
+    from kgrag_neo4j.providers.select import RERANKER_NAMES, select_reranker
 
-    assert rerank_module.CohereReranker is CohereReranker
-    with pytest.raises(AttributeError, match="NoSuchReranker"):
-        rerank_module.NoSuchReranker  # noqa: B018
+    assert select_reranker("none") is None
+    score = select_reranker("score", min_score=0.25)
+    assert isinstance(score, ScoreReranker) and score.min_score == 0.25
+    cohere_reranker = select_reranker("Cohere", env={"CO_API_KEY": "test-key"})
+    assert isinstance(cohere_reranker, CohereReranker) and isinstance(cohere_reranker, Reranker)
+    assert set(RERANKER_NAMES) == {"none", "score", "cohere"}
+    with pytest.raises(ConfigurationError, match="unknown reranker 'bm25'"):
+        select_reranker("bm25")
+
+
+def test_the_rerank_module_imports_no_provider():
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(rerank_module))
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert not [m for m in imported if "providers" in m or m.split(".")[0] in {"cohere", "openai"}]
+    assert not hasattr(rerank_module, "CohereReranker")

@@ -84,15 +84,9 @@ def _given(ctx: click.Context, name: str) -> bool:
 
 
 def build_reranker(name: str, min_score: float):
-    if name == "none":
-        return None
-    if name == "score":
-        from ..retrieval.rerank import ScoreReranker
+    from ..providers.select import select_reranker
 
-        return ScoreReranker(min_score)
-    from ..providers.cohere import CohereReranker
-
-    return CohereReranker()
+    return select_reranker(name, min_score=min_score)
 
 
 def register(cli: click.Group) -> None:

@@ -18,10 +18,7 @@ and the others kept. Extraction never makes ingestion fail.
 
 from __future__ import annotations
 
-import json
 import logging
-import math
-import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,8 +26,9 @@ from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
-from ..errors import ConfigurationError, DimensionMismatchError, InputError, ProviderResponseError
+from ..errors import ConfigurationError, DimensionMismatchError, InputError
 from ..protocols import ChatProvider
+from ..replies import EdgeItem, EdgesReply, parse_reply
 from ..types import Chunk, ChunkEdge, RelationType
 
 __all__ = [
@@ -182,33 +180,8 @@ def build_edge_prompt(batch: Sequence[Chunk]) -> str:
 
 # --- parsing the answer ------------------------------------------------------------------
 
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
 
-
-def _decode_json(text: str) -> Any:
-    """The first JSON value in ``text``: fenced block, whole text, or embedded in prose."""
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    decoder = json.JSONDecoder()
-    for candidate in candidates:
-        candidate = candidate.strip()
-        try:
-            return json.loads(candidate)
-        except ValueError:
-            pass
-        # Why: models often wrap the JSON in a sentence; decode from the first bracket on.
-        starts = sorted(i for i in (candidate.find("{"), candidate.find("[")) if i >= 0)
-        for start in starts:
-            try:
-                return decoder.raw_decode(candidate, start)[0]
-            except ValueError:
-                continue
-    snippet = text.strip().replace("\n", " ")[:120]
-    raise ProviderResponseError(f"graph extraction answer is not JSON: {snippet!r}")
-
-
-def _batch_id(value: Any, valid: set[str]) -> str | None:
-    if not isinstance(value, str):
-        return None
+def _batch_id(value: str, valid: set[str]) -> str | None:
     value = value.strip()
     if value in valid:
         return value
@@ -218,28 +191,18 @@ def _batch_id(value: Any, valid: set[str]) -> str | None:
     return None
 
 
-def _edge_from(raw: Any, valid: set[str], origin: str) -> ChunkEdge | None:
-    if not isinstance(raw, Mapping):
+def _edge_from(item: EdgeItem | None, valid: set[str], origin: str) -> ChunkEdge | None:
+    if item is None:
         return None
-    source = _batch_id(raw.get("source"), valid)
-    target = _batch_id(raw.get("target"), valid)
+    source = _batch_id(item.source, valid)
+    target = _batch_id(item.target, valid)
     if source is None or target is None or source == target:
         return None
-    relation = raw.get("relation")
-    if not isinstance(relation, str):
-        return None
     try:
-        relation = RelationType.parse(relation)
+        relation = RelationType.parse(item.relation)
     except InputError:
         return None
-    weight = raw.get("weight")
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
-        return None
-    if not 0.0 < weight <= 1.0:
-        return None
-    description = raw.get("description")
-    description = description.strip() if isinstance(description, str) else ""
-    return ChunkEdge(source, target, relation, float(weight), description=description, origin=origin)
+    return ChunkEdge(source, target, relation, item.weight, description=item.description.strip(), origin=origin)
 
 
 def parse_edges(response_text: str, batch_ids: Iterable[str], *, origin: str = "llm") -> list[ChunkEdge]:
@@ -254,16 +217,8 @@ def parse_edges(response_text: str, batch_ids: Iterable[str], *, origin: str = "
     Raises :class:`ProviderResponseError` when the answer holds no JSON or JSON of another
     shape; the caller skips the batch.
     """
-    if not isinstance(response_text, str):
-        raise ProviderResponseError(f"graph extraction answer must be text, got {type(response_text).__name__}")
-    data = _decode_json(response_text)
-    if isinstance(data, Mapping):
-        if "edges" not in data:
-            raise ProviderResponseError(f"graph extraction answer has no 'edges' key: keys {sorted(data)}")
-        data = data["edges"]
-    if not isinstance(data, list):
-        raise ProviderResponseError(f"graph extraction 'edges' must be a list, got {type(data).__name__}")
-
+    reply = parse_reply(response_text, EdgesReply, what="graph extraction answer")
+    data = reply.edges
     valid = set(batch_ids)
     edges = [edge for raw in data if (edge := _edge_from(raw, valid, origin)) is not None]
     if len(edges) < len(data):

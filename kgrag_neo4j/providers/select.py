@@ -1,10 +1,11 @@
-"""Which embedder or chat model to use when the user did not build one.
+"""Which embedder, chat model or reranker to use when the user did not build one.
 
 Embedder: explicit name, else Cohere when a key is set, else the offline WordLlama default.
 Only an explicit or key-driven Cohere choice, or an explicit ``openai``, can reach the network.
 Chat model: explicit name (``cohere`` or ``openai``), else Cohere when its key is set, else
 OpenAI-compatible when ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` is set, else an error that
-says how to configure one."""
+says how to configure one. Reranker: by name (``none``, ``score``, ``cohere``); the Cohere one is
+built here so that ``retrieval/`` imports no provider."""
 
 from __future__ import annotations
 
@@ -12,19 +13,20 @@ import os
 from typing import Mapping
 
 from ..errors import ConfigurationError
-from ..protocols import ChatProvider, EmbeddingProvider
+from ..protocols import ChatProvider, EmbeddingProvider, Reranker
 from .cohere import MISSING_KEY_MESSAGE, CohereEmbedder, cohere_api_key
 from .hashing import HashingEmbedder
 from .sentence_transformers import SentenceTransformerEmbedder
 from .wordllama import WordLlamaEmbedder
 
 __all__ = [
-    "CHAT_NAMES", "EMBEDDER_NAMES", "NO_CHAT_MESSAGE", "describe_chat", "describe_embedder", "embedder_for_model",
-    "select_chat", "select_embedder",
+    "CHAT_NAMES", "EMBEDDER_NAMES", "NO_CHAT_MESSAGE", "RERANKER_NAMES", "describe_chat", "describe_embedder",
+    "embedder_for_model", "select_chat", "select_embedder", "select_reranker",
 ]
 
 EMBEDDER_NAMES = ("cohere", "hashing", "local", "minilm", "openai", "wordllama")
 CHAT_NAMES = ("cohere", "openai")
+RERANKER_NAMES = ("cohere", "none", "score")
 NO_CHAT_MESSAGE = (
     "no chat model configured: set CO_API_KEY (Cohere), or OPENAI_API_KEY and/or OPENAI_BASE_URL "
     "(OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio; OPENAI_MODEL names the model), "
@@ -135,3 +137,20 @@ def describe_chat(chat: ChatProvider) -> str:
     if isinstance(description, str) and description:
         return description
     return f"{getattr(chat, 'model', '?')} ({type(chat).__name__})"
+
+
+def select_reranker(name: str, *, min_score: float = 0.0, env: Mapping[str, str] = os.environ) -> Reranker | None:
+    """The reranker called ``name``: ``none`` (None), ``score`` (``ScoreReranker(min_score)``)
+    or ``cohere`` (``CohereReranker``, which needs ``CO_API_KEY``)."""
+    choice = (name or "").strip().lower()
+    if choice == "none":
+        return None
+    if choice == "score":
+        from ..retrieval.rerank import ScoreReranker
+
+        return ScoreReranker(min_score)
+    if choice == "cohere":
+        from .cohere import CohereReranker
+
+        return CohereReranker(api_key=cohere_api_key(env))
+    raise ConfigurationError(f"unknown reranker {name!r}; choose one of: {', '.join(RERANKER_NAMES)}")

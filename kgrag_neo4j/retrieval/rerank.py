@@ -4,8 +4,9 @@
 - ``LLMReranker``: asks a ``ChatProvider`` for a 0-10 relevance rating per result; the score
   becomes ``rating / 10``. Any failure of the model (an exception, text that is not the JSON
   asked for, a wrong number of ratings) leaves the results as they came, with a WARNING.
-- ``CohereReranker``: Cohere's rerank endpoint; it lives in :mod:`kgrag_neo4j.providers.cohere`
-  and is re-exported here lazily, so importing this module imports no provider code.
+- ``CohereReranker`` (Cohere's rerank endpoint) is a provider: it lives in
+  :mod:`kgrag_neo4j.providers.cohere`, and ``providers.select.select_reranker`` builds any of
+  them by name; this module imports no provider.
 
 Every ``rerank(query, results, top_k)`` returns at most ``top_k`` results, best first, ties
 kept in their incoming order; the incoming results are never modified.
@@ -13,21 +14,17 @@ kept in their incoming order; the incoming results are never modified.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
-from ..errors import ConfigurationError, InputError
+from ..errors import ConfigurationError, InputError, ProviderResponseError
 from ..protocols import ChatProvider
+from ..replies import RatingsReply, parse_reply
 from ..types import RetrievalResult
 
-if TYPE_CHECKING:
-    from ..providers.cohere import CohereReranker
-
-__all__ = ["CohereReranker", "LLMReranker", "ScoreReranker", "parse_ratings"]
+__all__ = ["LLMReranker", "ScoreReranker", "parse_ratings"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,28 +67,14 @@ RATINGS_SCHEMA: dict[str, Any] = {
     "required": ["scores"],
 }
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
-
 
 def parse_ratings(text: str, expected: int) -> list[float]:
-    """The ``expected`` ratings in ``text`` (``{"scores": [...]}`` or a bare list, optionally in
-    a Markdown code fence), each a number in 0..10. ``ValueError`` says what is wrong otherwise."""
-    fenced = _FENCE.match(text)
-    try:
-        data = json.loads(fenced.group(1) if fenced else text)
-    except (json.JSONDecodeError, TypeError) as exc:
-        raise ValueError(f"reply is not JSON ({exc})") from None
-    if isinstance(data, dict):
-        data = data.get("scores")
-    if not isinstance(data, list):
-        raise ValueError('reply has no "scores" list')
-    if len(data) != expected:
-        raise ValueError(f"{len(data)} ratings for {expected} passages")
-    ratings = []
-    for i, value in enumerate(data):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 10:
-            raise ValueError(f"rating {i} is {value!r}, not a number in 0..10")
-        ratings.append(float(value))
+    """The ``expected`` ratings in ``text`` (``{"scores": [...]}`` or a bare list, in a Markdown
+    fence or a sentence or neither), each a number in 0..10. ``ProviderResponseError`` says
+    what is wrong otherwise."""
+    ratings = list(parse_reply(text, RatingsReply, what="rating reply").scores)
+    if len(ratings) != expected:
+        raise ProviderResponseError(f"rating reply: {len(ratings)} ratings for {expected} passages")
     return ratings
 
 
@@ -147,11 +130,3 @@ class LLMReranker:
         passages = "\n\n".join(f"[{i}] {r.content[: self.max_chars]}" for i, r in enumerate(chunk, 1))
         user = f"Query: {query}\n\nPassages:\n{passages}\n\nReturn exactly {len(chunk)} scores."
         return [{"role": "system", "content": _SYSTEM_PROMPT}, {"role": "user", "content": user}]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "CohereReranker":
-        from ..providers.cohere import CohereReranker
-
-        return CohereReranker
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
