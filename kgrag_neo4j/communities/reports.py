@@ -10,14 +10,13 @@ is kept separately.
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from ..entities.extract_llm import parse_json_reply
 from ..entities.model import Entity, EntityRelation
 from ..errors import KgragError, ProviderResponseError
 from ..protocols import ChatProvider
+from ..replies import CommunityReportReply, parse_reply
 from .leiden import Community
 
 __all__ = ["CommunityReport", "extractive_report", "llm_report"]
@@ -193,23 +192,11 @@ def llm_report(
             raise
         except Exception as exc:  # noqa: BLE001 - third-party provider code
             raise ProviderResponseError(f"chat call failed: {exc!r}") from exc
-        data = parse_json_reply(reply)
-        if not isinstance(data, dict):
-            raise ProviderResponseError("the report reply is JSON but not an object")
-        title, summary = data.get("title"), data.get("summary")
-        if not isinstance(title, str) or not title.strip():
-            raise ProviderResponseError("the report reply has no title")
-        if not isinstance(summary, str) or not summary.strip():
-            raise ProviderResponseError("the report reply has no summary")
+        parsed = parse_reply(reply, CommunityReportReply, what="the report reply")
     except KgragError as exc:
         log.warning("community %s: model report failed (%s); using the extractive one", community.id, exc)
         return fallback
-    rating = data.get("rating")
-    if isinstance(rating, bool) or not isinstance(rating, (int, float)) or not math.isfinite(rating) or not (
-        0 <= rating <= 10
-    ):
-        rating = None
-    title, summary = title.strip(), summary.strip()
+    title, summary, rating = parsed.title, parsed.summary, parsed.rating
     return CommunityReport(
         community_id=community.id,
         title=title,

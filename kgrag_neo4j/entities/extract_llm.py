@@ -36,6 +36,7 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from ..errors import ConfigurationError, KgragError, ProviderResponseError
 from ..protocols import ChatProvider
+from ..replies import EntitiesReply, find_json, validate_reply
 from .model import (
     Entity,
     EntityMention,
@@ -51,7 +52,6 @@ __all__ = ["DEFAULT_ENTITY_TYPES", "ExtractionSchema", "LLMEntityExtractor", "Te
 
 DEFAULT_ENTITY_TYPES = ("PERSON", "ORGANIZATION", "LOCATION", "EVENT", "CONCEPT", "OTHER")
 
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
 _SPACES = re.compile(r"\s+")
 _NON_WORD = re.compile(r"[^0-9A-Za-z]+")
 
@@ -64,28 +64,12 @@ class TextUnit(Protocol):
 
 
 def parse_json_reply(text: str) -> Any:
-    """Parse a model's JSON reply, tolerating ```json fences and prose around the JSON.
+    """The JSON value in a model's reply, tolerating ```json fences and prose around it
+    (:func:`kgrag_neo4j.replies.find_json`).
 
     Raises ``ProviderResponseError`` (with an excerpt) when no JSON value can be found.
     """
-    if not isinstance(text, str):
-        raise ProviderResponseError(f"expected a text reply, got {type(text).__name__}")
-    fenced = _FENCE.search(text)
-    body = (fenced.group(1) if fenced else text).strip()
-    try:
-        return json.loads(body)
-    except ValueError:
-        pass
-    # Prose before or after the JSON: take the widest {...} or [...] span.
-    for open_, close in (("{", "}"), ("[", "]")):
-        start, end = body.find(open_), body.rfind(close)
-        if 0 <= start < end:
-            try:
-                return json.loads(body[start : end + 1])
-            except ValueError:
-                continue
-    excerpt = text.strip().replace("\n", " ")[:120]
-    raise ProviderResponseError(f"the model's reply is not JSON: {excerpt!r}")
+    return find_json(text, what="the model's reply")
 
 
 def _fold(text: str) -> str:
@@ -326,16 +310,13 @@ class LLMEntityExtractor:
                 raise
             except Exception as exc:  # noqa: BLE001 - third-party provider code
                 raise ProviderResponseError(f"chat call failed: {exc!r}") from exc
-            data = parse_json_reply(reply)
-            if not isinstance(data, dict):
-                raise ProviderResponseError("the reply is JSON but not an object")
-            return self.validate(data, batch, known)
+            return self.validate(find_json(reply, what="the entity reply"), batch, known)
         except KgragError as exc:
             self.logger.warning("entity extraction batch %s skipped: %s", ids, exc)
             return ExtractionResult(dropped={"failed_batch": 1})
 
     def validate(
-        self, data: Mapping[str, Any], batch: Sequence[TextUnit], known: Mapping[str, Entity] | None = None
+        self, data: Any, batch: Sequence[TextUnit], known: Mapping[str, Entity] | None = None
     ) -> ExtractionResult:
         """Apply the validation rules (module docstring) to one parsed reply. ``known`` maps
         normalised names to entities relationships may point to."""
@@ -345,10 +326,8 @@ class LLMEntityExtractor:
         def drop(reason: str, n: int = 1) -> None:
             dropped[reason] = dropped.get(reason, 0) + n
 
-        raw_entities = data.get("entities", [])
-        raw_relations = data.get("relationships", data.get("relations", []))
-        if not isinstance(raw_entities, list) or not isinstance(raw_relations, list):
-            raise ProviderResponseError("'entities' and 'relationships' must be JSON arrays")
+        reply = validate_reply(data, EntitiesReply, what="the entity reply")
+        raw_entities, raw_relations = reply.entities, reply.relationships
 
         order = {c.id: i for i, c in enumerate(batch)}
         folded = {c.id: _fold(c.content) for c in batch}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import InputError
+from ..replies import TriplesReply
 
 __all__ = [
     "CAUSED_BY",
@@ -175,14 +176,6 @@ def _strip_fences(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not _FENCE_LINE.match(line))
 
 
-def _from_json(data: Any) -> list[Any] | None:
-    if isinstance(data, dict) and isinstance(data.get("triples"), list):
-        return data["triples"]
-    if isinstance(data, list):
-        return data
-    return None
-
-
 def parse_triples(text: str, registry: PredicateRegistry) -> ParsedTriples:
     """Parse ``Subject|Predicate|Object`` lines, or JSON ``[{subject, predicate, object}]`` /
     ``{"triples": [...]}`` (an item may carry a ``metadata`` object).
@@ -198,8 +191,8 @@ def parse_triples(text: str, registry: PredicateRegistry) -> ParsedTriples:
     items: list[Any] | None = None
     if body and body[0] in "[{":
         try:
-            items = _from_json(json.loads(body))
-        except ValueError:
+            items = TriplesReply.model_validate(json.loads(body)).triples
+        except ValueError:  # not JSON, or JSON of another shape (ValidationError): read lines
             items = None
     candidates: list[tuple[Any, Any, Any, Any, str]] = []  # subject, predicate, object, metadata, source
     if items is not None:
