@@ -138,3 +138,17 @@ def test_no_other_module_decodes_model_replies_itself():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("```") and "(" in node.value:
                 offenders.append(f"{path.relative_to(PACKAGE)}: a fence pattern")
     assert [o for o in offenders if not o.startswith("replies.py")] == []
+
+
+def test_importing_the_package_and_the_cli_imports_no_pydantic():
+    """pydantic costs ~0.2 s at import: only parsing a model reply may load it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, kgrag_neo4j, kgrag_neo4j.cli, kgrag_neo4j.ingestion.ingestor, kgrag_neo4j.retrieval, "
+        "kgrag_neo4j.entities, kgrag_neo4j.triples, kgrag_neo4j.communities; print('pydantic' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PACKAGE.parent, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "False"

@@ -16,7 +16,6 @@ from typing import Any, Iterable, Mapping
 from ..entities.model import Entity, EntityRelation
 from ..errors import KgragError, ProviderResponseError
 from ..protocols import ChatProvider
-from ..replies import CommunityReportReply, parse_reply
 from .leiden import Community
 
 __all__ = ["CommunityReport", "extractive_report", "llm_report"]
@@ -192,6 +191,8 @@ def llm_report(
             raise
         except Exception as exc:  # noqa: BLE001 - third-party provider code
             raise ProviderResponseError(f"chat call failed: {exc!r}") from exc
+        from ..replies import CommunityReportReply, parse_reply  # Why here: pydantic costs ~0.2 s at import
+
         parsed = parse_reply(reply, CommunityReportReply, what="the report reply")
     except KgragError as exc:
         log.warning("community %s: model report failed (%s); using the extractive one", community.id, exc)

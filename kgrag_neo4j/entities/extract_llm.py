@@ -36,7 +36,6 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from ..errors import ConfigurationError, KgragError, ProviderResponseError
 from ..protocols import ChatProvider
-from ..replies import EntitiesReply, find_json, validate_reply
 from .model import (
     Entity,
     EntityMention,
@@ -69,6 +68,8 @@ def parse_json_reply(text: str) -> Any:
 
     Raises ``ProviderResponseError`` (with an excerpt) when no JSON value can be found.
     """
+    from ..replies import find_json  # Why here: pydantic costs ~0.2 s at import
+
     return find_json(text, what="the model's reply")
 
 
@@ -310,7 +311,7 @@ class LLMEntityExtractor:
                 raise
             except Exception as exc:  # noqa: BLE001 - third-party provider code
                 raise ProviderResponseError(f"chat call failed: {exc!r}") from exc
-            return self.validate(find_json(reply, what="the entity reply"), batch, known)
+            return self.validate(parse_json_reply(reply), batch, known)
         except KgragError as exc:
             self.logger.warning("entity extraction batch %s skipped: %s", ids, exc)
             return ExtractionResult(dropped={"failed_batch": 1})
@@ -325,6 +326,8 @@ class LLMEntityExtractor:
 
         def drop(reason: str, n: int = 1) -> None:
             dropped[reason] = dropped.get(reason, 0) + n
+
+        from ..replies import EntitiesReply, validate_reply  # Why here: pydantic costs ~0.2 s at import
 
         reply = validate_reply(data, EntitiesReply, what="the entity reply")
         raw_entities, raw_relations = reply.entities, reply.relationships

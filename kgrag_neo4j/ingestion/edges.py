@@ -22,14 +22,16 @@ import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
 from ..errors import ConfigurationError, DimensionMismatchError, InputError
 from ..protocols import ChatProvider
-from ..replies import EdgeItem, EdgesReply, parse_reply
 from ..types import Chunk, ChunkEdge, RelationType
+
+if TYPE_CHECKING:
+    from ..replies import EdgeItem
 
 __all__ = [
     "EDGE_RESPONSE_SCHEMA",
@@ -217,6 +219,8 @@ def parse_edges(response_text: str, batch_ids: Iterable[str], *, origin: str = "
     Raises :class:`ProviderResponseError` when the answer holds no JSON or JSON of another
     shape; the caller skips the batch.
     """
+    from ..replies import EdgesReply, parse_reply  # Why here: pydantic costs ~0.2 s at import; only replies need it
+
     reply = parse_reply(response_text, EdgesReply, what="graph extraction answer")
     data = reply.edges
     valid = set(batch_ids)

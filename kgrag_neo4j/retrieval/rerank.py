@@ -21,7 +21,6 @@ from typing import Any, Sequence
 
 from ..errors import ConfigurationError, InputError, ProviderResponseError
 from ..protocols import ChatProvider
-from ..replies import RatingsReply, parse_reply
 from ..types import RetrievalResult
 
 __all__ = ["LLMReranker", "ScoreReranker", "parse_ratings"]
@@ -72,6 +71,8 @@ def parse_ratings(text: str, expected: int) -> list[float]:
     """The ``expected`` ratings in ``text`` (``{"scores": [...]}`` or a bare list, in a Markdown
     fence or a sentence or neither), each a number in 0..10. ``ProviderResponseError`` says
     what is wrong otherwise."""
+    from ..replies import RatingsReply, parse_reply  # Why here: pydantic costs ~0.2 s at import; only replies need it
+
     ratings = list(parse_reply(text, RatingsReply, what="rating reply").scores)
     if len(ratings) != expected:
         raise ProviderResponseError(f"rating reply: {len(ratings)} ratings for {expected} passages")

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
 
 from ..errors import InputError
-from ..replies import TriplesReply
 
 __all__ = [
     "CAUSED_BY",
@@ -190,6 +189,8 @@ def parse_triples(text: str, registry: PredicateRegistry) -> ParsedTriples:
     body = _strip_fences(text).strip()
     items: list[Any] | None = None
     if body and body[0] in "[{":
+        from ..replies import TriplesReply  # Why here: pydantic costs ~0.2 s at import
+
         try:
             items = TriplesReply.model_validate(json.loads(body)).triples
         except ValueError:  # not JSON, or JSON of another shape (ValidationError): read lines
