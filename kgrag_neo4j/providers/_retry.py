@@ -16,7 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from ..errors import ConfigurationError, ProviderError, ProviderResponseError, ProviderTimeout, RateLimitError
+from ..errors import ProviderError, ProviderResponseError, ProviderTimeout, RateLimitError
+from ..validation import check_int, check_number, check_text
 
 __all__ = ["Failure", "RetryingProvider", "Secret", "backoff_delay", "body_detail", "retry_after_seconds"]
 
@@ -92,12 +93,9 @@ class RetryingProvider:
     _call_options: Mapping[str, Any] = {}
 
     def _init_common(self, model: str, *, timeout: float, max_retries: int, sleep: Callable[[float], None]) -> None:
-        if not isinstance(model, str) or not model.strip():
-            raise ConfigurationError(f"model must be a non-empty string; got {model!r}")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise ConfigurationError(f"timeout must be a positive number of seconds; got {timeout!r}")
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ConfigurationError(f"max_retries must be an integer >= 0; got {max_retries!r}")
+        check_text(model, "model")
+        check_number(timeout, "timeout (seconds)", above=0)
+        check_int(max_retries, "max_retries", minimum=0)
         self.model = model
         self.timeout = float(timeout)
         self.max_retries = max_retries

@@ -6,6 +6,7 @@ import math
 from typing import Sequence
 
 from ..errors import InputError
+from ..validation import check_choice
 
 __all__ = ["check_input_type", "check_texts", "l2_normalise"]
 
@@ -30,9 +31,7 @@ def check_texts(texts: Sequence[str]) -> list[str]:
 
 
 def check_input_type(input_type: str) -> str:
-    if input_type not in INPUT_TYPES:
-        raise InputError(f"input_type must be one of {', '.join(INPUT_TYPES)}; got {input_type!r}")
-    return input_type
+    return check_choice(input_type, "input_type", INPUT_TYPES, error=InputError)
 
 
 def l2_normalise(vector: Sequence[float]) -> list[float]:

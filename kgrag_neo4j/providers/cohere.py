@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..errors import ConfigurationError, InputError
 from ..protocols import InputType
 from ..types import RetrievalResult
+from ..validation import check_int
 from ._retry import Failure, RetryingProvider, Secret, backoff_delay, body_detail, check_messages, retry_after_seconds
 from ._texts import check_input_type, check_texts
 
@@ -77,8 +78,8 @@ def resolve_embed_dimensions(model: str, dimensions: int | None) -> tuple[int, i
     send ``output_dimension`` so the size never depends on the server's default. An unknown
     model needs ``dimensions`` and is sent none (the response length is checked instead).
     """
-    if dimensions is not None and (isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions <= 0):
-        raise ConfigurationError(f"dimensions must be a positive integer; got {dimensions!r}")
+    if dimensions is not None:
+        check_int(dimensions, "dimensions", minimum=1)
     spec = COHERE_EMBED_MODELS.get(model)
     if spec is None and model.startswith("embed-v4"):
         spec = COHERE_EMBED_MODELS["embed-v4.0"]
@@ -207,8 +208,7 @@ class CohereEmbedder(_CohereProvider):
         client: Any = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_EMBED_BATCH:
-            raise ConfigurationError(f"batch_size must be an integer in 1..{MAX_EMBED_BATCH}; got {batch_size!r}")
+        check_int(batch_size, "batch_size", minimum=1, maximum=MAX_EMBED_BATCH)
         self.dimensions, self._output_dimension = resolve_embed_dimensions(model, dimensions)
         super().__init__(model, api_key=api_key, timeout=timeout, max_retries=max_retries, client=client, sleep=sleep)
         self.batch_size = batch_size
@@ -319,8 +319,7 @@ class CohereReranker(_CohereProvider):
     def rerank(self, query: str, results: Sequence[RetrievalResult], top_k: int) -> list[RetrievalResult]:
         if not isinstance(query, str) or not query.strip():
             raise InputError("rerank needs a non-empty query")
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0:
-            raise InputError(f"top_k must be a positive integer; got {top_k!r}")
+        check_int(top_k, "top_k", minimum=1, error=InputError)
         items = list(results)
         extra = {} if self.max_tokens_per_doc is None else {"max_tokens_per_doc": self.max_tokens_per_doc}
         scored: list[tuple[float, int]] = []

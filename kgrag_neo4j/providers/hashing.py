@@ -13,8 +13,8 @@ import unicodedata
 from functools import lru_cache
 from typing import Sequence
 
-from ..errors import ConfigurationError
 from ..protocols import InputType
+from ..validation import check_int
 from ._texts import check_input_type, check_texts, l2_normalise
 
 __all__ = ["HashingEmbedder"]
@@ -57,8 +57,7 @@ class HashingEmbedder:
     """
 
     def __init__(self, dimensions: int = 256) -> None:
-        if isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 2:
-            raise ConfigurationError(f"HashingEmbedder dimensions must be an integer >= 2; got {dimensions!r}")
+        check_int(dimensions, "HashingEmbedder dimensions", minimum=2)
         self.dimensions = dimensions
         self.name = f"hashing-{dimensions}"
 

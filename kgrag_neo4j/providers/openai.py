@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..errors import ConfigurationError
 from ..protocols import InputType
+from ..validation import check_choice, check_int
 from ._retry import Failure, RetryingProvider, Secret, body_detail, check_messages, retry_after_seconds
 from ._texts import check_input_type, check_texts
 
@@ -190,8 +191,7 @@ class OpenAIEmbedder(_OpenAIProvider):
             if not text.isdigit():
                 raise ConfigurationError(f"OPENAI_EMBEDDING_DIMENSIONS must be a positive integer; got {text!r}")
             dimensions = int(text)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_EMBED_BATCH:
-            raise ConfigurationError(f"batch_size must be an integer in 1..{MAX_EMBED_BATCH}; got {batch_size!r}")
+        check_int(batch_size, "batch_size", minimum=1, maximum=MAX_EMBED_BATCH)
         self.dimensions, self._wire_dimensions = _resolve_dimensions(model, dimensions)
         super().__init__(
             model, api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries,
@@ -241,8 +241,8 @@ class OpenAIEmbedder(_OpenAIProvider):
 def _resolve_dimensions(model: str, dimensions: int | None) -> tuple[int, int | None]:
     """``(dimensions, dimensions to send or None)``: only text-embedding-3 models take the
     parameter; other servers may reject it, so it is never sent to them."""
-    if dimensions is not None and (isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions <= 0):
-        raise ConfigurationError(f"dimensions must be a positive integer; got {dimensions!r}")
+    if dimensions is not None:
+        check_int(dimensions, "dimensions", minimum=1)
     spec = OPENAI_EMBED_MODELS.get(model)
     if spec is None:
         if dimensions is None:
@@ -290,8 +290,7 @@ class OpenAIChat(_OpenAIProvider):
         sleep: Callable[[float], None] = time.sleep,
         env: Mapping[str, str] = os.environ,
     ) -> None:
-        if json_mode not in JSON_MODES:
-            raise ConfigurationError(f"json_mode must be one of {', '.join(JSON_MODES)}; got {json_mode!r}")
+        check_choice(json_mode, "json_mode", JSON_MODES)
         model = model or _env(env, "OPENAI_MODEL") or DEFAULT_CHAT_MODEL
         super().__init__(
             model, api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries,

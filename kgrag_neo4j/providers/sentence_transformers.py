@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 from ..errors import ConfigurationError
 from ..protocols import InputType
+from ..validation import check_int, check_text
 from ._texts import check_input_type, check_texts
 
 __all__ = ["SentenceTransformerEmbedder"]
@@ -94,10 +95,8 @@ class SentenceTransformerEmbedder:
         dimensions: int | None = None,
         batch_size: int = 64,
     ) -> None:
-        if not isinstance(model, str) or not model:
-            raise ConfigurationError(f"model must be a non-empty string; got {model!r}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
-            raise ConfigurationError(f"batch_size must be a positive integer; got {batch_size!r}")
+        check_text(model, "model")
+        check_int(batch_size, "batch_size", minimum=1)
         _import_sentence_transformers()
         self.model = model
         self.device = device

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from ..errors import ConfigurationError, InputError
 from ..protocols import InputType
+from ..validation import check_int, check_text
 from ._texts import check_input_type, check_texts
 
 __all__ = ["WordLlamaEmbedder"]
@@ -104,10 +105,8 @@ class WordLlamaEmbedder:
     """
 
     def __init__(self, config: str = "l2_supercat", *, dim: int = 256) -> None:
-        if not isinstance(config, str) or not config:
-            raise ConfigurationError(f"WordLlama config must be a non-empty string; got {config!r}")
-        if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
-            raise ConfigurationError(f"WordLlama dim must be a positive integer; got {dim!r}")
+        check_text(config, "WordLlama config")
+        check_int(dim, "WordLlama dim", minimum=1)
         self.config = config
         self.dimensions = dim
         self.name = f"wordllama-{config}-{dim}"
