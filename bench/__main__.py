@@ -26,6 +26,7 @@ BENCHMARKS = {
     "all": "every benchmark at full size, then report",
     "report": "regenerate docs/benchmarks.md and docs/img/*.png from bench/results/*.json",
     "stress": "concurrent ingest, edge building and retrieval for --seconds N: operations, errors, p95",
+    "libraries": "hand-written Markdown scan, token estimate and retry loop vs markdown-it-py, tokenizers, tenacity (no Neo4j)",
 }
 
 
