@@ -39,8 +39,10 @@ __all__ = [
     "EdgeItem",
     "EdgesReply",
     "EntitiesReply",
+    "EntityItem",
     "Lenient",
     "RatingsReply",
+    "RelationItem",
     "TriplesReply",
     "find_json",
     "parse_reply",
@@ -232,12 +234,44 @@ class RatingsReply(_Reply):
 # --- entity extraction (entities/extract_llm.py) -------------------------------------------
 
 
-class EntitiesReply(_Reply):
-    """``{"entities": [...], "relationships": [...]}`` (``relations`` accepted); items stay
-    raw mappings because the extractor drops each bad one for a reason it counts."""
+def _chunk_ids(value: Any) -> Any:
+    """One id may come bare; anything else that is not a list means none were given."""
+    if isinstance(value, str):
+        return [value] if value else []
+    return value if isinstance(value, list) else []
 
-    entities: list[Any] = []
-    relationships: list[Any] = Field(default=[], validation_alias=AliasChoices("relationships", "relations"))
+
+class EntityItem(_Reply):
+    """One entity as the model gives it. Every field is lenient (a name that is not text reads
+    as ""): the extractor drops the entity for a reason it counts (``empty_name``,
+    ``ungrounded``, ...); ids are checked against the batch there, each on its own."""
+
+    name: FreeText = ""
+    type: Annotated[str | None, BeforeValidator(_text_or(None))] = None
+    description: FreeText = ""
+    chunk_ids: Annotated[list[Any], BeforeValidator(_chunk_ids)] = []
+
+
+class RelationItem(_Reply):
+    """One relationship as the model gives it; endpoints, type and strength are judged by the
+    extractor (``unknown_endpoint``, ``bad_strength``, ...). ``weight`` is read for a missing
+    ``strength``."""
+
+    source: Any = None
+    target: Any = None
+    type: Any = None
+    strength: Any = Field(default=None, validation_alias=AliasChoices("strength", "weight"))
+    description: FreeText = ""
+
+
+class EntitiesReply(_Reply):
+    """``{"entities": [...], "relationships": [...]}`` (``relations`` accepted); an item that
+    is not an object is ``None`` (the extractor counts it as ``malformed``)."""
+
+    entities: list[Lenient[EntityItem]] = []
+    relationships: list[Lenient[RelationItem]] = Field(
+        default=[], validation_alias=AliasChoices("relationships", "relations")
+    )
 
     @model_validator(mode="before")
     @classmethod

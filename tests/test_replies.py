@@ -107,9 +107,27 @@ def test_a_report_rating_outside_0_to_10_is_recorded_as_none(rating, kept):
 
 
 def test_entities_reply_takes_relations_for_relationships_and_defaults_to_empty():
-    assert parse_reply('{"relations": [1]}', EntitiesReply).relationships == [1]
-    assert parse_reply('{"relationships": [2], "relations": [1]}', EntitiesReply).relationships == [2]
+    (only,) = parse_reply('{"relations": [{"source": "a", "weight": 0.5}]}', EntitiesReply).relationships
+    assert (only.source, only.strength) == ("a", 0.5)  # weight is read for a missing strength
+    both = parse_reply('{"relationships": [{"strength": null, "weight": 2}], "relations": [{}, {}]}', EntitiesReply)
+    assert [r.strength for r in both.relationships] == [None]
     assert parse_reply("{}", EntitiesReply) == EntitiesReply(entities=[], relationships=[])
+
+
+def test_entity_items_are_lenient_field_by_field_and_none_when_not_objects():
+    reply = parse_reply(
+        json.dumps({"entities": [
+            {"name": 3, "type": ["X"], "description": None, "chunk_ids": "c1"},
+            {"name": "Ned", "type": "PERSON", "chunk_ids": ["c1", 2]},
+            {"name": "Jon", "chunk_ids": {"c1": True}},
+            "Arya",
+        ]}),
+        EntitiesReply,
+    )  # fmt: skip
+    first, second, third, fourth = reply.entities
+    assert (first.name, first.type, first.description, first.chunk_ids) == ("", None, "", ["c1"])
+    assert (second.name, second.type, second.chunk_ids) == ("Ned", "PERSON", ["c1", 2])
+    assert third.chunk_ids == [] and fourth is None
 
 
 def test_triples_reply_is_a_list_or_an_object_with_triples():

@@ -339,22 +339,16 @@ class LLMEntityExtractor:
         mentions: list[EntityMention] = []
 
         for item in raw_entities:
-            if not isinstance(item, dict):
+            if item is None:
                 drop("malformed")
                 continue
-            name = item.get("name")
-            name = _SPACES.sub(" ", name).strip() if isinstance(name, str) else ""
+            name = _SPACES.sub(" ", item.name).strip()
             key = normalise_name(name)
             if not key:
                 drop("empty_name")
                 continue
-            claimed = item.get("chunk_ids") or []
-            if isinstance(claimed, str):
-                claimed = [claimed]
-            if not isinstance(claimed, list):
-                claimed = []
             chunk_ids: list[str] = []
-            for cid in claimed:
+            for cid in item.chunk_ids:
                 if isinstance(cid, str) and cid in order:
                     if cid not in chunk_ids:
                         chunk_ids.append(cid)
@@ -366,16 +360,14 @@ class LLMEntityExtractor:
                 drop("ungrounded")
                 continue
             chunk_ids.sort(key=order.__getitem__)
-            type_ = item.get("type") if isinstance(item.get("type"), str) else None
-            if self.strict_types and self.entity_types and normalise_type(type_) not in self._canonical_types:
+            if self.strict_types and self.entity_types and normalise_type(item.type) not in self._canonical_types:
                 drop("unknown_entity_type")
                 continue
-            description = item.get("description")
             entity = Entity.create(
                 name,
-                type_,
+                item.type,
                 namespace=self.namespace,
-                description=description.strip() if isinstance(description, str) else "",
+                description=item.description.strip(),
                 source_chunk_id=chunk_ids[0],
             )
             by_key.setdefault(key, entity)
@@ -386,36 +378,33 @@ class LLMEntityExtractor:
                 mentions.append(EntityMention(cid, entity.id, count))
 
         relations: list[EntityRelation] = []
-        for item in raw_relations:
-            if not isinstance(item, dict):
+        for relation in raw_relations:
+            if relation is None:
                 drop("malformed")
                 continue
-            relation_type = _relation_type(item.get("type"))
+            relation_type = _relation_type(relation.type)
             if self.strict_types and self.relation_types and relation_type not in self.relation_types:
                 drop("unknown_relation_type")
                 continue
-            src, dst = item.get("source"), item.get("target")
-            src_e = self._resolve(src, by_key, known)
-            dst_e = self._resolve(dst, by_key, known)
+            src_e = self._resolve(relation.source, by_key, known)
+            dst_e = self._resolve(relation.target, by_key, known)
             if src_e is None or dst_e is None:
                 drop("unknown_endpoint")
                 continue
             if src_e.id == dst_e.id:
                 drop("self_relation")
                 continue
-            raw_strength = item.get("strength", item.get("weight"))
-            strength = 1.0 if raw_strength is None else finite_unit(raw_strength)
+            strength = 1.0 if relation.strength is None else finite_unit(relation.strength)
             if strength is None:
                 drop("bad_strength")
                 continue
-            description = item.get("description")
             relations.append(
                 EntityRelation(
                     source_id=src_e.id,
                     target_id=dst_e.id,
                     type=relation_type,
                     weight=strength,
-                    description=description.strip() if isinstance(description, str) else "",
+                    description=relation.description.strip(),
                 )
             )
 
