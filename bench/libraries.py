@@ -34,14 +34,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=int, default=5, help="timed rounds per row (the median is shown)")
 
 
-def _median_seconds(fn: Callable[[], Any], repeat: int) -> float:
-    fn()  # warm-up: imports, regex compilation, caches
-    samples = []
+def _pair(label: str, ours: Callable[[], Any], theirs: Callable[[], Any], repeat: int) -> tuple[str, float, float]:
+    """Median seconds of each, timed round-robin (ours, theirs, ours, ...) so that a change
+    of load on a shared machine falls on both alike."""
+    ours(), theirs()  # warm-up: imports, regex compilation, caches
+    samples: tuple[list[float], list[float]] = ([], [])
     for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples)
+        for fn, into in ((ours, samples[0]), (theirs, samples[1])):
+            started = time.perf_counter()
+            fn()
+            into.append(time.perf_counter() - started)
+    return label, statistics.median(samples[0]), statistics.median(samples[1])
 
 
 def _markdown_documents() -> list[str]:
@@ -149,7 +152,8 @@ def _retry_rows(repeat: int) -> list[tuple[str, float, float]]:
                 flaky.reset()
                 tenacity_call(flaky)
 
-        rows.append((label, _median_seconds(ours, repeat) / calls, _median_seconds(theirs, repeat) / calls))
+        _, ours_s, theirs_s = _pair(label, ours, theirs, repeat)
+        rows.append((label, ours_s / calls, theirs_s / calls))
     return rows
 
 
@@ -168,33 +172,38 @@ def run(args: argparse.Namespace) -> None:
     documents = _markdown_documents()
     size = sum(len(d) for d in documents)
     md = MarkdownIt("commonmark").enable("table").enable("strikethrough")
-    rows.append((
+    rows.append(_pair(
         f"Markdown: {len(documents)} documents, {size / 1e3:.0f} kB: scan_markdown vs md.parse",
-        _median_seconds(lambda: [scan_markdown(d) for d in documents], repeat),
-        _median_seconds(lambda: [md.parse(d) for d in documents], repeat),
+        lambda: [scan_markdown(d) for d in documents],
+        lambda: [md.parse(d) for d in documents],
+        repeat,
     ))  # fmt: skip
-    rows.append((
+    rows.append(_pair(
         "Markdown: scan_markdown vs md.parse + blocks (least replacement)",
-        _median_seconds(lambda: [scan_markdown(d) for d in documents], repeat),
-        _median_seconds(lambda: [_blocks_with_markdown_it(md, d) for d in documents], repeat),
+        lambda: [scan_markdown(d) for d in documents],
+        lambda: [_blocks_with_markdown_it(md, d) for d in documents],
+        repeat,
     ))  # fmt: skip
-    rows.append((
+    rows.append(_pair(
         "Markdown: markdown_to_text vs md.render (HTML: its one-call output)",
-        _median_seconds(lambda: [markdown_to_text(d) for d in documents], repeat),
-        _median_seconds(lambda: [md.render(d) for d in documents], repeat),
+        lambda: [markdown_to_text(d) for d in documents],
+        lambda: [md.render(d) for d in documents],
+        repeat,
     ))  # fmt: skip
 
     paragraphs = _paragraphs()
     tokenizer = _wordllama_tokenizer()
-    rows.append((
+    rows.append(_pair(
         f"tokens: {len(paragraphs)} MuSiQue paragraphs, one by one",
-        _median_seconds(lambda: [estimate_tokens(p) for p in paragraphs], repeat),
-        _median_seconds(lambda: [len(tokenizer.encode(p, add_special_tokens=False).ids) for p in paragraphs], repeat),
+        lambda: [estimate_tokens(p) for p in paragraphs],
+        lambda: [len(tokenizer.encode(p, add_special_tokens=False).ids) for p in paragraphs],
+        repeat,
     ))  # fmt: skip
-    rows.append((
+    rows.append(_pair(
         "tokens: the same, batched (encode_batch)",
-        _median_seconds(lambda: [estimate_tokens(p) for p in paragraphs], repeat),
-        _median_seconds(lambda: [len(e.ids) for e in tokenizer.encode_batch(paragraphs, add_special_tokens=False)], repeat),
+        lambda: [estimate_tokens(p) for p in paragraphs],
+        lambda: [len(e.ids) for e in tokenizer.encode_batch(paragraphs, add_special_tokens=False)],
+        repeat,
     ))  # fmt: skip
     rows += _retry_rows(repeat)
 

@@ -5,7 +5,7 @@ would tie chunk sizes to one model's vocabulary; four characters is close enough
 English-heavy text this library targets and costs nothing. Measured against the
 ``tokenizers`` package with WordLlama's own tokenizer (``python -m bench libraries``): on
 MuSiQue paragraphs the estimate is 6% under the real count at the median, and encoding costs
-thousands of times more than ``len``; so the estimate stays.
+over a thousand times more than ``len``; so the estimate stays.
 """
 
 from __future__ import annotations

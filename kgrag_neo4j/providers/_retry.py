@@ -7,7 +7,7 @@ says how to read its SDK's exceptions (``_classify``); everything leaves as a
 ``kgrag_neo4j.errors`` class, and the API key never appears in a message or a cause.
 
 Why not tenacity: it would run the loop but not the part that is ours (which failures are
-retryable, ``Retry-After``, the error mapping, the scrubbing), and its loop costs 9-40x this one
+retryable, ``Retry-After``, the error mapping, the scrubbing), and its loop costs 5-40x this one
 per call (``python -m bench libraries``); the loop is twenty lines.
 """
 
