@@ -67,6 +67,10 @@ class RelationType(str, enum.Enum):
 #: seeds over graph-found chunks).
 GRAPH_BLENDS = ("propagate", "seed")
 
+#: the most hops ``cypher/graph/retrieve.cypher`` unrolls (the store's one-statement traversal);
+#: a retriever asked for more falls back to the per-hop loop
+NATIVE_MAX_HOPS = 4
+
 
 #: Suffix of a document's content hash while writes that follow its transaction are still to
 #: come (the Ingestor's database-side similarity edges). A re-ingest compares hashes, so a

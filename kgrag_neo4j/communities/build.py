@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from ..errors import ConfigurationError
-from ..protocols import ChatProvider
+from ..protocols import ChatProvider, CommunityStore
 from .leiden import Community, leiden_communities
 from .reports import CommunityReport, extractive_report, llm_report
 
@@ -52,7 +52,7 @@ class CommunityBuildSummary:
 
 
 def build_communities(
-    store: Any,
+    store: CommunityStore,
     *,
     levels: int = 2,
     resolution: float = 1.0,

@@ -21,44 +21,13 @@ community's parent is always returned too (a parent is never smaller than its ch
 
 from __future__ import annotations
 
-import hashlib
 import math
-from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..errors import ConfigurationError, InputError
+from ..graph_types.communities import Community, CommunityAssignment, community_id
 
 __all__ = ["Community", "CommunityAssignment", "community_assignments", "community_id", "leiden_communities"]
-
-
-@dataclass(frozen=True, slots=True)
-class Community:
-    """One cluster at one level. ``members`` are entity ids (sorted), at every level."""
-
-    id: str
-    level: int
-    members: tuple[str, ...]
-    parent_id: str | None
-    size: int
-
-
-@dataclass(frozen=True, slots=True)
-class CommunityAssignment:
-    """``(:Entity {id: node_id})-[:IN_COMMUNITY]->(:Community {id: community_id})``."""
-
-    node_id: str
-    community_id: str
-    level: int
-
-
-def community_id(level: int, members: Iterable[str]) -> str:
-    """``com_`` + a hash of the level and the sorted member ids."""
-    h = hashlib.blake2b(digest_size=16)
-    for part in (str(level), *sorted(members)):
-        data = part.encode("utf-8", "surrogatepass")
-        h.update(len(data).to_bytes(8, "big"))
-        h.update(data)
-    return "com_" + h.hexdigest()
 
 
 def community_assignments(communities: Iterable[Community]) -> list[CommunityAssignment]:

@@ -36,7 +36,9 @@ import logging
 from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError
-from ..protocols import EmbeddingProvider
+from ..entities.centrality import degree_centrality, pagerank_centrality
+from ..graph_types.entities import CENTRALITY_KINDS
+from ..protocols import EmbeddingProvider, EntityBoostContext, EntityCentralitySource, RoundTripCounter
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from ..entities.gazetteer import query_name_keys
 from .scoring import entity_boost
@@ -48,7 +50,6 @@ __all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
 
 log = logging.getLogger("kgrag_neo4j.retrieval.entity")
 
-CENTRALITY_KINDS = ("degree", "pagerank")
 #: what a candidate's closeness is before its boost is added: "cosine" as the seed, or Neo4j's
 #: normalised "(1 + cos) / 2"
 SCORE_SCALES = ("cosine", "normalized")
@@ -80,10 +81,9 @@ def _path_text(path: Sequence[Sequence[str]], target: str) -> str:
 
 
 
-def _round_trips(store: Any) -> int:
-    """Statements the store sent so far, on both drivers (the trace counts a retrieval's)."""
-    sync = getattr(getattr(store, "runner", None), "round_trips", 0)
-    return sync + getattr(getattr(store, "aio", None), "round_trips", 0)
+def _round_trips(store: object) -> int:
+    """Statements the store sent so far (the trace counts a retrieval's); 0 if it keeps no count."""
+    return store.round_trips if isinstance(store, RoundTripCounter) else 0
 
 
 class EntityGraphRetriever:
@@ -99,7 +99,7 @@ class EntityGraphRetriever:
 
     def __init__(
         self,
-        store: Any,
+        store: EntityBoostContext,
         embedder: EmbeddingProvider,
         *,
         max_hops: int = 1,
@@ -134,7 +134,7 @@ class EntityGraphRetriever:
             raise ConfigurationError(f"query_entity_floor is a normalised cosine in [0, 1], got {query_entity_floor!r}")
         if isinstance(relationship_types, str):
             relationship_types = [relationship_types]
-        if not callable(getattr(store, "entity_boost_context", None)):
+        if not isinstance(store, EntityBoostContext):
             raise ConfigurationError(
                 "EntityGraphRetriever needs a store with the entity capability (Neo4jStore)"
             )
@@ -153,6 +153,9 @@ class EntityGraphRetriever:
         self.score_scale = score_scale
         self.query_entity_floor = float(query_entity_floor)
         self.named_query_entities = bool(named_query_entities)
+        if centrality is not None and not isinstance(store, EntityCentralitySource):
+            raise ConfigurationError("centrality needs a store that reads entity degrees and the entity graph (Neo4jStore)")
+        self._centrality_source = store if isinstance(store, EntityCentralitySource) else None
         self._centrality_scores: dict[str, float] | None = None
         self.last_trace: EntityRetrievalTrace | None = None
 
@@ -161,10 +164,14 @@ class EntityGraphRetriever:
         self._centrality_scores = None
 
     def _centrality(self) -> Steps[dict[str, float] | None]:
-        if self.centrality is None:
+        source = self._centrality_source
+        if self.centrality is None or source is None:
             return None
         if self._centrality_scores is None:
-            self._centrality_scores = yield Call.of(self.store.entity_centrality, self.centrality)
+            if self.centrality == "degree":
+                self._centrality_scores = degree_centrality((yield Call.of(source.entity_degrees)))
+            else:
+                self._centrality_scores = pagerank_centrality((yield Call.of(source.read_entity_graph)))
         return self._centrality_scores
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError
-from ..protocols import EmbeddingProvider
+from ..protocols import EmbeddingProvider, LocalContextReader
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from .retrievers import embed_query
 from .steps import Call, Steps, arun_steps, run_steps
@@ -216,7 +216,7 @@ class LocalSearchRetriever:
 
     def __init__(
         self,
-        store: Any,
+        store: LocalContextReader,
         embedder: EmbeddingProvider,
         *,
         top_k_entities: int = 10,
@@ -240,7 +240,7 @@ class LocalSearchRetriever:
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigurationError(f"{label} must be an integer >= 0, got {value!r}")
-        if not callable(getattr(store, "local_context", None)):
+        if not isinstance(store, LocalContextReader):
             raise ConfigurationError("LocalSearchRetriever needs a store with the entity capability (Neo4jStore)")
         self.store, self.embedder = store, embedder
         self.top_k_entities = top_k_entities

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..errors import ConfigurationError, InputError
+from ..protocols import TripleStore
 from .model import CAUSED_BY, IN_SESSION, LEARNED_FROM, RESOLVED_BY, SIMILAR_TO, Triple
 
 __all__ = ["ErrorResolutionRecorder", "FailureRecord", "error_pattern", "node_name", "similar_patterns"]
@@ -107,16 +108,18 @@ class ErrorResolutionRecorder:
 
     def __init__(
         self,
-        store: Any,
+        store: TripleStore,
         *,
         buffer: Any = None,
         propagation_rate: float = 0.3,
         similarity_threshold: float = 0.6,
         max_known_errors: int = 10_000,
     ):
-        for method in ("add_triples", "query_triples", "propagate_confidence"):
-            if not callable(getattr(store, method, None)):
-                raise ConfigurationError(f"ErrorResolutionRecorder needs a store with {method}() (Neo4jStore)")
+        if not isinstance(store, TripleStore):
+            raise ConfigurationError(
+                "ErrorResolutionRecorder needs a store with add_triples(), query_triples() and "
+                "propagate_confidence() (Neo4jStore)"
+            )
         rate = propagation_rate
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < rate <= 1.0:
             raise ConfigurationError(f"propagation_rate must be in (0, 1], got {propagation_rate!r}")
