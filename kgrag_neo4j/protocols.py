@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
 from .graph_types.communities import Community, CommunityReport
-from .graph_types.entities import Entity, EntityGraph, EntityMention, EntityRelation
+from .graph_types.context import LocalContext
+from .graph_types.entities import Entity, EntityBoostContext, EntityGraph, EntityMention, EntityRelation
 from .graph_types.triples import ConfidenceUpdate, ExpandedNode, PredicateRegistry, Triple
 from .types import Chunk, ChunkEdge, ChunkFilter, Document, Neighbourhood, RetrievalResult
 
@@ -27,7 +28,7 @@ __all__ = [
     "EdgeDeleter",
     "EmbedderRegistry",
     "EmbeddingProvider",
-    "EntityBoostContext",
+    "EntityBoostReader",
     "EntityCentralitySource",
     "EntityStore",
     "GraphStore",
@@ -254,10 +255,10 @@ class EdgeDeleter(Protocol):
 
 
 @runtime_checkable
-class EntityBoostContext(Protocol):
+class EntityBoostReader(Protocol):
     """Seed 001 in one round trip: candidates, query entities, related entities, expansion."""
 
-    def entity_boost_context(self, embedding: Sequence[float], *, chunk_k: int, **options: Any) -> dict[str, Any]: ...
+    def entity_boost_context(self, embedding: Sequence[float], *, chunk_k: int, **options: Any) -> EntityBoostContext: ...
 
 
 @runtime_checkable
@@ -274,7 +275,7 @@ class EntityCentralitySource(Protocol):
 class LocalContextReader(Protocol):
     """Seed 002's local-search context in one round trip."""
 
-    def local_context(self, embedding: Sequence[float], **options: Any) -> dict[str, Any]: ...
+    def local_context(self, embedding: Sequence[float], **options: Any) -> LocalContext: ...
 
 
 @runtime_checkable

@@ -212,8 +212,8 @@ def test_traversal_matches_entity_neighbours(store, world, embedder):
         ctx = store.entity_boost_context(
             unit(0), chunk_k=4, entity_k=3, max_hops=hops, relation_types=types, max_sequence=seq
         )
-        assert sorted(q["id"] for q in ctx["query_entities"]) == sorted(query_ids)
-        from_ctx = {r["id"]: (r["distance"], r["strength"], tuple(tuple(p) for p in r["path"])) for r in ctx["related"]}
+        assert sorted(q.id for q in ctx.query_entities) == sorted(query_ids)
+        from_ctx = {r.id: (r.distance, r.strength, r.path) for r in ctx.related}
         assert from_ctx == dict(store.entity_neighbours(query_ids, hops, relation_types=types, max_sequence=seq))
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import InputError
 from ..graph_types.entities import CENTRALITY_KINDS, EntityGraph
 from ..protocols import EntityCentralitySource
-from ..validation import check_choice
+from ..validation import check_choice, check_int, check_number
 
 __all__ = ["degree_centrality", "entity_centrality", "normalise_max", "pagerank", "pagerank_centrality"]
 
@@ -57,10 +57,9 @@ def pagerank(
     scores always sum to 1. Stops after ``iterations`` power steps or when the L1 change falls
     below ``tolerance``. Deterministic: the same graph gives the same scores in any order.
     """
-    if not 0.0 < damping < 1.0:
+    if not check_number(damping, "damping", above=0.0, error=InputError) < 1.0:
         raise InputError(f"damping must be in (0, 1), got {damping!r}")
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise InputError(f"iterations must be a positive integer, got {iterations!r}")
+    check_int(iterations, "iterations", minimum=1, error=InputError)
     nodes = sorted(set(node_ids))
     if not nodes:
         return {}

@@ -36,6 +36,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider, EntityStore, embed_batched
+from ..validation import check_int
 from .extract_llm import LLMEntityExtractor
 from .chunk_links import ENTITY_EDGE_ORIGIN, entity_chunk_edges, title_name
 from .extract_offline import OfflineEntityExtractor
@@ -122,8 +123,7 @@ def build_entities(
     shared entities (an entity in more than ``entity_edge_max_chunks`` chunks links nothing;
     each chunk keeps ``entity_edges_per_chunk`` edges).
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ConfigurationError(f"batch_size must be a positive integer, got {batch_size!r}")
+    check_int(batch_size, "batch_size", minimum=1)
     if merge_threshold is not None and not (-1.0 <= merge_threshold <= 1.0):
         raise ConfigurationError(f"merge_threshold is a cosine in [-1, 1], got {merge_threshold!r}")
     if document_ids is not None and isinstance(document_ids, str):

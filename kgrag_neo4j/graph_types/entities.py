@@ -15,11 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from ..errors import InputError
-from ..types import Chunk
+from ..types import Chunk, RetrievalResult
+from ..validation import check_int, check_number
 
 __all__ = [
     "CENTRALITY_KINDS",
     "Entity",
+    "EntityBoostContext",
+    "EntityCandidate",
     "EntityDetails",
     "EntityGraph",
     "EntityListing",
@@ -27,6 +30,8 @@ __all__ = [
     "EntityRelation",
     "EntityTextUnit",
     "Neighbour",
+    "QueryEntity",
+    "RelatedEntity",
     "ScoredEntity",
     "entity_id",
     "normalise_name",
@@ -193,12 +198,10 @@ class EntityRelation:
             raise InputError("a relation needs both a source_id and a target_id")
         if not isinstance(self.type, str) or not self.type.strip():
             raise InputError(f"relation {self.source_id}->{self.target_id} needs a non-empty type")
-        w = self.weight
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0.0 <= w <= 1.0):
-            raise InputError(
-                f"relation {self.source_id}->{self.target_id} weight must be in [0, 1], got {w!r}"
-            )
-        object.__setattr__(self, "weight", float(w))
+        weight = check_number(
+            self.weight, f"relation {self.source_id}->{self.target_id} weight", minimum=0.0, maximum=1.0, error=InputError
+        )
+        object.__setattr__(self, "weight", weight)
 
     def key(self) -> tuple[str, str, str]:
         return (self.source_id, self.target_id, self.type)
@@ -215,8 +218,7 @@ class EntityMention:
     def __post_init__(self) -> None:
         if not self.chunk_id or not self.entity_id:
             raise InputError("a mention needs a chunk_id and an entity_id")
-        if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 1:
-            raise InputError(f"mention count must be a positive integer, got {self.count!r}")
+        check_int(self.count, "mention count", minimum=1, error=InputError)
 
 
 # --- what the store reads back ----------------------------------------------------------------
@@ -275,3 +277,51 @@ class EntityGraph:
 
     def weighted_edges(self) -> list[tuple[str, str, float]]:
         return [(r.source_id, r.target_id, r.weight) for r in self.relations]
+
+
+@dataclass(frozen=True, slots=True)
+class QueryEntity:
+    """An entity the query is about: found by vector search (``score``, normalised cosine) or
+    named in the query text (``score`` None)."""
+
+    id: str
+    name: str
+    type: str
+    score: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedEntity:
+    """An entity reached from the query entities: hops, the weight of its best edge at the first
+    hop that reached it, and the steps ``((entity name, relation type), ...)``."""
+
+    id: str
+    name: str
+    distance: int
+    strength: float
+    path: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EntityCandidate:
+    """A chunk seed 001 may rank: as a result scored by its closeness alone (``similarity``,
+    None when the chunk has no embedding), with the entities it mentions. An expansion chunk
+    also names the related entity whose source chunk it is (``via_*``)."""
+
+    result: RetrievalResult
+    similarity: float | None
+    mentions: tuple[str, ...] = ()
+    via_entity_id: str | None = None
+    via_entity: str = ""
+    via_distance: int = 0
+    via_strength: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class EntityBoostContext:
+    """Everything seed 001's boost needs for one query, read in one round trip."""
+
+    candidates: tuple[EntityCandidate, ...] = ()
+    query_entities: tuple[QueryEntity, ...] = ()
+    related: tuple[RelatedEntity, ...] = ()
+    expansion: tuple[EntityCandidate, ...] = ()

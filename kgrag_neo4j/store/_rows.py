@@ -12,7 +12,14 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
 from ..graph_types.communities import StoredCommunity
-from ..graph_types.entities import Entity
+from ..graph_types.context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
+from ..graph_types.entities import (
+    Entity,
+    EntityBoostContext,
+    EntityCandidate,
+    QueryEntity,
+    RelatedEntity,
+)
 from ..ids import edge_id
 from ..types import (
     PENDING_HASH_SUFFIX,
@@ -266,3 +273,98 @@ def check_ids(ids: Sequence[str], what: str) -> list[str]:
     if not all(isinstance(i, str) and i for i in out):
         raise InputError(f"{what} must be non-empty strings")
     return out
+
+
+def context_from_row(row: Mapping[str, Any]) -> LocalContext:
+    """Build a :class:`LocalContext` from the row of ``cypher/entities/local_context``."""
+    return LocalContext(
+        entities=tuple(
+            LocalEntity(e["id"], e.get("name") or e["id"], e.get("type") or "OTHER", e.get("description") or "",
+                        float(e["score"]))
+            for e in row["entities"]
+        ),
+        text_units=tuple(
+            LocalTextUnit(
+                id=u["id"],
+                content=u.get("content") or "",
+                token_count=int(u.get("token_count") or 0),
+                similarity=float(u["similarity"]) if u.get("similarity") is not None else None,
+                document_id=u.get("document_id") or "",
+                source=u.get("source") or "",
+                chunk_index=int(u.get("chunk_index") or 0),
+                parent_id=u.get("parent_id"),
+                metadata=_load_metadata(u.get("metadata")),
+                entity_ids=tuple(sorted(u.get("entity_ids") or ())),
+            )
+            for u in row["text_units"]
+        ),
+        relationships=tuple(
+            LocalRelationship(
+                source_id=r["source_id"],
+                source=r.get("source") or r["source_id"],
+                target_id=r["target_id"],
+                target=r.get("target") or r["target_id"],
+                type=r.get("type") or "RELATED_TO",
+                weight=float(r.get("weight") if r.get("weight") is not None else 1.0),
+                description=r.get("description") or "",
+                sequence=r.get("sequence"),
+                internal=bool(r.get("internal")),
+            )
+            for r in row["relationships"]
+        ),
+        community_reports=tuple(
+            LocalReport(
+                id=m["id"],
+                level=int(m.get("level") or 0),
+                title=m.get("title") or "",
+                summary=m.get("summary") or "",
+                full_content=m.get("full_content") or "",
+                rank=float(m.get("rank") or 0.0),
+                size=int(m.get("size") or 0),
+                matched=int(m.get("matched") or 0),
+            )
+            for m in row["reports"]
+        ),
+        candidate_units=int(row.get("candidate_units") or 0),
+    )
+
+
+def candidate_from_row(row: Mapping[str, Any]) -> EntityCandidate:
+    """A candidate or expansion row of ``cypher/entities/boost_retrieve``."""
+    similarity = None if row.get("score") is None else float(row["score"])
+    via = row.get("entity_id")
+    return EntityCandidate(
+        result=result_from_row(row, scores=ComponentScores(vector=similarity), score=similarity or 0.0),
+        similarity=similarity,
+        mentions=tuple(row.get("mentions") or ()),
+        via_entity_id=via,
+        via_entity=(row.get("entity") or via or "") if via else "",
+        via_distance=int(row.get("distance") or 0) if via else 0,
+        via_strength=float(row.get("strength") or 0.0) if via else 0.0,
+    )
+
+
+def boost_context_from_row(row: Mapping[str, Any]) -> EntityBoostContext:
+    return EntityBoostContext(
+        candidates=tuple(candidate_from_row(c) for c in row["candidates"]),
+        query_entities=tuple(
+            QueryEntity(
+                id=q["id"],
+                name=q.get("name") or q["id"],
+                type=q.get("type") or "OTHER",
+                score=None if q.get("score") is None else float(q["score"]),
+            )
+            for q in row["query_entities"]
+        ),
+        related=tuple(
+            RelatedEntity(
+                id=h["id"],
+                name=h.get("name") or h["id"],
+                distance=int(h["distance"]),
+                strength=float(h["strength"]),
+                path=tuple((str(p[0]), str(p[1])) for p in h["path"]),
+            )
+            for h in row["related"]
+        ),
+        expansion=tuple(candidate_from_row(x) for x in row.get("expansion") or ()),
+    )

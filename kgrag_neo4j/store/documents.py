@@ -240,7 +240,7 @@ class DocumentsMixin:
         claimed: dict[str, str] = {}  # chunk id -> the document of this call that has it
         for pos, item in enumerate(items):
             document, chunks = item[0], item[1]
-            edges = item[2] if len(item) > 2 else ()  # type: ignore[misc]
+            edges: Sequence[ChunkEdge] = item[2] if len(item) == 3 else ()  # type: ignore[misc]  # mypy cannot narrow a union of tuples by len()
             try:
                 doc_props, rows = self._prepare(document, chunks)
                 pending = _Pending(pos, document.id, doc_props, rows, edge_rows(edges) if edges else [])
@@ -261,7 +261,7 @@ class DocumentsMixin:
                 out[pending.pos] = self._write_large(pending)
             except InputError as exc:
                 out[pending.pos] = exc
-        return out  # type: ignore[return-value]
+        return out  # type: ignore[return-value]  # every position was filled above (None only before)
 
     def _write_group(self, group: list["_Pending"], out: list) -> None:
         while group:

@@ -16,8 +16,10 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError, NotFoundError
+from ..graph_types.context import LocalContext
 from ..graph_types.entities import (
     Entity,
+    EntityBoostContext,
     EntityDetails,
     EntityGraph,
     EntityListing,
@@ -32,9 +34,11 @@ from ..types import Chunk, ChunkFilter, filters_active, filters_to_param
 from ..validation import check_int
 from ._rows import (
     _check_top_k,
+    boost_context_from_row,
     check_count,
     check_ids,
     chunk_from_row,
+    context_from_row,
     entity_from_row,
     entity_key_rows,
     metadata_text,
@@ -367,9 +371,9 @@ class EntitiesMixin:
         entity_floor: float = 0.0,
         entity_keys: Sequence[Mapping[str, Any]] = (),
         named_max_chunks: int = 25,
-    ) -> Plan[dict[str, Any]]:
+    ) -> Plan[EntityBoostContext]:
         """Candidates, query entities, related entities and expansion chunks of seed 001 in ONE
-        round trip (``cypher/entities/boost_retrieve.cypher``). Returns the raw lists;
+        round trip (``cypher/entities/boost_retrieve.cypher``);
         ``retrieval.entity.EntityGraphRetriever`` does the arithmetic."""
         _check_top_k(chunk_k)
         _check_top_k(entity_k)
@@ -395,7 +399,7 @@ class EntitiesMixin:
                 expand_k=expand_k,
             ),
         )
-        return rows[0]
+        return boost_context_from_row(rows[0])
 
     entity_boost_context, aentity_boost_context = read_methods(_entity_boost_context)
 
@@ -410,11 +414,11 @@ class EntitiesMixin:
         unit_k: int = 10,
         min_similarity: float = 0.0,
         filters: Sequence[ChunkFilter] = (),
-    ) -> Plan[dict[str, Any]]:
+    ) -> Plan[LocalContext]:
         """The local-search context of seed 002 in ONE round trip
         (``cypher/entities/local_context.cypher``): entities, text units within the token
         budget (at most ``unit_k``, of the chunks passing ``filters`` and scoring at least
-        ``min_similarity``), relationships, community reports. Returns the raw lists."""
+        ``min_similarity``), relationships, community reports."""
         _check_top_k(entity_k)
         _check_top_k(unit_k)
         for label, value in (("max_tokens", max_tokens), ("relationship_k", relationship_k), ("report_k", report_k)):
@@ -437,7 +441,7 @@ class EntitiesMixin:
                 report_k=report_k,
             ),
         )
-        return rows[0]
+        return context_from_row(rows[0])
 
     local_context, alocal_context = read_methods(_local_context)
 
