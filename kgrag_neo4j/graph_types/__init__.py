@@ -7,10 +7,14 @@ compute them without either importing the other. Not named ``model``: ``models.p
 holds the neomodel classes.
 """
 
+from .context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
 from .communities import Community, CommunityAssignment, CommunityReport, StoredCommunity, community_id
 from .entities import (
     CENTRALITY_KINDS,
+    ENTITY_MAX_HOPS,
     Entity,
+    EntityBoostContext,
+    EntityCandidate,
     EntityDetails,
     EntityGraph,
     EntityListing,
@@ -18,6 +22,8 @@ from .entities import (
     EntityRelation,
     EntityTextUnit,
     Neighbour,
+    QueryEntity,
+    RelatedEntity,
     ScoredEntity,
     entity_id,
     normalise_name,
@@ -35,6 +41,7 @@ from .triples import (
 
 __all__ = [
     "CENTRALITY_KINDS",
+    "ENTITY_MAX_HOPS",
     "Community",
     "CommunityAssignment",
     "CommunityReport",
@@ -42,6 +49,8 @@ __all__ = [
     "DEFAULT_PREDICATES",
     "EXPANSION_PREDICATES",
     "Entity",
+    "EntityBoostContext",
+    "EntityCandidate",
     "EntityDetails",
     "EntityGraph",
     "EntityListing",
@@ -49,7 +58,14 @@ __all__ = [
     "EntityRelation",
     "EntityTextUnit",
     "ExpandedNode",
+    "LocalContext",
+    "LocalEntity",
+    "LocalRelationship",
+    "LocalReport",
+    "LocalTextUnit",
     "Neighbour",
+    "QueryEntity",
+    "RelatedEntity",
     "PredicateRegistry",
     "ScoredEntity",
     "StoredCommunity",

@@ -20,6 +20,7 @@ from ..validation import check_int, check_number
 
 __all__ = [
     "CENTRALITY_KINDS",
+    "ENTITY_MAX_HOPS",
     "Entity",
     "EntityBoostContext",
     "EntityCandidate",
@@ -40,6 +41,8 @@ __all__ = [
 
 #: the entity importance measures seed 001's centrality option takes
 CENTRALITY_KINDS = ("degree", "pagerank")
+#: hops over RELATED_TO unrolled in cypher/entities/neighbours.cypher and boost_retrieve.cypher
+ENTITY_MAX_HOPS = 3
 
 # Common short forms an LLM or a NER tagger uses for the canonical types.
 _TYPE_ALIASES = {

@@ -37,7 +37,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError
 from ..entities.centrality import degree_centrality, pagerank_centrality
-from ..graph_types.entities import CENTRALITY_KINDS, EntityBoostContext, EntityCandidate
+from ..graph_types.entities import CENTRALITY_KINDS, ENTITY_MAX_HOPS, EntityBoostContext, EntityCandidate
 from ..protocols import EmbeddingProvider, EntityBoostReader, EntityCentralitySource, RoundTripCounter
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from ..entities.gazetteer import query_name_keys
@@ -54,7 +54,7 @@ log = logging.getLogger("kgrag_neo4j.retrieval.entity")
 SCORE_SCALES = ("cosine", "normalized")
 #: query entities less close than this (normalised cosine) boost nothing; chosen on the train files
 DEFAULT_QUERY_ENTITY_FLOOR = 0.0
-MAX_HOPS = 3  # unrolled in cypher/entities/boost_retrieve.cypher
+MAX_HOPS = ENTITY_MAX_HOPS
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

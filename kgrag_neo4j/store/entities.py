@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 from ..errors import ConfigurationError, InputError, NotFoundError
 from ..graph_types.context import LocalContext
 from ..graph_types.entities import (
+    ENTITY_MAX_HOPS,
     Entity,
     EntityBoostContext,
     EntityDetails,
@@ -57,8 +58,6 @@ __all__ = [
     "ScoredEntity",
 ]
 
-#: hops unrolled in cypher/entities/neighbours.cypher and boost_retrieve.cypher
-ENTITY_MAX_HOPS = 3
 ENTITY_ROWS = 500
 LINK_ROWS = 2000
 
