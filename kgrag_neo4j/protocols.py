@@ -13,7 +13,7 @@ from .graph_types.communities import Community, CommunityReport
 from .graph_types.context import LocalContext
 from .graph_types.entities import Entity, EntityBoostContext, EntityGraph, EntityMention, EntityRelation
 from .graph_types.triples import ConfidenceUpdate, ExpandedNode, PredicateRegistry, Triple
-from .types import Chunk, ChunkEdge, ChunkFilter, Document, Neighbourhood, RetrievalResult
+from .types import Chunk, ChunkEdge, ChunkFilter, ChunkPair, Document, Neighbourhood, RetrievalResult
 
 __all__ = [
     "BulkDocumentWriter",
@@ -244,7 +244,7 @@ class CrossDocumentPairer(Protocol):
 
     def similar_chunk_pairs(
         self, *, document_ids: Sequence[str] | None = None, threshold: float = 0.5, max_pairs: int = 3
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[ChunkPair]: ...
 
 
 @runtime_checkable

@@ -17,10 +17,12 @@ __all__ = [
     "Chunk",
     "ChunkEdge",
     "ChunkFilter",
+    "ChunkPair",
     "ComponentScores",
     "Document",
     "EdgeContext",
     "IngestResult",
+    "NATIVE_MAX_HOPS",
     "Neighbourhood",
     "PENDING_HASH_SUFFIX",
     "RelationType",
@@ -108,6 +110,16 @@ class Chunk:
     namespace: str = ""  # empty: the store's namespace
     source: str = ""
     created_at: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkPair:
+    """Two chunks of different documents close enough to ask a model how they relate (the
+    seed's cross-document candidates); ``cosine`` is their raw cosine."""
+
+    source: Chunk
+    target: Chunk
+    cosine: float
 
 
 @dataclass(slots=True)

@@ -72,7 +72,7 @@ def _answers(store, tenant: dict[str, Any]) -> dict[str, Callable[[], Any]]:
                                                seed_top_k=2, max_hops=0) if r.scores.keyword is not None
         ],
         "similar_chunk_pairs": lambda: sorted(
-            (p["source_id"], p["target_id"], round(p["cosine"], 4)) for p in store.similar_chunk_pairs(threshold=0.5)
+            (p.source.id, p.target.id, round(p.cosine, 4)) for p in store.similar_chunk_pairs(threshold=0.5)
         ),
         "search_entities": lambda: [(s.entity.name, round(s.score, 6)) for s in store.search_entities(q, 2)],
         "entity_boost_context": lambda: (

@@ -991,19 +991,11 @@ class Ingestor:
         if not isinstance(self.store, GraphStore) or not isinstance(self.store, CrossDocumentPairer):
             return 0
         cancel = self.cancel_event if cancel is None else cancel
-        rows = self.store.similar_chunk_pairs(
+        candidates = self.store.similar_chunk_pairs(
             document_ids=document_ids, threshold=similarity_threshold, max_pairs=max_pairs_per_chunk
         )
-        known: dict[str, Chunk] = {}
-
-        def chunk(chunk_id: str, document_id: str, content: str) -> Chunk:
-            return known.setdefault(chunk_id, Chunk(id=chunk_id, document_id=document_id, content=content))
-
-        pairs = [
-            (chunk(r["source_id"], r["source_document"], r["source_content"]),
-             chunk(r["target_id"], r["target_document"], r["target_content"]))
-            for r in rows
-        ]
+        known = {c.id: c for p in candidates for c in (p.source, p.target)}
+        pairs = [(p.source, p.target) for p in candidates]
         batches = cross_document_batches(pairs, batch_size=batch_size)
         found = extract_batch_edges(
             batches, chat, workers=g.graph_extraction_workers, cancel=cancel, logger=self.log, origin="cross_document"

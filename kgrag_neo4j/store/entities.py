@@ -47,6 +47,9 @@ from ._rows import (
 )
 from .runner import CypherRunner, Plan, Read, read_methods
 
+# value types that used to be defined here (import them from kgrag_neo4j.graph_types)
+from ..graph_types.communities import StoredCommunity  # noqa: E402
+
 __all__ = [
     "ENTITY_MAX_HOPS",
     "EntitiesMixin",
@@ -56,6 +59,7 @@ __all__ = [
     "EntityTextUnit",
     "Neighbour",
     "ScoredEntity",
+    "StoredCommunity",
 ]
 
 ENTITY_ROWS = 500

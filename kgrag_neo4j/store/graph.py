@@ -11,7 +11,9 @@ from ..types import (
     GRAPH_BLENDS,
     NATIVE_MAX_HOPS,
     Neighbourhood,
+    Chunk,
     ChunkEdge,
+    ChunkPair,
     ChunkFilter,
     ComponentScores,
     EdgeContext,
@@ -263,10 +265,11 @@ class GraphMixin:
         document_ids: Sequence[str] | None = None,
         threshold: float = 0.5,
         max_pairs: int = 3,
-    ) -> list[dict[str, Any]]:
-        """Cross-document candidate pairs (seed defaults: threshold 0.5, 3 per chunk)."""
-        _check_top_k(max_pairs)
-        return self.runner.read(
+    ) -> list[ChunkPair]:
+        """Cross-document candidate pairs (seed defaults: threshold 0.5, 3 per chunk), by
+        source chunk, then closest first."""
+        _check_top_k(max_pairs, "max_pairs")
+        rows = self.runner.read(
             "graph/similar_chunk_pairs",
             namespace=self.namespace,
             document_ids=list(document_ids) if document_ids else None,
@@ -274,6 +277,19 @@ class GraphMixin:
             fetch_k=max(max_pairs * self.vector_overfetch * 4, 40),
             threshold=float(threshold),
         )
+        known: dict[str, Chunk] = {}
+
+        def chunk(chunk_id: str, document_id: str, content: str) -> Chunk:
+            return known.setdefault(chunk_id, Chunk(id=chunk_id, document_id=document_id, content=content))
+
+        return [
+            ChunkPair(
+                chunk(r["source_id"], r["source_document"], r["source_content"]),
+                chunk(r["target_id"], r["target_document"], r["target_content"]),
+                float(r["cosine"]),
+            )
+            for r in rows
+        ]
 
     def edge_stats(self) -> list[dict[str, Any]]:
         return self.runner.read("graph/stats", namespace=self.namespace)
