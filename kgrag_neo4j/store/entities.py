@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError, NotFoundError
+from ..graph_types.communities import StoredCommunity  # re-exported: it was defined here
 from ..graph_types.context import LocalContext
 from ..graph_types.entities import (
     ENTITY_MAX_HOPS,
@@ -46,9 +47,6 @@ from ._rows import (
     unit_weight,
 )
 from .runner import CypherRunner, Plan, Read, read_methods
-
-# value types that used to be defined here (import them from kgrag_neo4j.graph_types)
-from ..graph_types.communities import StoredCommunity  # noqa: E402
 
 __all__ = [
     "ENTITY_MAX_HOPS",
