@@ -719,7 +719,9 @@ class Ingestor:
         """Write the documents (many per transaction when the store can); each gets its result
         or its error. A lost connection raises."""
         if isinstance(self.store, BulkDocumentWriter):
-            outcomes = self.store.store_documents([(d.document, d.chunks, d.edges) for d in docs])
+            outcomes = self.store.store_documents(
+                [(d.document, d.chunks, d.edges) for d in docs]  # type: ignore[misc]  # _prepare passes chunked documents only
+            )
         else:
             outcomes = []
             for d in docs:

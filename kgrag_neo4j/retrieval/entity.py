@@ -243,7 +243,7 @@ class EntityGraphRetriever:
             paths[r.id] = "path: " + _path_text(r.path, r.name)
             if centrality is not None:
                 # the boost formula has one strength factor: it carries the centrality too
-                importance = float(centrality.get(r["id"], 0.0))
+                importance = float(centrality.get(r.id, 0.0))
                 paths[r.id] = f"strength = {strength:.2f} x centrality {importance:.2f}; " + paths[r.id]
                 strength *= importance
             related[r.id] = (r.distance, strength)

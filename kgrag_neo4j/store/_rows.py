@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, TypeGuard
 
 from ..errors import InputError
 from ..graph_types.communities import StoredCommunity
@@ -135,6 +135,10 @@ def check_count(value: Any, name: str) -> int:
     return check_int(value, name, minimum=0, error=InputError)
 
 
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def entity_key_rows(keys: Any) -> list[dict[str, Any]]:
     """Validate the query's word runs (``[{key, start, end}]``) before they become a parameter."""
     if isinstance(keys, (str, bytes, Mapping)) or not isinstance(keys, Sequence):
@@ -146,7 +150,7 @@ def entity_key_rows(keys: Any) -> list[dict[str, Any]]:
         key, start, end = k.get("key"), k.get("start"), k.get("end")
         if not isinstance(key, str) or not key:
             raise InputError(f"an entity key must be a non-empty string, got {key!r}")
-        if any(isinstance(x, bool) or not isinstance(x, int) for x in (start, end)) or not 0 <= start < end:
+        if not (_is_int(start) and _is_int(end) and 0 <= start < end):
             raise InputError(f"entity key {key!r}: start and end must be word positions with start < end")
         out.append({"key": key, "start": start, "end": end})
     return out
