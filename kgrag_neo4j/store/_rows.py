@@ -127,7 +127,10 @@ def check_limit(limit: Any) -> int:
     """A listing's ``limit``: None means every row; otherwise a positive 64-bit integer."""
     if limit is None:
         return MAX_INT64
-    return check_int(limit, "limit", minimum=1, maximum=MAX_INT64, error=InputError)
+    if not (_is_int(limit) and 1 <= limit <= MAX_INT64):
+        # worded by hand: "9223372036854775807" tells a user less than "64 bits"
+        raise InputError(f"limit must be a positive integer of at most 64 bits, got {limit!r}")
+    return limit
 
 
 def check_count(value: Any, name: str) -> int:
