@@ -23,7 +23,7 @@ the whole schema in one place; ``tests/test_models.py`` checks these classes agr
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from neomodel import (
     ArrayProperty,
@@ -36,6 +36,9 @@ from neomodel import (
     StructuredRel,
     db,
 )
+
+if TYPE_CHECKING:
+    from .store import Neo4jStore
 
 __all__ = [
     "Chunk",
@@ -138,9 +141,9 @@ class Community(StructuredNode):
     children = RelationshipFrom("Community", "PARENT")
 
 
-def bind_neomodel(store: Any) -> None:
+def bind_neomodel(store: "Neo4jStore") -> None:
     """Make neomodel use the store's driver (and database). neomodel's connection is
     process-wide: bind once, to the store whose graph you want to navigate."""
     db.set_connection(driver=store.driver)
-    if getattr(store, "database", None):
+    if store.database:
         db._database_name = store.database

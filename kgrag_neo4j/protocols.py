@@ -9,23 +9,43 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
-from .types import Chunk, ChunkEdge, ChunkFilter, Document, RetrievalResult
+from .graph_types.communities import Community, CommunityReport
+from .graph_types.context import LocalContext
+from .graph_types.entities import Entity, EntityBoostContext, EntityGraph, EntityMention, EntityRelation
+from .graph_types.triples import ConfidenceUpdate, ExpandedNode, PredicateRegistry, Triple
+from .types import Chunk, ChunkEdge, ChunkFilter, ChunkPair, Document, Neighbourhood, RetrievalResult
 
 __all__ = [
+    "BulkDocumentWriter",
     "ChatProvider",
+    "ChunkPager",
     "ChunkScorer",
     "CommunityStore",
+    "CrossDocumentPairer",
     "DocumentChunkLister",
+    "DocumentCompleter",
+    "DocumentStates",
+    "EdgeDeleter",
+    "EmbedderRegistry",
     "EmbeddingProvider",
+    "EntityBoostReader",
+    "EntityCentralitySource",
     "EntityStore",
     "GraphStore",
     "GraphTraverser",
     "InputType",
     "KeywordSearcher",
+    "LocalContextReader",
+    "Namespaced",
+    "NearestChunkFinder",
+    "PPRNeighbourhoodReader",
     "QueryEntitySeeder",
     "Reranker",
     "Retriever",
+    "RoundTripCounter",
     "Store",
+    "TripleExpander",
+    "TripleStore",
 ]
 
 InputType = Literal["document", "query"]
@@ -80,8 +100,9 @@ class KeywordSearcher(Protocol):
 
 @runtime_checkable
 class DocumentChunkLister(Protocol):
-    def list_document_chunks(self, document_id: str) -> list[Chunk]:
-        """Every chunk of the document (parents and children), by chunk index."""
+    def list_document_chunks(self, document_id: str, *, with_embedding: bool = False) -> list[Chunk]:
+        """Every chunk of the document (parents and children), by chunk index; with their
+        vectors when ``with_embedding``."""
         ...
 
 
@@ -136,15 +157,198 @@ class QueryEntitySeeder(Protocol):
 
 
 @runtime_checkable
-class EntityStore(Protocol):
-    def upsert_entities(self, entities: Sequence[Any]) -> int: ...
+class Namespaced(Protocol):
+    """A store scoped to one namespace (ids of entities and documents embed it)."""
 
-    def search_entities(self, embedding: Sequence[float], top_k: int) -> list[Any]: ...
+    namespace: str
+
+
+@runtime_checkable
+class RoundTripCounter(Protocol):
+    """A store that counts the statements it sent (both drivers): traces report a
+    retrieval's round trips from it."""
+
+    @property
+    def round_trips(self) -> int: ...
+
+
+@runtime_checkable
+class EmbedderRegistry(Protocol):
+    """A store that records the embedding model of its namespace and refuses another one."""
+
+    def check_embedder(self, model: str, dimensions: int) -> None:
+        """Raise unless vectors of ``model`` can be compared with what the namespace holds
+        (``SchemaNotReady`` when there is no schema yet)."""
+        ...
+
+    def ensure_embedder(self, model: str, dimensions: int) -> None:
+        """Create the schema for ``dimensions`` if missing and record ``model``."""
+        ...
+
+
+@runtime_checkable
+class DocumentStates(Protocol):
+    """What an ingest reads first, so an unchanged document costs no chunking or embedding."""
+
+    def document_states(self, document_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """``{document id: {content_hash, chunk_count}}`` of the ids stored in the namespace."""
+        ...
+
+
+@runtime_checkable
+class BulkDocumentWriter(Protocol):
+    def store_documents(
+        self, items: Sequence[tuple[Document, Sequence[Chunk], Sequence[ChunkEdge]]]
+    ) -> "list[str | Exception]":
+        """Many documents (each with its chunks and edges) in few transactions; per document
+        its status or the error that refused it, in the order given."""
+        ...
+
+
+@runtime_checkable
+class DocumentCompleter(Protocol):
+    def complete_document(self, document_id: str, *, pending_hash: str, content_hash: str) -> bool:
+        """Swap a document's pending content hash for its final one (after the writes that
+        follow its transaction); False if it is gone or was replaced meanwhile."""
+        ...
+
+
+@runtime_checkable
+class ChunkPager(Protocol):
+    """Chunks of many documents in one read (edge building over a namespace)."""
+
+    def list_chunks_of_documents(
+        self, document_ids: Sequence[str], *, with_embedding: bool = False
+    ) -> dict[str, list[Chunk]]: ...
+
+
+@runtime_checkable
+class NearestChunkFinder(Protocol):
+    """Similarity-edge building with the store's vector index."""
+
+    def nearest_chunks(
+        self,
+        ids: Sequence[str],
+        vectors: Sequence[Sequence[float] | None] | None = None,
+        *,
+        top_k: int = 5,
+        threshold: float = 0.75,
+    ) -> list[list[tuple[str, float]]]: ...
+
+    def has_embedded_chunks(self) -> bool: ...
+
+
+@runtime_checkable
+class CrossDocumentPairer(Protocol):
+    """Candidate chunk pairs across documents (the seed's cross-document edges)."""
+
+    def similar_chunk_pairs(
+        self, *, document_ids: Sequence[str] | None = None, threshold: float = 0.5, max_pairs: int = 3
+    ) -> list[ChunkPair]: ...
+
+
+@runtime_checkable
+class EdgeDeleter(Protocol):
+    def delete_edges(self, edges: Sequence[ChunkEdge]) -> int:
+        """Delete the stored edges with these (source, target, relation) keys."""
+        ...
+
+
+@runtime_checkable
+class EntityBoostReader(Protocol):
+    """Seed 001 in one round trip: candidates, query entities, related entities, expansion."""
+
+    def entity_boost_context(self, embedding: Sequence[float], *, chunk_k: int, **options: Any) -> EntityBoostContext: ...
+
+
+@runtime_checkable
+class EntityCentralitySource(Protocol):
+    """What entity centrality is computed from: degrees counted in the database, the weighted
+    entity graph read in one query."""
+
+    def entity_degrees(self) -> dict[str, int]: ...
+
+    def read_entity_graph(self) -> EntityGraph: ...
+
+
+@runtime_checkable
+class LocalContextReader(Protocol):
+    """Seed 002's local-search context in one round trip."""
+
+    def local_context(self, embedding: Sequence[float], **options: Any) -> LocalContext: ...
+
+
+@runtime_checkable
+class PPRNeighbourhoodReader(Protocol):
+    """The chunk-entity neighbourhood of a query, for personalised PageRank."""
+
+    def ppr_neighbourhood(self, embedding: Sequence[float], **options: Any) -> Neighbourhood: ...
+
+
+@runtime_checkable
+class TripleExpander(Protocol):
+    """Phase 2 of Lango's graph RAG: expansion over chosen predicates in one statement."""
+
+    def expand_triples(
+        self,
+        names: Sequence[str],
+        predicates: Sequence[str] | None = None,
+        max_depth: int = 2,
+        limit: int = 10,
+        **options: Any,
+    ) -> list[ExpandedNode]: ...
+
+
+@runtime_checkable
+class TripleStore(Protocol):
+    """Triples over ``RELATED_TO``: what the error-resolution recorder writes and reads."""
+
+    def add_triples(self, triples: Sequence[Triple], *, registry: PredicateRegistry | None = None) -> int: ...
+
+    def query_triples(self, **options: Any) -> list[Triple]: ...
+
+    def propagate_confidence(self, tool: str, *, propagation_rate: float = 0.3) -> list[ConfidenceUpdate]: ...
+
+
+@runtime_checkable
+class EntityStore(Protocol):
+    """What ``entities.pipeline.build_entities`` reads and writes. New entities are staged
+    under a build id and published together, so a build that stops half-way shows nothing."""
+
+    namespace: str
+
+    def ensure_embedder(self, model: str, dimensions: int) -> None: ...
+
+    def extraction_chunks(self, document_ids: Sequence[str] | None = None) -> list[Chunk]: ...
+
+    def known_entities(self) -> list[Entity]: ...
+
+    def document_titles(self, document_ids: Sequence[str] | None = None) -> list[tuple[str, str, str | None]]: ...
+
+    def upsert_entities(self, entities: Sequence[Entity], *, build: str | None = None) -> int: ...
+
+    def publish_entities(self, build: str) -> int: ...
+
+    def upsert_relations(self, relations: Sequence[EntityRelation]) -> int: ...
+
+    def upsert_mentions(self, mentions: Sequence[EntityMention]) -> int: ...
+
+    def namespace_mentions(self) -> dict[str, list[str]]: ...
+
+    def replace_edges(self, origin: str, edges: Sequence[ChunkEdge]) -> int: ...
 
 
 @runtime_checkable
 class CommunityStore(Protocol):
-    def list_communities(self, *, level: int | None = None) -> list[Any]: ...
+    """What ``communities.build.build_communities`` reads and writes."""
+
+    def gds_available(self) -> bool: ...
+
+    def read_entity_graph(self) -> EntityGraph: ...
+
+    def write_communities(
+        self, communities: Sequence[Community], reports: Mapping[str, CommunityReport] | Iterable[CommunityReport] = ()
+    ) -> dict[str, int]: ...
 
 
 @runtime_checkable

@@ -17,10 +17,12 @@ __all__ = [
     "Chunk",
     "ChunkEdge",
     "ChunkFilter",
+    "ChunkPair",
     "ComponentScores",
     "Document",
     "EdgeContext",
     "IngestResult",
+    "NATIVE_MAX_HOPS",
     "Neighbourhood",
     "PENDING_HASH_SUFFIX",
     "RelationType",
@@ -67,6 +69,10 @@ class RelationType(str, enum.Enum):
 #: seeds over graph-found chunks).
 GRAPH_BLENDS = ("propagate", "seed")
 
+#: the most hops ``cypher/graph/retrieve.cypher`` unrolls (the store's one-statement traversal);
+#: a retriever asked for more falls back to the per-hop loop
+NATIVE_MAX_HOPS = 4
+
 
 #: Suffix of a document's content hash while writes that follow its transaction are still to
 #: come (the Ingestor's database-side similarity edges). A re-ingest compares hashes, so a
@@ -104,6 +110,16 @@ class Chunk:
     namespace: str = ""  # empty: the store's namespace
     source: str = ""
     created_at: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkPair:
+    """Two chunks of different documents close enough to ask a model how they relate (the
+    seed's cross-document candidates); ``cosine`` is their raw cosine."""
+
+    source: Chunk
+    target: Chunk
+    cosine: float
 
 
 @dataclass(slots=True)

@@ -72,13 +72,13 @@ def _answers(store, tenant: dict[str, Any]) -> dict[str, Callable[[], Any]]:
                                                seed_top_k=2, max_hops=0) if r.scores.keyword is not None
         ],
         "similar_chunk_pairs": lambda: sorted(
-            (p["source_id"], p["target_id"], round(p["cosine"], 4)) for p in store.similar_chunk_pairs(threshold=0.5)
+            (p.source.id, p.target.id, round(p.cosine, 4)) for p in store.similar_chunk_pairs(threshold=0.5)
         ),
         "search_entities": lambda: [(s.entity.name, round(s.score, 6)) for s in store.search_entities(q, 2)],
         "entity_boost_context": lambda: (
-            lambda row: ([c["chunk"]["id"] for c in row["candidates"]], [e["name"] for e in row["query_entities"]])
+            lambda ctx: ([c.result.id for c in ctx.candidates], [e.name for e in ctx.query_entities])
         )(store.entity_boost_context(q, chunk_k=2, entity_k=2)),
-        "local_context": lambda: sorted(e["name"] for e in store.local_context(q, entity_k=2)["entities"]),
+        "local_context": lambda: sorted(e.name for e in store.local_context(q, entity_k=2).entities),
         "ppr_neighbourhood": lambda: (
             lambda n: ([(c, round(x, 6)) for c, x in n.seeds], sorted((name, how) for _, name, _, how in n.query_entities))
         )(store.ppr_neighbourhood(q, seed_top_k=3, entity_vector_k=2, entity_floor=0.0)),

@@ -310,8 +310,8 @@ def _entity_view(store, embedder) -> dict:
         "listed": sorted((e.entity.name, e.mentions, e.degree) for e in store.list_entities()),
         "known": sorted(e.name for e in store.known_entities()),
         "searched": sorted(s.entity.name for s in store.search_entities(query, 50)),
-        "local entities": sorted(e["name"] for e in local["entities"]),
-        "boost query entities": sorted(e["name"] for e in boost["query_entities"]),
+        "local entities": sorted(e.name for e in local.entities),
+        "boost query entities": sorted(e.name for e in boost.query_entities),
         "entity retrieval": [(r.content, round(r.score, 6)) for r in EntityGraphRetriever(store, embedder).retrieve("Ned Stark", 5)],
         "local search": sorted(e.name for e in LocalSearchRetriever(store, embedder).context("Ned Stark").entities),
     }

@@ -10,7 +10,7 @@ import pytest
 
 from kgrag_neo4j.communities.build import build_communities
 from kgrag_neo4j.entities import Entity, LLMEntityExtractor, entity_id
-from kgrag_neo4j.entities.centrality import normalise_max, pagerank
+from kgrag_neo4j.entities.centrality import entity_centrality, normalise_max, pagerank
 from kgrag_neo4j.entities.pipeline import build_entities, entity_embedding_text
 from kgrag_neo4j.errors import ConfigurationError, DimensionMismatchError, InputError, NotFoundError
 from kgrag_neo4j.types import Chunk, Document
@@ -264,17 +264,17 @@ def test_neighbours_rejects_bad_options(store, westeros):
 
 def test_centrality_degree_and_pagerank(store, westeros):
     e = westeros
-    degree = store.entity_centrality("degree")
+    degree = entity_centrality(store, "degree")
     # Robert has 3 relationships, the most: 1.0; Ned 2/3; Varys 1/3
     assert degree[e["Robert"].id] == 1.0
     assert degree[e["Ned"].id] == pytest.approx(2 / 3)
     assert degree[e["Varys"].id] == pytest.approx(1 / 3)
-    pr = store.entity_centrality("pagerank")
+    pr = entity_centrality(store, "pagerank")
     assert max(pr.values()) == 1.0 and set(pr) == {v.id for v in e.values()}
     assert pr[e["Robert"].id] == 1.0  # the hub
     assert pr[e["Varys"].id] < pr[e["Tywin"].id]
     with pytest.raises(ConfigurationError):
-        store.entity_centrality("closeness")
+        entity_centrality(store, "closeness")
 
 
 def test_read_entity_graph_in_one_round_trip(store, westeros):

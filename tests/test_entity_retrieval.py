@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import pytest
 
+from kgrag_neo4j.entities.centrality import entity_centrality
 from kgrag_neo4j.errors import ConfigurationError, InputError
 from kgrag_neo4j.retrieval.entity import EntityGraphRetriever
 from kgrag_neo4j.types import by_document
@@ -137,7 +138,7 @@ def test_options_change_the_boost_as_the_seed_says(store, world, embedder, optio
 
 def test_centrality_scales_the_indirect_term(store, world, embedder):
     w = world
-    degree = store.entity_centrality("degree")
+    degree = entity_centrality(store, "degree")
     # Robert and Cersei have 2 relationships (the most), Tywin 1
     assert degree[w["Cersei"].id] == 1.0 and degree[w["Tywin"].id] == 0.5
     retriever = EntityGraphRetriever(store, embedder, max_hops=2, centrality="degree")
@@ -154,7 +155,7 @@ def test_centrality_scales_the_indirect_term(store, world, embedder):
     retriever.retrieve(QUERY, top_k=4)
     assert store.runner.round_trips - before == 1
     pagerank = EntityGraphRetriever(store, embedder, max_hops=2, centrality="pagerank").retrieve(QUERY, top_k=4)
-    pr = store.entity_centrality("pagerank")
+    pr = entity_centrality(store, "pagerank")
     assert {r.id: r for r in pagerank}[w["B"]].scores.boost == pytest.approx(0.045 * pr[w["Tywin"].id])
 
 
@@ -211,8 +212,8 @@ def test_traversal_matches_entity_neighbours(store, world, embedder):
         ctx = store.entity_boost_context(
             unit(0), chunk_k=4, entity_k=3, max_hops=hops, relation_types=types, max_sequence=seq
         )
-        assert sorted(q["id"] for q in ctx["query_entities"]) == sorted(query_ids)
-        from_ctx = {r["id"]: (r["distance"], r["strength"], tuple(tuple(p) for p in r["path"])) for r in ctx["related"]}
+        assert sorted(q.id for q in ctx.query_entities) == sorted(query_ids)
+        from_ctx = {r.id: (r.distance, r.strength, r.path) for r in ctx.related}
         assert from_ctx == dict(store.entity_neighbours(query_ids, hops, relation_types=types, max_sequence=seq))
 
 

@@ -165,7 +165,7 @@ def read_paths(a: Neo4jStore, b_ids: set[str], a_ids: set[str], embedder) -> dic
                 "list_entities": lambda: a.list_entities(),
                 "get_entity_by_name": lambda: a.get_entity_by_name("Ned Stark"),
                 "read_entity_graph": lambda: a.read_entity_graph(),
-                "entity_centrality": lambda: a.entity_centrality("degree"),
+                "entity_degrees": lambda: a.entity_degrees(),
                 "entity retriever": lambda: EntityGraphRetriever(a, embedder).retrieve(QUERY, 20),
             }
         )

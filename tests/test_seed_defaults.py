@@ -416,7 +416,7 @@ def test_cross_document_threshold_and_same_document_exclusion(store, hashing_emb
     _, (b,) = put_document(store, "b.txt", ["B."], embeddings=[unit(0, 1, 0.55)])  # cos to A: 0.55
     _, (c,) = put_document(store, "c.txt", ["C."], embeddings=[unit(0, 2, 0.45)])  # cos to A: 0.45
     pairs = store.similar_chunk_pairs(document_ids=[doc_a])
-    assert [(p["source_id"], p["target_id"]) for p in pairs] == [(a, b)]  # not a2 (same document), not c
+    assert [(p.source.id, p.target.id) for p in pairs] == [(a, b)]  # not a2 (same document), not c
     chat = PromptRecorder()
     Ingestor(store, hashing_embedder, graph=IngestGraphOptions(graph_extraction=chat)).extract_cross_document_edges(
         document_ids=[doc_a]

@@ -126,7 +126,7 @@ def test_cross_document_batches_cover_every_candidate_pair(store, hashing_embedd
     assert all(len(p) <= 2 for p in chat.prompts)
     together = [set(p) for p in chat.prompts]
     for pair in pairs:
-        assert any({pair["source_id"], pair["target_id"]} <= ids for ids in together), pair
+        assert any({pair.source.id, pair.target.id} <= ids for ids in together), pair
     assert stored == 3
 
     # the default batch of 5 chunks sends the same candidates in one call

@@ -21,7 +21,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from ..errors import ConfigurationError
-from ..protocols import ChatProvider
+from ..protocols import ChatProvider, CommunityStore
+from ..validation import check_int
 from .leiden import Community, leiden_communities
 from .reports import CommunityReport, extractive_report, llm_report
 
@@ -52,7 +53,7 @@ class CommunityBuildSummary:
 
 
 def build_communities(
-    store: Any,
+    store: CommunityStore,
     *,
     levels: int = 2,
     resolution: float = 1.0,
@@ -71,8 +72,7 @@ def build_communities(
     """
     if chat is not None and not callable(getattr(chat, "chat", None)):
         raise ConfigurationError("chat must be a ChatProvider (an object with .chat())")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ConfigurationError(f"workers must be a positive integer, got {workers!r}")
+    check_int(workers, "workers", minimum=1)
     report = progress or (lambda stage, done, total: None)
     seconds: dict[str, float] = {}
     clock = time.perf_counter()

@@ -21,44 +21,14 @@ community's parent is always returned too (a parent is never smaller than its ch
 
 from __future__ import annotations
 
-import hashlib
 import math
-from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..errors import ConfigurationError, InputError
+from ..graph_types.communities import Community, CommunityAssignment, community_id
+from ..validation import check_int, check_number
 
 __all__ = ["Community", "CommunityAssignment", "community_assignments", "community_id", "leiden_communities"]
-
-
-@dataclass(frozen=True, slots=True)
-class Community:
-    """One cluster at one level. ``members`` are entity ids (sorted), at every level."""
-
-    id: str
-    level: int
-    members: tuple[str, ...]
-    parent_id: str | None
-    size: int
-
-
-@dataclass(frozen=True, slots=True)
-class CommunityAssignment:
-    """``(:Entity {id: node_id})-[:IN_COMMUNITY]->(:Community {id: community_id})``."""
-
-    node_id: str
-    community_id: str
-    level: int
-
-
-def community_id(level: int, members: Iterable[str]) -> str:
-    """``com_`` + a hash of the level and the sorted member ids."""
-    h = hashlib.blake2b(digest_size=16)
-    for part in (str(level), *sorted(members)):
-        data = part.encode("utf-8", "surrogatepass")
-        h.update(len(data).to_bytes(8, "big"))
-        h.update(data)
-    return "com_" + h.hexdigest()
 
 
 def community_assignments(communities: Iterable[Community]) -> list[CommunityAssignment]:
@@ -122,14 +92,10 @@ def leiden_communities(
     add up; self-loops and zero weights are ignored; a node not in ``node_ids`` is an
     ``InputError``. Sorted by level, then size (largest first), then id.
     """
-    if isinstance(levels, bool) or not isinstance(levels, int) or levels < 1:
-        raise InputError(f"levels must be a positive integer, got {levels!r}")
-    if not (isinstance(resolution, (int, float)) and resolution > 0):
-        raise InputError(f"resolution must be > 0, got {resolution!r}")
-    if not (0 < level_decay <= 1):
-        raise InputError(f"level_decay must be in (0, 1], got {level_decay!r}")
-    if isinstance(min_size, bool) or not isinstance(min_size, int) or min_size < 1:
-        raise InputError(f"min_size must be a positive integer, got {min_size!r}")
+    check_int(levels, "levels", minimum=1, error=InputError)
+    check_number(resolution, "resolution", above=0.0, error=InputError)
+    check_number(level_decay, "level_decay", above=0.0, maximum=1.0, error=InputError)
+    check_int(min_size, "min_size", minimum=1, error=InputError)
     nodes, folded = _fold_edges(list(node_ids), weighted_edges)
     if not nodes:
         return []

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping
 from ..entities.model import Entity, EntityRelation
 from ..errors import KgragError, ProviderResponseError
 from ..protocols import ChatProvider
-from .leiden import Community
+from ..graph_types.communities import Community, CommunityReport
 
 __all__ = ["CommunityReport", "extractive_report", "llm_report"]
 
@@ -37,18 +37,6 @@ Answer with JSON only: {"title": "...", "summary": "...", "rating": 0.0}
 - title: a short name for the community (at most 10 words), naming its key entities;
 - summary: 2-4 sentences on what connects these entities;
 - rating: a number from 0 to 10, how important this community is to understand the corpus."""
-
-
-@dataclass(frozen=True, slots=True)
-class CommunityReport:
-    """What is written onto a ``(:Community)`` node."""
-
-    community_id: str
-    title: str
-    summary: str
-    full_content: str
-    rank: float
-    rating: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

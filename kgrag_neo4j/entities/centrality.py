@@ -1,9 +1,10 @@
 """Entity importance for the seed-001 centrality option: PageRank and max-normalisation.
 
-Pure code. Degree centrality is counted in the database (``cypher/entities/degree.cypher``);
-PageRank runs here, in numpy, over the edges the store reads in one query: a few dozen power
-iterations of a graph of tens of thousands of entities take milliseconds, and it needs no
-plugin (GDS) on the server.
+Degree centrality is counted in the database (``store.entity_degrees``,
+``cypher/entities/degree.cypher``); PageRank runs here, in numpy, over the graph the store
+reads in one query (``store.read_entity_graph``): a few dozen power iterations of a graph of
+tens of thousands of entities take milliseconds, and it needs no plugin (GDS) on the server.
+The store only reads; ``entity_centrality`` computes.
 """
 
 from __future__ import annotations
@@ -14,8 +15,30 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..graph_types.entities import CENTRALITY_KINDS, EntityGraph
+from ..protocols import EntityCentralitySource
+from ..validation import check_choice, check_int, check_number
 
-__all__ = ["normalise_max", "pagerank"]
+__all__ = ["degree_centrality", "entity_centrality", "normalise_max", "pagerank", "pagerank_centrality"]
+
+
+def entity_centrality(store: EntityCentralitySource, kind: str = "degree") -> dict[str, float]:
+    """Entity id -> importance in [0, 1] (the largest is 1.0), one read of the store.
+
+    ``degree``: RELATED_TO relationships per entity. ``pagerank``: weighted PageRank (damping
+    0.85, undirected) of the entity graph."""
+    check_choice(kind, "centrality", CENTRALITY_KINDS)
+    if kind == "degree":
+        return degree_centrality(store.entity_degrees())
+    return pagerank_centrality(store.read_entity_graph())
+
+
+def degree_centrality(degrees: Mapping[str, int]) -> dict[str, float]:
+    return normalise_max({k: float(v) for k, v in degrees.items()})
+
+
+def pagerank_centrality(graph: EntityGraph) -> dict[str, float]:
+    return normalise_max(pagerank([e.id for e in graph.entities], graph.weighted_edges()))
 
 
 def pagerank(
@@ -34,10 +57,9 @@ def pagerank(
     scores always sum to 1. Stops after ``iterations`` power steps or when the L1 change falls
     below ``tolerance``. Deterministic: the same graph gives the same scores in any order.
     """
-    if not 0.0 < damping < 1.0:
+    if not check_number(damping, "damping", above=0.0, error=InputError) < 1.0:
         raise InputError(f"damping must be in (0, 1), got {damping!r}")
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise InputError(f"iterations must be a positive integer, got {iterations!r}")
+    check_int(iterations, "iterations", minimum=1, error=InputError)
     nodes = sorted(set(node_ids))
     if not nodes:
         return {}

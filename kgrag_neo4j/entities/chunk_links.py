@@ -9,8 +9,8 @@ import re
 from collections import defaultdict
 from typing import Mapping, Sequence
 
-from ..errors import ConfigurationError
 from ..types import ChunkEdge, RelationType
+from ..validation import check_int
 
 __all__ = ["ENTITY_EDGE_ORIGIN", "entity_chunk_edges", "title_name"]
 
@@ -65,9 +65,8 @@ def entity_chunk_edges(
     symmetric, so each kept pair is written both ways (a directed traversal follows it from
     either end).
     """
-    for label, value in (("max_chunks", max_chunks), ("per_chunk", per_chunk)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 2 - (label == "per_chunk"):
-            raise ConfigurationError(f"{label} must be an integer >= {2 - (label == 'per_chunk')}, got {value!r}")
+    check_int(max_chunks, "max_chunks", minimum=2)
+    check_int(per_chunk, "per_chunk", minimum=1)
     by_entity: dict[str, list[str]] = defaultdict(list)
     for chunk, entities in mentions.items():
         for e in set(entities):

@@ -36,6 +36,7 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from ..errors import ConfigurationError, KgragError, ProviderResponseError
 from ..protocols import ChatProvider
+from ..validation import check_int
 from .model import (
     Entity,
     EntityMention,
@@ -228,10 +229,8 @@ class LLMEntityExtractor:
     ) -> None:
         if not callable(getattr(chat, "chat", None)):
             raise ConfigurationError("LLMEntityExtractor needs a ChatProvider (an object with .chat())")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigurationError(f"batch_size must be a positive integer, got {batch_size!r}")
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise ConfigurationError(f"workers must be a positive integer, got {workers!r}")
+        check_int(batch_size, "batch_size", minimum=1)
+        check_int(workers, "workers", minimum=1)
         self.chat = chat
         self.batch_size = batch_size
         self.workers = workers

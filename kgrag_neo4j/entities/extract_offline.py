@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from ..errors import ConfigurationError, InputError
+from ..errors import InputError
+from ..validation import check_choice, check_int
 from .extract_llm import TextUnit
 from .gazetteer import Gazetteer, NameMatch, lowercase_words, name_form
 from .model import (
@@ -234,10 +235,8 @@ class OfflineEntityExtractor:
             ("description_chars", description_chars),
             ("max_gap", max_gap),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigurationError(f"{label} must be a positive integer, got {value!r}")
-        if window not in ("chunk", "sentence"):
-            raise ConfigurationError(f"window must be 'chunk' or 'sentence', got {window!r}")
+            check_int(value, label, minimum=1)
+        check_choice(window, "window", ("chunk", "sentence"))
         self.min_mentions = min_mentions
         self.max_entities_per_chunk = max_entities_per_chunk
         self.window = window

@@ -1,8 +1,6 @@
-"""Entities, their relationships and chunk mentions: value types, name normalisation, ids.
-
-An entity's id depends only on the namespace, its *normalised* name and its *normalised* type,
-so "Ned Stark" found in chunk 3 of one document and "ned  stark" found in another become the
-same ``(:Entity)`` node (the store MERGEs on the id).
+"""What extraction produces, and how two extractions merge. The value types (``Entity``,
+``EntityRelation``, ``EntityMention``) and the name/id normalisers live in
+``kgrag_neo4j.graph_types.entities`` and are re-exported here.
 
 Merging rules (``merge_results``), used wherever two extractions meet:
 
@@ -16,14 +14,18 @@ Merging rules (``merge_results``), used wherever two extractions meet:
 
 from __future__ import annotations
 
-import hashlib
 import math
-import re
-import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
-from ..errors import InputError
+from ..graph_types.entities import (
+    Entity,
+    EntityMention,
+    EntityRelation,
+    entity_id,
+    normalise_name,
+    normalise_type,
+)
 
 __all__ = [
     "Entity",
@@ -35,188 +37,6 @@ __all__ = [
     "normalise_name",
     "normalise_type",
 ]
-
-# Common short forms an LLM or a NER tagger uses for the canonical types.
-_TYPE_ALIASES = {
-    "ORG": "ORGANIZATION",
-    "ORGANISATION": "ORGANIZATION",
-    "COMPANY": "ORGANIZATION",
-    "PER": "PERSON",
-    "PEOPLE": "PERSON",
-    "CHARACTER": "PERSON",
-    "LOC": "LOCATION",
-    "GPE": "LOCATION",
-    "PLACE": "LOCATION",
-}
-
-_SPACES = re.compile(r"\s+")
-_NON_WORD = re.compile(r"[^0-9A-Za-z]+")
-
-
-def _is_edge_punct(ch: str) -> bool:
-    return unicodedata.category(ch).startswith("P")
-
-
-def _normalise_once(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = unicodedata.normalize("NFKC", text)
-    text = _SPACES.sub(" ", text).strip()
-    start, end = 0, len(text)
-    while start < end and (_is_edge_punct(text[start]) or text[start].isspace()):
-        start += 1
-    while end > start and (_is_edge_punct(text[end - 1]) or text[end - 1].isspace()):
-        end -= 1
-    text = text[start:end]
-    if text.startswith("the "):
-        text = text[4:]
-    return text
-
-
-def normalise_name(name: str) -> str:
-    """The comparison key of an entity name.
-
-    NFKC, casefold, whitespace collapsed, punctuation stripped at both ends, a leading "the "
-    dropped: ``normalise_name("  The  University of Oxford. ")`` is
-    ``"university of oxford"``. Repeated until nothing changes, so it is idempotent.
-    """
-    if not isinstance(name, str):
-        raise InputError(f"an entity name must be a string, got {type(name).__name__}")
-    text = name
-    # Casefolding can produce text that NFKC changes again (and vice versa); a handful of
-    # rounds reaches the fixed point for any real input.
-    for _ in range(8):
-        nxt = _normalise_once(text)
-        if nxt == text:
-            break
-        text = nxt
-    return text
-
-
-def normalise_type(type_: str | None) -> str:
-    """Upper snake case (``"organisation"`` -> ``ORGANIZATION``, ``"Noble House"`` ->
-    ``NOBLE_HOUSE``); a few common aliases map to the canonical names; empty -> ``OTHER``."""
-    if type_ is None:
-        return "OTHER"
-    if not isinstance(type_, str):
-        raise InputError(f"an entity type must be a string, got {type(type_).__name__}")
-    text = unicodedata.normalize("NFKD", type_)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    text = _NON_WORD.sub("_", text).strip("_").upper()
-    if not text:
-        return "OTHER"
-    return _TYPE_ALIASES.get(text, text)
-
-
-def _digest(*parts: str, size: int = 16) -> str:
-    # Same scheme as kgrag_neo4j.ids: length-prefixed, so ("ab", "c") != ("a", "bc").
-    h = hashlib.blake2b(digest_size=size)
-    for part in parts:
-        data = part.encode("utf-8", "surrogatepass")
-        h.update(len(data).to_bytes(8, "big"))
-        h.update(data)
-    return h.hexdigest()
-
-
-def entity_id(namespace: str, name: str, type_: str | None) -> str:
-    """``ent_`` + a hash of namespace, normalised name and normalised type.
-
-    Raises ``InputError`` if the name normalises to nothing (only spaces or punctuation).
-    """
-    key = normalise_name(name)
-    if not key:
-        raise InputError(f"entity name {name!r} is empty once normalised")
-    return "ent_" + _digest("entity", str(namespace), key, normalise_type(type_))
-
-
-@dataclass(frozen=True, slots=True)
-class Entity:
-    """A node of the entity graph. ``type`` is stored normalised (upper snake case)."""
-
-    id: str
-    name: str
-    type: str
-    description: str = ""
-    source_chunk_id: str | None = None
-    embedding: tuple[float, ...] | None = field(default=None, compare=False, hash=False)
-    namespace: str = "default"
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.id, str) or not self.id:
-            raise InputError("an entity needs a non-empty id")
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise InputError(f"entity {self.id!r} needs a non-empty name")
-        object.__setattr__(self, "type", normalise_type(self.type))
-        if self.embedding is not None and not isinstance(self.embedding, tuple):
-            object.__setattr__(self, "embedding", tuple(float(x) for x in self.embedding))
-
-    @classmethod
-    def create(
-        cls,
-        name: str,
-        type_: str | None,
-        *,
-        namespace: str = "default",
-        description: str = "",
-        source_chunk_id: str | None = None,
-        embedding: Sequence[float] | None = None,
-    ) -> "Entity":
-        """An entity whose id is ``entity_id(namespace, name, type_)``."""
-        return cls(
-            id=entity_id(namespace, name, type_),
-            name=_SPACES.sub(" ", name).strip(),
-            type=normalise_type(type_),
-            description=description,
-            source_chunk_id=source_chunk_id,
-            embedding=tuple(embedding) if embedding is not None else None,
-            namespace=namespace,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class EntityRelation:
-    """A directed, typed, weighted relationship ``(source)-[:RELATED_TO {type}]->(target)``.
-
-    ``type`` is open vocabulary (``ALLY``, ``CO_OCCURS``, ``caused_by``, ...) and kept as given;
-    ``weight`` is in [0, 1]; ``sequence`` is the seed's "established at" story position.
-    """
-
-    source_id: str
-    target_id: str
-    type: str
-    weight: float
-    description: str = ""
-    sequence: int | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
-
-    def __post_init__(self) -> None:
-        if not self.source_id or not self.target_id:
-            raise InputError("a relation needs both a source_id and a target_id")
-        if not isinstance(self.type, str) or not self.type.strip():
-            raise InputError(f"relation {self.source_id}->{self.target_id} needs a non-empty type")
-        w = self.weight
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0.0 <= w <= 1.0):
-            raise InputError(
-                f"relation {self.source_id}->{self.target_id} weight must be in [0, 1], got {w!r}"
-            )
-        object.__setattr__(self, "weight", float(w))
-
-    def key(self) -> tuple[str, str, str]:
-        return (self.source_id, self.target_id, self.type)
-
-
-@dataclass(frozen=True, slots=True)
-class EntityMention:
-    """``(:Chunk {id: chunk_id})-[:MENTIONS {count}]->(:Entity {id: entity_id})``."""
-
-    chunk_id: str
-    entity_id: str
-    count: int = 1
-
-    def __post_init__(self) -> None:
-        if not self.chunk_id or not self.entity_id:
-            raise InputError("a mention needs a chunk_id and an entity_id")
-        if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 1:
-            raise InputError(f"mention count must be a positive integer, got {self.count!r}")
 
 
 @dataclass(frozen=True, slots=True)

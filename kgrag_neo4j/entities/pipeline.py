@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigurationError, InputError
-from ..protocols import EmbeddingProvider, embed_batched
+from ..protocols import EmbeddingProvider, EntityStore, embed_batched
+from ..validation import check_int
 from .extract_llm import LLMEntityExtractor
 from .chunk_links import ENTITY_EDGE_ORIGIN, entity_chunk_edges, title_name
 from .extract_offline import OfflineEntityExtractor
@@ -97,7 +98,7 @@ def _make_extractor(extractor: Any, namespace: str) -> Any:
 
 
 def build_entities(
-    store: Any,
+    store: EntityStore,
     embedder: EmbeddingProvider,
     *,
     extractor: Any = None,
@@ -122,8 +123,7 @@ def build_entities(
     shared entities (an entity in more than ``entity_edge_max_chunks`` chunks links nothing;
     each chunk keeps ``entity_edges_per_chunk`` edges).
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ConfigurationError(f"batch_size must be a positive integer, got {batch_size!r}")
+    check_int(batch_size, "batch_size", minimum=1)
     if merge_threshold is not None and not (-1.0 <= merge_threshold <= 1.0):
         raise ConfigurationError(f"merge_threshold is a cosine in [-1, 1], got {merge_threshold!r}")
     if document_ids is not None and isinstance(document_ids, str):
@@ -198,17 +198,15 @@ def build_entities(
     # write: entities first (mentions and relations attach to them). New entities are staged
     # and switched on together at the end, so a build that stops between these transactions
     # shows no entity without its mentions and relations (a re-run adopts and finishes them).
-    staged = callable(getattr(store, "publish_entities", None))
-    build = uuid.uuid4().hex if staged else None
+    build = uuid.uuid4().hex
     report("write", 0, 4)
-    result.entities = store.upsert_entities(entities, build=build) if staged else store.upsert_entities(entities)
+    result.entities = store.upsert_entities(entities, build=build)
     report("write", 1, 4)
     result.mentions = store.upsert_mentions(extraction.mentions)
     report("write", 2, 4)
     result.relations = store.upsert_relations(extraction.relations)
     report("write", 3, 4)
-    if staged:
-        store.publish_entities(build)
+    store.publish_entities(build)
     report("write", 4, 4)
     lap("write")
     if entity_edges:
@@ -219,7 +217,7 @@ def build_entities(
     return result
 
 
-def build_entity_edges(store: Any, *, max_chunks: int = 10, per_chunk: int = 10) -> int:
+def build_entity_edges(store: EntityStore, *, max_chunks: int = 10, per_chunk: int = 10) -> int:
     """Replace the namespace's ``references`` chunk edges made from shared entities by the
     ones its mentions give now (``chunk_links.entity_chunk_edges``); returns the edge count."""
     edges = entity_chunk_edges(store.namespace_mentions(), max_chunks=max_chunks, per_chunk=per_chunk)

@@ -38,7 +38,22 @@ from ..errors import (
     ProviderResponseError,
     SchemaNotReady,
 )
-from ..protocols import EmbeddingProvider, GraphStore, Store, embed_batched
+from ..protocols import (
+    BulkDocumentWriter,
+    ChunkPager,
+    CrossDocumentPairer,
+    DocumentChunkLister,
+    DocumentCompleter,
+    DocumentStates,
+    EdgeDeleter,
+    EmbedderRegistry,
+    EmbeddingProvider,
+    GraphStore,
+    Namespaced,
+    NearestChunkFinder,
+    Store,
+    embed_batched,
+)
 from ..tracing import TracerOption, check_tracer, span
 from ..types import PENDING_HASH_SUFFIX, Chunk, ChunkEdge, Document, IngestResult
 from .chunkers import Chunker, ChunkPiece, MarkdownChunker, RecursiveChunker
@@ -269,7 +284,13 @@ class Ingestor:
         self._fingerprints: dict[str, str] = {}
         self._default_chunkers: dict[str, Chunker] = {}
 
+    @property
+    def _namespace(self) -> str:
+        """The store's namespace (ids embed it); "default" for a store that has none."""
+        return self.store.namespace if isinstance(self.store, Namespaced) else "default"
+
     # -- cancellation -------------------------------------------------------------------
+
     def cancel(self) -> None:
         """Stop the work in progress (see the class docstring); safe from any thread."""
         self.cancel_event.set()
@@ -492,7 +513,7 @@ class Ingestor:
         for what, value in (("source", source), ("title", title), ("text", text)):
             if not _is_utf8(value):  # a lone surrogate: nothing can store or hash it
                 raise InputError(f"the {what} of {_shown(source)} is not valid Unicode text")
-        namespace = getattr(self.store, "namespace", "default")
+        namespace = self._namespace
         fingerprint = self._fingerprints.get(content_type)
         if fingerprint is None:
             fingerprint = self._fingerprints[content_type] = self.options.fingerprint(content_type, self.embedder.name)
@@ -570,16 +591,9 @@ class Ingestor:
         get their result and are returned."""
         if not docs:
             return []
-        states = getattr(self.store, "document_states", None)
-        if states is not None:
-            found = states([d.document_id for d in docs])
-        else:
-            stored = getattr(self.store, "document_state", None)
-            found = {}
-            for d in docs:
-                h = stored(d.document_id) if stored is not None else None
-                if h is not None:
-                    found[d.document_id] = {"content_hash": h, "chunk_count": self._chunk_count(d.document_id)}
+        if not isinstance(self.store, DocumentStates):
+            return []  # a store that keeps no content hash: everything is written again
+        found = self.store.document_states([d.document_id for d in docs])
         unchanged = []
         for d in docs:
             state = found.get(d.document_id)
@@ -617,7 +631,7 @@ class Ingestor:
             source=d.source,
             title=d.title,
             content=plain,
-            namespace=getattr(self.store, "namespace", "default"),
+            namespace=self._namespace,
             # Why pending: cross-document edges need the committed vector index, so they follow
             # the document's transaction; until they are done the document carries a hash that
             # never equals the real one, and a re-run after a crash redoes them
@@ -690,10 +704,9 @@ class Ingestor:
         g = self.options.graph
         if not (g.similarity_edges and isinstance(self.store, GraphStore)):
             return None
-        nearest = getattr(self.store, "nearest_chunks", None)
-        if nearest is not None and stored_outside is None:
-            has = getattr(self.store, "has_embedded_chunks", None)
-            stored_outside = bool(has()) if has is not None else True
+        nearest = self.store.nearest_chunks if isinstance(self.store, NearestChunkFinder) else None
+        if isinstance(self.store, NearestChunkFinder) and stored_outside is None:
+            stored_outside = self.store.has_embedded_chunks()
         return SimilarityLinker(
             top_k=g.similarity_top_k,
             threshold=g.similarity_threshold,
@@ -705,9 +718,10 @@ class Ingestor:
     def _write(self, docs: Sequence["_Doc"]) -> list["_Doc"]:
         """Write the documents (many per transaction when the store can); each gets its result
         or its error. A lost connection raises."""
-        bulk = getattr(self.store, "store_documents", None)
-        if bulk is not None:
-            outcomes = bulk([(d.document, d.chunks, d.edges) for d in docs])
+        if isinstance(self.store, BulkDocumentWriter):
+            outcomes = self.store.store_documents(
+                [(d.document, d.chunks, d.edges) for d in docs]  # type: ignore[misc]  # _prepare passes chunked documents only
+            )
         else:
             outcomes = []
             for d in docs:
@@ -733,8 +747,8 @@ class Ingestor:
             # pending one, left by a run that died before this step (which is idempotent)
             if cross and (pending or outcome != "unchanged"):
                 d.result.edge_count += self._cross_document_at_ingest(d.document_id)
-            if pending:
-                self.store.complete_document(  # type: ignore[attr-defined]
+            if pending and isinstance(self.store, DocumentCompleter):
+                self.store.complete_document(
                     d.document_id, pending_hash=d.document.content_hash, content_hash=d.digest
                 )
             d.result.cancelled = self.cancel_event.is_set()
@@ -746,13 +760,13 @@ class Ingestor:
             g.cross_document_edges
             and g.graph_extraction is not None
             and isinstance(self.store, GraphStore)
-            and hasattr(self.store, "similar_chunk_pairs")
+            and isinstance(self.store, CrossDocumentPairer)
         )
 
     def _pending_hash(self) -> bool:
         """Whether documents are written with a pending hash, completed after the
         cross-document edges that follow their transaction."""
-        return self._cross_document_wanted() and hasattr(self.store, "complete_document")
+        return self._cross_document_wanted() and isinstance(self.store, DocumentCompleter)
 
     def _cross_document_at_ingest(self, doc_id: str) -> int:
         """Seed ``WithCrossDocumentEdges``: edges from the new document to the others."""
@@ -772,12 +786,11 @@ class Ingestor:
         count against ``max_edges_per_chunk`` too, whatever their source. Returns how many
         were deleted."""
         g = self.options.graph
-        delete = getattr(self.store, "delete_edges", None)
-        if not g.prunes or delete is None or not chunk_ids or not isinstance(self.store, GraphStore):
+        if not g.prunes or not chunk_ids or not isinstance(self.store, GraphStore) or not isinstance(self.store, EdgeDeleter):
             return 0
         stored = [e for e in self.store.get_edges(list(chunk_ids)) if e.origin in origins]
         doomed = edges_to_prune(stored, min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
-        return int(delete(doomed)) if doomed else 0
+        return int(self.store.delete_edges(doomed)) if doomed else 0
 
     @staticmethod
     def _collect(in_flight: tuple[Future, list["_Doc"]]) -> list["_Doc"]:
@@ -790,25 +803,19 @@ class Ingestor:
         """Refuse an embedder the namespace cannot take before any work is done (reads only)."""
         if self._schema_checked:
             return
-        check = getattr(self.store, "check_embedder", None)
-        if check is None:
+        if not isinstance(self.store, EmbedderRegistry):
             return
         try:
-            check(self.embedder.name, self.embedder.dimensions)
+            self.store.check_embedder(self.embedder.name, self.embedder.dimensions)
         except SchemaNotReady:
             pass  # an empty database: the first write creates the schema
 
     def _ensure_schema(self) -> None:
         if self._schema_checked:
             return
-        ensure = getattr(self.store, "ensure_embedder", None)
-        if ensure is not None:
-            ensure(self.embedder.name, self.embedder.dimensions)
+        if isinstance(self.store, EmbedderRegistry):
+            self.store.ensure_embedder(self.embedder.name, self.embedder.dimensions)
         self._schema_checked = True
-
-    def _chunk_count(self, doc_id: str) -> int:
-        count = getattr(self.store, "document_chunk_count", None)
-        return count(doc_id) if count else 0
 
     def _flat_chunker(self, content_type: str) -> Chunker:
         if self.options.chunker is not None:
@@ -904,8 +911,7 @@ class Ingestor:
         in one call. Similarity edges of a whole namespace that fits the linker's window are
         exact (numpy over every stored vector); otherwise the vector index finds them, one
         read per page."""
-        lister = getattr(self.store, "list_document_chunks", None)
-        if not isinstance(self.store, GraphStore) or lister is None:
+        if not isinstance(self.store, GraphStore) or not isinstance(self.store, DocumentChunkLister):
             return {"documents": 0, "edges": 0, "cross_document": 0, "cancelled": False}
         everything = document_ids is None
         if document_ids is None:
@@ -913,7 +919,8 @@ class Ingestor:
         document_ids = list(dict.fromkeys(document_ids))
         g = self.options.graph
         per_document = dataclasses.replace(g, similarity_edges=False)
-        many = getattr(self.store, "list_chunks_of_documents", None)
+        store = self.store
+        many = store.list_chunks_of_documents if isinstance(store, ChunkPager) else None
 
         def pages() -> Iterator[dict[str, list[Chunk]]]:
             for start in range(0, len(document_ids), EDGE_PAGE_DOCUMENTS):
@@ -921,7 +928,7 @@ class Ingestor:
                 if many is not None:
                     yield many(page, with_embedding=g.similarity_edges)
                 else:
-                    yield {d: lister(d, with_embedding=g.similarity_edges) for d in page}
+                    yield {d: store.list_document_chunks(d, with_embedding=g.similarity_edges) for d in page}
 
         linker = self._linker(stored_outside=True)
         source: Iterable[dict[str, list[Chunk]]] = pages()
@@ -983,22 +990,14 @@ class Ingestor:
         chat = g.graph_extraction
         if chat is None:
             raise ConfigurationError("cross-document edges need graph_extraction (a ChatProvider)")
-        if not isinstance(self.store, GraphStore) or not hasattr(self.store, "similar_chunk_pairs"):
+        if not isinstance(self.store, GraphStore) or not isinstance(self.store, CrossDocumentPairer):
             return 0
         cancel = self.cancel_event if cancel is None else cancel
-        rows = self.store.similar_chunk_pairs(  # type: ignore[attr-defined]
+        candidates = self.store.similar_chunk_pairs(
             document_ids=document_ids, threshold=similarity_threshold, max_pairs=max_pairs_per_chunk
         )
-        known: dict[str, Chunk] = {}
-
-        def chunk(chunk_id: str, document_id: str, content: str) -> Chunk:
-            return known.setdefault(chunk_id, Chunk(id=chunk_id, document_id=document_id, content=content))
-
-        pairs = [
-            (chunk(r["source_id"], r["source_document"], r["source_content"]),
-             chunk(r["target_id"], r["target_document"], r["target_content"]))
-            for r in rows
-        ]
+        known = {c.id: c for p in candidates for c in (p.source, p.target)}
+        pairs = [(p.source, p.target) for p in candidates]
         batches = cross_document_batches(pairs, batch_size=batch_size)
         found = extract_batch_edges(
             batches, chat, workers=g.graph_extraction_workers, cancel=cancel, logger=self.log, origin="cross_document"

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError, KgragError
+from ..protocols import Store
 from ..retrieval.format import format_knowledge
 from ..retrieval.steps import retrieve_async
 
@@ -64,7 +65,7 @@ def _inside(path: Path, roots: Sequence[Path]) -> bool:
 def build_server(
     *,
     namespace: str,
-    store: Any,
+    store: Store,
     retrievers: Mapping[str, Any],
     ingestor: Any,
     allowed_roots: Sequence[str | os.PathLike[str]] = (),

@@ -36,25 +36,25 @@ import logging
 from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError
-from ..protocols import EmbeddingProvider
+from ..entities.centrality import degree_centrality, pagerank_centrality
+from ..graph_types.entities import CENTRALITY_KINDS, ENTITY_MAX_HOPS, EntityBoostContext, EntityCandidate
+from ..protocols import EmbeddingProvider, EntityBoostReader, EntityCentralitySource, RoundTripCounter
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from ..entities.gazetteer import query_name_keys
 from .scoring import entity_boost
 from .steps import Call, Steps, arun_steps, run_steps
-from ..types import load_metadata as _load_metadata
 from .retrievers import embed_query
 
 __all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
 
 log = logging.getLogger("kgrag_neo4j.retrieval.entity")
 
-CENTRALITY_KINDS = ("degree", "pagerank")
 #: what a candidate's closeness is before its boost is added: "cosine" as the seed, or Neo4j's
 #: normalised "(1 + cos) / 2"
 SCORE_SCALES = ("cosine", "normalized")
 #: query entities less close than this (normalised cosine) boost nothing; chosen on the train files
 DEFAULT_QUERY_ENTITY_FLOOR = 0.0
-MAX_HOPS = 3  # unrolled in cypher/entities/boost_retrieve.cypher
+MAX_HOPS = ENTITY_MAX_HOPS
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -80,10 +80,9 @@ def _path_text(path: Sequence[Sequence[str]], target: str) -> str:
 
 
 
-def _round_trips(store: Any) -> int:
-    """Statements the store sent so far, on both drivers (the trace counts a retrieval's)."""
-    sync = getattr(getattr(store, "runner", None), "round_trips", 0)
-    return sync + getattr(getattr(store, "aio", None), "round_trips", 0)
+def _round_trips(store: object) -> int:
+    """Statements the store sent so far (the trace counts a retrieval's); 0 if it keeps no count."""
+    return store.round_trips if isinstance(store, RoundTripCounter) else 0
 
 
 class EntityGraphRetriever:
@@ -99,7 +98,7 @@ class EntityGraphRetriever:
 
     def __init__(
         self,
-        store: Any,
+        store: EntityBoostReader,
         embedder: EmbeddingProvider,
         *,
         max_hops: int = 1,
@@ -134,7 +133,7 @@ class EntityGraphRetriever:
             raise ConfigurationError(f"query_entity_floor is a normalised cosine in [0, 1], got {query_entity_floor!r}")
         if isinstance(relationship_types, str):
             relationship_types = [relationship_types]
-        if not callable(getattr(store, "entity_boost_context", None)):
+        if not isinstance(store, EntityBoostReader):
             raise ConfigurationError(
                 "EntityGraphRetriever needs a store with the entity capability (Neo4jStore)"
             )
@@ -153,6 +152,9 @@ class EntityGraphRetriever:
         self.score_scale = score_scale
         self.query_entity_floor = float(query_entity_floor)
         self.named_query_entities = bool(named_query_entities)
+        if centrality is not None and not isinstance(store, EntityCentralitySource):
+            raise ConfigurationError("centrality needs a store that reads entity degrees and the entity graph (Neo4jStore)")
+        self._centrality_source = store if isinstance(store, EntityCentralitySource) else None
         self._centrality_scores: dict[str, float] | None = None
         self.last_trace: EntityRetrievalTrace | None = None
 
@@ -161,10 +163,14 @@ class EntityGraphRetriever:
         self._centrality_scores = None
 
     def _centrality(self) -> Steps[dict[str, float] | None]:
-        if self.centrality is None:
+        source = self._centrality_source
+        if self.centrality is None or source is None:
             return None
         if self._centrality_scores is None:
-            self._centrality_scores = yield Call.of(self.store.entity_centrality, self.centrality)
+            if self.centrality == "degree":
+                self._centrality_scores = degree_centrality((yield Call.of(source.entity_degrees)))
+            else:
+                self._centrality_scores = pagerank_centrality((yield Call.of(source.read_entity_graph)))
         return self._centrality_scores
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
@@ -200,9 +206,9 @@ class EntityGraphRetriever:
         after = _round_trips(self.store)
         boosts = [r.scores.boost or 0.0 for r in results]
         self.last_trace = EntityRetrievalTrace(
-            query_entities=tuple(ctx["query_entities"]),
-            related=tuple(ctx["related"]),
-            candidates=len(ctx["candidates"]),
+            query_entities=tuple(dataclasses.asdict(q) for q in ctx.query_entities),
+            related=tuple(dataclasses.asdict(r) for r in ctx.related),
+            candidates=len(ctx.candidates),
             expanded=sum(1 for r in results if r.explanation and r.explanation[0].startswith("expansion:")),
             round_trips=after - before,
             returned=len(results),
@@ -211,9 +217,9 @@ class EntityGraphRetriever:
         )
         log.debug(
             "entity retrieval: %d query entities, %d related, %d candidates, %d results, boost avg %.3f max %.3f",
-            len(ctx["query_entities"]),
-            len(ctx["related"]),
-            len(ctx["candidates"]),
+            len(ctx.query_entities),
+            len(ctx.related),
+            len(ctx.candidates),
             len(results),
             self.last_trace.avg_boost,
             self.last_trace.max_boost,
@@ -222,30 +228,30 @@ class EntityGraphRetriever:
 
     # -- pure part: the arithmetic of steps 4-6 on what the store returned ----------------------
     def rank(
-        self, ctx: Mapping[str, Any], top_k: int, *, centrality: Mapping[str, float] | None = None
+        self, ctx: EntityBoostContext, top_k: int, *, centrality: Mapping[str, float] | None = None
     ) -> list[RetrievalResult]:
-        """Boost, re-rank and expand the raw context of ``entity_boost_context``."""
-        query_ids = [e["id"] for e in ctx["query_entities"]]
-        names = {e["id"]: e["name"] for e in ctx["query_entities"]}
+        """Boost, re-rank and expand the context ``entity_boost_context`` read."""
+        query_ids = [e.id for e in ctx.query_entities]
+        names = {e.id: e.name for e in ctx.query_entities}
         related: dict[str, tuple[float, float]] = {}
         paths: dict[str, str] = {}
-        steps: dict[str, list[tuple[str, str]]] = {e["id"]: [(e["name"], "")] for e in ctx["query_entities"]}
-        for r in ctx["related"]:
-            names[r["id"]] = r["name"]
-            steps[r["id"]] = [(str(name), str(rel)) for name, rel in r["path"]] + [(r["name"], "")]
-            strength = float(r["strength"]) if self.use_relationship_strength else 1.0
-            paths[r["id"]] = "path: " + _path_text(r["path"], r["name"])
+        steps: dict[str, list[tuple[str, str]]] = {e.id: [(e.name, "")] for e in ctx.query_entities}
+        for r in ctx.related:
+            names[r.id] = r.name
+            steps[r.id] = list(r.path) + [(r.name, "")]
+            strength = r.strength if self.use_relationship_strength else 1.0
+            paths[r.id] = "path: " + _path_text(r.path, r.name)
             if centrality is not None:
                 # the boost formula has one strength factor: it carries the centrality too
-                importance = float(centrality.get(r["id"], 0.0))
-                paths[r["id"]] = f"strength = {strength:.2f} x centrality {importance:.2f}; " + paths[r["id"]]
+                importance = float(centrality.get(r.id, 0.0))
+                paths[r.id] = f"strength = {strength:.2f} x centrality {importance:.2f}; " + paths[r.id]
                 strength *= importance
-            related[r["id"]] = (int(r["distance"]), strength)
+            related[r.id] = (r.distance, strength)
 
-        def scored(row: Mapping[str, Any], extra: list[str]) -> RetrievalResult:
-            similarity = row.get("score")
+        def scored(cand: EntityCandidate, extra: list[str]) -> RetrievalResult:
+            similarity = cand.similarity
             boost, lines = entity_boost(
-                row.get("mentions") or [],
+                list(cand.mentions),
                 query_ids,
                 related,
                 direct=self.entity_boost_direct,
@@ -253,7 +259,7 @@ class EntityGraphRetriever:
                 use_strength=True,  # the strength above already is 1.0 when it is off
             )
             # entity_boost explains direct terms first, then indirect ones, each group in id order
-            mentioned = set(row.get("mentions") or [])
+            mentioned = set(cand.mentions)
             order = sorted(mentioned & set(query_ids)) + sorted((mentioned & set(related)) - set(query_ids))
             explanation = list(extra)
             for entity_id, line in zip(order, lines):
@@ -271,41 +277,31 @@ class EntityGraphRetriever:
                     term = self.entity_boost_indirect * strength / distance
                 if term > best_term:
                     best, best_term = entity_id, term
-            c = row["chunk"]
             closeness = 0.0
             if similarity is not None:
-                closeness = 2.0 * float(similarity) - 1.0 if self.score_scale == "cosine" else float(similarity)
-            return RetrievalResult(
-                id=c["id"],
-                content=c.get("content") or "",
+                closeness = 2.0 * similarity - 1.0 if self.score_scale == "cosine" else similarity
+            return dataclasses.replace(
+                cand.result,
                 score=closeness + boost,
-                document_id=c.get("document_id") or "",
-                source=c.get("source") or "",
-                title=row.get("title") or "",
-                chunk_index=int(c.get("chunk_index") or 0),
-                parent_id=c.get("parent_id"),
-                metadata=_load_metadata(c.get("metadata")),
-                scores=ComponentScores(
-                    vector=float(similarity) if similarity is not None else None, boost=boost
-                ),
+                scores=ComponentScores(vector=similarity, boost=boost),
                 explanation=explanation,
                 mentioned_entity_ids=sorted(mentioned),
                 graph_path=list(steps.get(best, [])) if best is not None else [],
             )
 
-        ranked = [scored(row, []) for row in ctx["candidates"]]
+        ranked = [scored(cand, []) for cand in ctx.candidates]
         ranked.sort(key=lambda r: (-r.score, r.id))
         if self.expand and len(ranked) < top_k:
             seen = {r.id for r in ranked}
-            for row in ctx.get("expansion") or []:
+            for cand in ctx.expansion:
                 if len(ranked) >= top_k:
                     break
-                if row["chunk"]["id"] in seen:
+                if cand.result.id in seen:
                     continue
-                seen.add(row["chunk"]["id"])
+                seen.add(cand.result.id)
                 note = (
-                    f"expansion: source chunk of related entity {row['entity']} ({row['entity_id']}), "
-                    f"distance {row['distance']}, strength {float(row['strength']):.2f}"
+                    f"expansion: source chunk of related entity {cand.via_entity} ({cand.via_entity_id}), "
+                    f"distance {cand.via_distance}, strength {cand.via_strength:.2f}"
                 )
-                ranked.append(scored(row, [note]))
+                ranked.append(scored(cand, [note]))
         return ranked[:top_k]

@@ -21,12 +21,11 @@ returns the selected text units as results, so the retriever plugs in wherever a
 from __future__ import annotations
 
 import dataclasses
-import json
-from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
 from ..errors import ConfigurationError, InputError
-from ..protocols import EmbeddingProvider
+from ..graph_types.context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
+from ..protocols import EmbeddingProvider, LocalContextReader
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from .retrievers import embed_query
 from .steps import Call, Steps, arun_steps, run_steps
@@ -41,174 +40,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class LocalEntity:
-    id: str
-    name: str
-    type: str
-    description: str
-    score: float  # Neo4j's normalised cosine of the description embedding to the query
-
-
-@dataclass(frozen=True, slots=True)
-class LocalTextUnit:
-    id: str
-    content: str
-    token_count: int
-    similarity: float | None  # normalised cosine to the query; None without an embedding
-    document_id: str = ""
-    source: str = ""
-    chunk_index: int = 0
-    parent_id: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    entity_ids: tuple[str, ...] = ()  # which of the context's entities it mentions
-
-
-@dataclass(frozen=True, slots=True)
-class LocalRelationship:
-    source_id: str
-    source: str
-    target_id: str
-    target: str
-    type: str
-    weight: float
-    description: str = ""
-    sequence: int | None = None
-    internal: bool = False  # both ends are among the context's entities
-
-
-@dataclass(frozen=True, slots=True)
-class LocalReport:
-    id: str
-    level: int
-    title: str
-    summary: str
-    full_content: str
-    rank: float
-    size: int
-    matched: int  # how many of the context's entities belong to the community
-
-
-@dataclass(frozen=True, slots=True)
-class LocalContext:
-    """What local search found for one query (the seed's ``RetrievedContext``)."""
-
-    entities: tuple[LocalEntity, ...] = ()
-    text_units: tuple[LocalTextUnit, ...] = ()
-    relationships: tuple[LocalRelationship, ...] = ()
-    community_reports: tuple[LocalReport, ...] = ()
-    #: chunks that mentioned the entities before the token budget cut
-    candidate_units: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return sum(u.token_count for u in self.text_units)
-
-    def to_text(self) -> str:
-        """The context as prompt text: sections Entities, Relationships, Sources, Reports."""
-        names = {e.id: e.name for e in self.entities}
-        out = ["## Entities"]
-        out += [
-            f"- {e.name} ({e.type})" + (f": {e.description}" if e.description else "") for e in self.entities
-        ] or ["(none)"]
-        out += ["", "## Relationships"]
-        out += [
-            f"- {r.source} -[{r.type} {r.weight:.2f}]-> {r.target}" + (f": {r.description}" if r.description else "")
-            for r in self.relationships
-        ] or ["(none)"]
-        out += ["", "## Sources"]
-        for i, u in enumerate(self.text_units, 1):
-            about = ", ".join(names.get(e, e) for e in u.entity_ids)
-            header = f"[{i}] {u.source or u.document_id} #{u.chunk_index}" + (f" (about {about})" if about else "")
-            out += [header, u.content.strip(), ""]
-        if not self.text_units:
-            out += ["(none)", ""]
-        out += ["## Reports"]
-        for r in self.community_reports:
-            out += [f"### {r.title or r.id}", r.summary.strip(), ""]
-        if not self.community_reports:
-            out.append("(none)")
-        return "\n".join(out).rstrip() + "\n"
-
-    def to_json(self) -> dict[str, Any]:
-        def plain(x: Any) -> dict[str, Any]:
-            return {k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, tuple) else v)
-                    for k, v in ((s, getattr(x, s)) for s in x.__slots__)}
-
-        return {
-            "entities": [plain(e) for e in self.entities],
-            "text_units": [plain(u) for u in self.text_units],
-            "relationships": [plain(r) for r in self.relationships],
-            "reports": [plain(r) for r in self.community_reports],
-            "candidate_units": self.candidate_units,
-            "total_tokens": self.total_tokens,
-        }
-
-
-def _metadata(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    try:
-        value = json.loads(raw) if raw else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def context_from_row(row: Mapping[str, Any]) -> LocalContext:
-    """Build a :class:`LocalContext` from the row of ``cypher/entities/local_context``."""
-    return LocalContext(
-        entities=tuple(
-            LocalEntity(e["id"], e.get("name") or e["id"], e.get("type") or "OTHER", e.get("description") or "",
-                        float(e["score"]))
-            for e in row["entities"]
-        ),
-        text_units=tuple(
-            LocalTextUnit(
-                id=u["id"],
-                content=u.get("content") or "",
-                token_count=int(u.get("token_count") or 0),
-                similarity=float(u["similarity"]) if u.get("similarity") is not None else None,
-                document_id=u.get("document_id") or "",
-                source=u.get("source") or "",
-                chunk_index=int(u.get("chunk_index") or 0),
-                parent_id=u.get("parent_id"),
-                metadata=_metadata(u.get("metadata")),
-                entity_ids=tuple(sorted(u.get("entity_ids") or ())),
-            )
-            for u in row["text_units"]
-        ),
-        relationships=tuple(
-            LocalRelationship(
-                source_id=r["source_id"],
-                source=r.get("source") or r["source_id"],
-                target_id=r["target_id"],
-                target=r.get("target") or r["target_id"],
-                type=r.get("type") or "RELATED_TO",
-                weight=float(r.get("weight") if r.get("weight") is not None else 1.0),
-                description=r.get("description") or "",
-                sequence=r.get("sequence"),
-                internal=bool(r.get("internal")),
-            )
-            for r in row["relationships"]
-        ),
-        community_reports=tuple(
-            LocalReport(
-                id=m["id"],
-                level=int(m.get("level") or 0),
-                title=m.get("title") or "",
-                summary=m.get("summary") or "",
-                full_content=m.get("full_content") or "",
-                rank=float(m.get("rank") or 0.0),
-                size=int(m.get("size") or 0),
-                matched=int(m.get("matched") or 0),
-            )
-            for m in row["reports"]
-        ),
-        candidate_units=int(row.get("candidate_units") or 0),
-    )
-
-
 class LocalSearchRetriever:
     """GraphRAG local search (seed 002); defaults are the seed's. See the module docstring."""
 
@@ -216,7 +47,7 @@ class LocalSearchRetriever:
 
     def __init__(
         self,
-        store: Any,
+        store: LocalContextReader,
         embedder: EmbeddingProvider,
         *,
         top_k_entities: int = 10,
@@ -240,7 +71,7 @@ class LocalSearchRetriever:
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigurationError(f"{label} must be an integer >= 0, got {value!r}")
-        if not callable(getattr(store, "local_context", None)):
+        if not isinstance(store, LocalContextReader):
             raise ConfigurationError("LocalSearchRetriever needs a store with the entity capability (Neo4jStore)")
         self.store, self.embedder = store, embedder
         self.top_k_entities = top_k_entities
@@ -262,7 +93,7 @@ class LocalSearchRetriever:
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
         vector = yield from embed_query(self.store, self.embedder, query)
-        row = yield Call.of(
+        ctx: LocalContext = yield Call.of(
             self.store.local_context,
             vector,
             entity_k=self.top_k_entities,
@@ -273,7 +104,6 @@ class LocalSearchRetriever:
             min_similarity=self.min_similarity,
             filters=self.filters,
         )
-        ctx = context_from_row(row)
         # the seed's top_k_text_units caps the units the token budget let through
         return dataclasses.replace(ctx, text_units=ctx.text_units[: self.top_k_text_units])
 

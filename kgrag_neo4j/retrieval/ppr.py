@@ -33,7 +33,7 @@ import numpy as np
 
 from ..entities.gazetteer import query_name_keys
 from ..errors import ConfigurationError
-from ..protocols import EmbeddingProvider, Store
+from ..protocols import EmbeddingProvider, PPRNeighbourhoodReader, Store
 from ..types import ChunkFilter, ComponentScores, EdgeContext, Neighbourhood, RetrievalResult
 from ..tracing import TracerOption, check_tracer
 from .retrievers import _Traced, embed_query
@@ -236,9 +236,10 @@ class PPRRetriever(_Traced):
     ):
         base = options or PPROptions()
         self.options = dataclasses.replace(base, **option_overrides) if option_overrides else base
-        if not callable(getattr(store, "ppr_neighbourhood", None)):
+        if not isinstance(store, PPRNeighbourhoodReader):
             raise ConfigurationError("PPRRetriever needs a store that reads a neighbourhood (Neo4jStore)")
         self.store, self.embedder = store, embedder
+        self._neighbourhood: PPRNeighbourhoodReader = store
         self.filters, self.tracer = tuple(filters), check_tracer(tracer)
 
     def _span_results(self, sp: Any, found: Any) -> list[RetrievalResult]:
@@ -252,7 +253,7 @@ class PPRRetriever(_Traced):
         o = self.options
         embedding = yield from embed_query(self.store, self.embedder, query)
         hood: Neighbourhood = yield Call.of(
-            self.store.ppr_neighbourhood,  # type: ignore[attr-defined]
+            self._neighbourhood.ppr_neighbourhood,
             embedding,
             seed_top_k=o.seed_top_k,
             entity_keys=query_name_keys(query),

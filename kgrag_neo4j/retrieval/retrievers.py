@@ -16,6 +16,7 @@ from ..errors import ConfigurationError, ConnectionFailed, InputError
 from ..entities.gazetteer import query_name_keys
 from ..protocols import (
     ChunkScorer,
+    EmbedderRegistry,
     EmbeddingProvider,
     GraphStore,
     GraphTraverser,
@@ -25,7 +26,7 @@ from ..protocols import (
     Store,
 )
 from ..tracing import Tracer, TracerOption, check_tracer, span
-from ..types import ChunkFilter, ComponentScores, RetrievalResult
+from ..types import NATIVE_MAX_HOPS, ChunkFilter, ComponentScores, RetrievalResult
 from .scoring import (
     GraphOptions,
     blend_and_rank,
@@ -40,10 +41,6 @@ __all__ = ["GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer", "em
 
 log = logging.getLogger("kgrag_neo4j.retrieval")
 
-#: the most hops ``cypher/graph/retrieve.cypher`` unrolls; more falls back to the per-hop loop
-NATIVE_MAX_HOPS = 4
-
-
 def _check_query(query: Any, top_k: Any) -> None:
     if not isinstance(query, str) or not query.strip():
         raise InputError("query must be non-empty text")
@@ -51,7 +48,7 @@ def _check_query(query: Any, top_k: Any) -> None:
         raise InputError(f"top_k must be a positive integer, got {top_k!r}")
 
 
-def embed_query(store: Any, embedder: EmbeddingProvider, query: str) -> Steps[list[float]]:
+def embed_query(store: object, embedder: EmbeddingProvider, query: str) -> Steps[list[float]]:
     """(Steps) The query's vector, once the store has agreed it can compare it with what it holds.
 
     A store that records the embedding model of its namespace (``check_embedder``) refuses
@@ -63,9 +60,8 @@ def embed_query(store: Any, embedder: EmbeddingProvider, query: str) -> Steps[li
         query.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InputError(f"the query is not valid Unicode text (at character {exc.start + 1})") from None
-    check = getattr(store, "check_embedder", None)
-    if callable(check):
-        yield Call.of(check, embedder.name, embedder.dimensions)
+    if isinstance(store, EmbedderRegistry):
+        yield Call.of(store.check_embedder, embedder.name, embedder.dimensions)
     vectors = yield Call.of(embedder.embed, [query], input_type="query")
     if not vectors:
         raise InputError("the embedder returned no vector for the query")

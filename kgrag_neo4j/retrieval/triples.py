@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..errors import ConfigurationError, InputError
-from ..protocols import EmbeddingProvider, Store
-from ..triples.model import EXPANSION_PREDICATES
-from ..triples.records import ExpandedNode
+from ..protocols import EmbeddingProvider, Store, TripleExpander
+from ..graph_types.triples import EXPANSION_PREDICATES, ExpandedNode
 from ..types import ChunkFilter, RetrievalResult
 from .retrievers import embed_query
 from .steps import Call, Steps, arun_steps, run_steps
@@ -146,9 +145,9 @@ class TripleGraphRetriever:
         return GraphRAGResult(semantic=semantic, expanded=expanded)
 
     def _expand(self, semantic: list[RetrievalResult]) -> Steps[list[ExpandedNode]]:
-        expand = getattr(self.store, "expand_triples", None)
-        if expand is None or not semantic or self.max_expansion_results == 0:
+        if not isinstance(self.store, TripleExpander) or not semantic or self.max_expansion_results == 0:
             return []
+        expand = self.store.expand_triples
         try:
             return list(
                 (yield Call.of(

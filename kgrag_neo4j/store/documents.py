@@ -7,11 +7,10 @@ A reader therefore sees either the old version or the new one, never both or nei
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from ..errors import (
     AuthenticationFailed,
@@ -23,7 +22,6 @@ from ..errors import (
     StoreError,
 )
 from ..types import (
-    PENDING_HASH_SUFFIX,
     Chunk,
     ChunkEdge,
     ChunkFilter,
@@ -33,10 +31,31 @@ from ..types import (
     filters_to_param,
     meta_pairs,
 )
+from ._rows import (
+    EDGE_ROWS,
+    _check_top_k,
+    check_limit,
+    chunk_from_row,
+    consistent,
+    document_from_row,
+    edge_rows,
+    is_torn,
+    metadata_text,
+    result_from_row,
+    same_content,
+)
 from .runner import CypherRunner, Plan, Read, TxRunner
-from ..types import load_metadata as _load_metadata
 
-__all__ = ["DocumentsMixin", "escape_lucene_query", "keyword_lucene_query", "BATCH_CHUNKS", "CHUNK_ROWS", "LARGE_DOCUMENT_BYTES", "LARGE_DOCUMENT_CHUNKS"]
+__all__ = [
+    "BATCH_CHUNKS",
+    "CHUNK_ROWS",
+    "DocumentsMixin",
+    "LARGE_DOCUMENT_BYTES",
+    "LARGE_DOCUMENT_CHUNKS",
+    "escape_lucene_query",
+    "is_torn",
+    "keyword_lucene_query",
+]
 
 #: chunk rows per UNWIND statement: large enough to amortise the round trip, small enough to
 #: keep one statement's parameter map well under the Bolt message limits
@@ -106,130 +125,6 @@ def keyword_lucene_query(escaped: str, namespace: str | None) -> str:
         return terms
     phrase = namespace.replace("\\", "\\\\").replace('"', '\\"')
     return f'+namespace:"{phrase}"^0 +{terms}'
-
-
-def _same_content(stored: Any, new: str) -> bool:
-    """Equal hashes, a pending mark aside (``types.PENDING_HASH_SUFFIX``): an ingest racing
-    another one that already completed the same content must not rewrite it as "replaced"."""
-    return isinstance(stored, str) and stored.removesuffix(PENDING_HASH_SUFFIX) == new.removesuffix(PENDING_HASH_SUFFIX)
-
-
-#: Neo4j reads at read-committed isolation: a retrieval racing a replace (or delete) of the
-#: same document can read an old-version chunk together with the new document, or a chunk
-#: deleted under it (found by tests/test_concurrency.py). Even ONE node's properties can be
-#: read half old, half new while a commit lands (measured: 2 of 4,400 reads of a document's
-#: title and hash under a rewriting writer), so each chunk also carries its document's title
-#: and a row counts as whole only when both the hash and the title agree. Torn rows make the
-#: read run again; after these retries the torn rows left are dropped.
-TORN_READ_RETRIES = 2
-
-
-def is_torn(row: Mapping[str, Any]) -> bool:
-    """Whether a retrieval row mixes two versions of its document (see ``TORN_READ_RETRIES``)."""
-    chunk = row.get("chunk") or {}
-    if not chunk.get("id"):
-        return True  # a node deleted while the statement ran
-    written_by = chunk.get("document_hash")
-    if written_by is None:
-        return False  # a chunk stored before versions were recorded
-    current = row.get("document_hash")
-    if current is None or not _same_content(current, written_by):
-        return True
-    title_then = chunk.get("document_title")
-    return title_then is not None and title_then != row.get("title")
-
-
-def consistent(name: str, **params: Any) -> Plan[list[dict[str, Any]]]:
-    """The rows of a retrieval statement, without torn rows (a read ``Plan``)."""
-    for _ in range(TORN_READ_RETRIES + 1):
-        rows = yield Read(name, params)
-        if not any(is_torn(r) for r in rows):
-            return rows
-    return [r for r in rows if not is_torn(r)]
-
-
-def read_consistent(runner: CypherRunner, name: str, **params: Any) -> list[dict[str, Any]]:
-    """``runner.read`` of a retrieval statement, without torn rows."""
-    return runner.run(consistent(name, **params))
-
-
-def _metadata_json(metadata: Mapping[str, Any]) -> str:
-    try:
-        return json.dumps(dict(metadata), sort_keys=True, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"metadata must be JSON-serialisable: {exc}") from None
-
-
-
-
-def chunk_from_row(row: Mapping[str, Any], *, embedding: Sequence[float] | None = None) -> Chunk:
-    return Chunk(
-        id=row["id"],
-        document_id=row.get("document_id") or "",
-        content=row.get("content") or "",
-        chunk_index=int(row.get("chunk_index") or 0),
-        parent_id=row.get("parent_id"),
-        embedding=list(embedding) if embedding is not None else None,
-        token_count=int(row.get("token_count") or 0),
-        metadata=_load_metadata(row.get("metadata")),
-        namespace=row.get("namespace") or "",
-        source=row.get("source") or "",
-        created_at=int(row.get("created_at") or 0),
-    )
-
-
-def result_from_row(row: Mapping[str, Any], *, kind: str) -> RetrievalResult:
-    c = row["chunk"]
-    score = float(row["score"])
-    scores = ComponentScores(vector=score) if kind == "vector" else ComponentScores(keyword=score)
-    return RetrievalResult(
-        id=c["id"],
-        content=c.get("content") or "",
-        score=score,
-        document_id=c.get("document_id") or "",
-        source=c.get("source") or "",
-        title=row.get("title") or "",
-        chunk_index=int(c.get("chunk_index") or 0),
-        parent_id=c.get("parent_id"),
-        metadata=_load_metadata(c.get("metadata")),
-        scores=scores,
-    )
-
-
-def _document_from_row(row: Mapping[str, Any]) -> Document:
-    return Document(
-        id=row["id"],
-        source=row.get("source") or "",
-        title=row.get("title") or "",
-        content=row.get("content") or "",
-        namespace=row.get("namespace") or "",
-        content_hash=row.get("content_hash") or "",
-        created_at=int(row.get("created_at") or 0),
-        metadata=_load_metadata(row.get("metadata")),
-    )
-
-
-#: the most results one search may ask for (the vector index is asked for a multiple of it)
-MAX_TOP_K = 1_000_000
-#: the largest integer Neo4j stores (a LIMIT beyond it cannot even be sent)
-MAX_INT64 = 2**63 - 1
-
-
-def _check_top_k(top_k: Any) -> int:
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise InputError(f"top_k must be a positive integer, got {top_k!r}")
-    if top_k > MAX_TOP_K:
-        raise InputError(f"top_k must be at most {MAX_TOP_K:,}, got {top_k:,}")
-    return top_k
-
-
-def _check_limit(limit: Any) -> int:
-    """A listing's ``limit``: None means every row; otherwise a positive 64-bit integer."""
-    if limit is None:
-        return MAX_INT64
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_INT64:
-        raise InputError(f"limit must be a positive integer of at most 64 bits, got {limit!r}")
-    return limit
 
 
 class _Refused(Exception):
@@ -341,12 +236,11 @@ class DocumentsMixin:
         out: list[str | KgragError | None] = [None] * len(items)
         normal: list[_Pending] = []
         large: list[_Pending] = []
-        from .graph import edge_rows  # graph.py imports this module
 
         claimed: dict[str, str] = {}  # chunk id -> the document of this call that has it
         for pos, item in enumerate(items):
             document, chunks = item[0], item[1]
-            edges = item[2] if len(item) > 2 else ()  # type: ignore[misc]
+            edges: Sequence[ChunkEdge] = item[2] if len(item) == 3 else ()  # type: ignore[misc]  # mypy cannot narrow a union of tuples by len()
             try:
                 doc_props, rows = self._prepare(document, chunks)
                 pending = _Pending(pos, document.id, doc_props, rows, edge_rows(edges) if edges else [])
@@ -367,7 +261,7 @@ class DocumentsMixin:
                 out[pending.pos] = self._write_large(pending)
             except InputError as exc:
                 out[pending.pos] = exc
-        return out  # type: ignore[return-value]
+        return out  # type: ignore[return-value]  # every position was filled above (None only before)
 
     def _write_group(self, group: list["_Pending"], out: list) -> None:
         while group:
@@ -414,7 +308,7 @@ class DocumentsMixin:
                 continue
             before = written[p.document_id]
             # the same content written again (a concurrent ingest got there first) is harmless
-            decided[p.pos] = "new" if before is None else "unchanged" if _same_content(before, p.doc_props["content_hash"]) else "replaced"
+            decided[p.pos] = "new" if before is None else "unchanged" if same_content(before, p.doc_props["content_hash"]) else "replaced"
             todo.append(p)
         rows = [r for p in todo for r in p.rows]
         conflicts: list[dict[str, Any]] = []
@@ -435,7 +329,6 @@ class DocumentsMixin:
         replaced = sorted(p.document_id for p in todo if written[p.document_id] is not None)
         if replaced:
             tx.run("documents/drop_stale_chunks", namespace=self.namespace, ids=replaced)
-        from .graph import EDGE_ROWS
 
         edges = [e for p in todo for e in p.edge_rows]
         for start in range(0, len(edges), EDGE_ROWS):
@@ -490,7 +383,7 @@ class DocumentsMixin:
         state = self.runner.read("documents/document_states", namespace=self.namespace, ids=[p.document_id])
         if state and state[0]["foreign"]:
             raise InputError(f"document id {p.document_id!r} belongs to another namespace")
-        if state and _same_content(state[0]["content_hash"], p.doc_props["content_hash"]):
+        if state and same_content(state[0]["content_hash"], p.doc_props["content_hash"]):
             return "unchanged"
         self._purge_staging(p.document_id)  # what an interrupted earlier write left
         foreign = self.runner.write_fn(lambda tx: self._foreign_chunks(tx, [p]))
@@ -505,7 +398,6 @@ class DocumentsMixin:
         staged_ids = {r["id"] for r in p.rows} - kept
         inner = [e for e in p.edge_rows if e["source_id"] in staged_ids and e["target_id"] in staged_ids]
         outer = [e for e in p.edge_rows if not (e["source_id"] in staged_ids and e["target_id"] in staged_ids)]
-        from .graph import EDGE_ROWS
 
         for start in range(0, len(inner), EDGE_ROWS * 5):
             self.runner.write("graph/store_edges", namespace=staging, rows=inner[start : start + EDGE_ROWS * 5])
@@ -545,7 +437,7 @@ class DocumentsMixin:
             "content": document.content,
             "content_hash": document.content_hash,
             "created_at": created,
-            "metadata": _metadata_json(document.metadata),
+            "metadata": metadata_text(document.metadata),
         }
         if not doc_props["content_hash"]:
             raise InputError("document.content_hash is required (it decides re-ingest)")
@@ -575,7 +467,7 @@ class DocumentsMixin:
                         "chunk_index": int(c.chunk_index),
                         "parent_id": c.parent_id,
                         "token_count": int(c.token_count),
-                        "metadata": _metadata_json(c.metadata),
+                        "metadata": metadata_text(c.metadata),
                         "meta_pairs": meta_pairs(merged_meta),
                         "source": document.source,
                         "created_at": int(c.created_at or created),
@@ -610,7 +502,7 @@ class DocumentsMixin:
         rows = self.runner.read("documents/get_document", namespace=self.namespace, document_id=document_id)
         if not rows:
             raise NotFoundError(f"no document {document_id!r} in namespace {self.namespace!r}")
-        return _document_from_row(rows[0]["document"])
+        return document_from_row(rows[0]["document"])
 
     def document_state(self, document_id: str) -> str | None:
         """The stored content hash of a document of this namespace, or None (one cheap read,
@@ -657,12 +549,12 @@ class DocumentsMixin:
         return int(rows[0]["chunk_count"]) if rows else 0
 
     def list_documents(self, *, limit: int | None = None) -> list[Document]:
-        rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=_check_limit(limit))
-        return [_document_from_row(r["document"]) for r in rows]
+        rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=check_limit(limit))
+        return [document_from_row(r["document"]) for r in rows]
 
     def list_documents_with_counts(self, *, limit: int | None = None) -> list[tuple[Document, int]]:
-        rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=_check_limit(limit))
-        return [(_document_from_row(r["document"]), int(r["chunk_count"])) for r in rows]
+        rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=check_limit(limit))
+        return [(document_from_row(r["document"]), int(r["chunk_count"])) for r in rows]
 
     def get_chunks_by_ids(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         return self.runner.run(self._get_chunks_by_ids(chunk_ids))
@@ -708,7 +600,7 @@ class DocumentsMixin:
             fetch_k=self.vector_fetch_k(top_k),
             filter=filters_to_param(filters),
         )
-        return [result_from_row(r, kind="vector") for r in rows]
+        return [result_from_row(r, scores=ComponentScores(vector=float(r["score"]))) for r in rows]
 
     def search_chunks_keyword(
         self, query: str, top_k: int, filters: Sequence[ChunkFilter] = ()
@@ -737,4 +629,4 @@ class DocumentsMixin:
             fetch_k=self.vector_fetch_k(top_k),
             filter=filters_to_param(filters),
         )
-        return [result_from_row(r, kind="keyword") for r in rows]
+        return [result_from_row(r, scores=ComponentScores(keyword=float(r["score"]))) for r in rows]

@@ -7,11 +7,13 @@ import logging
 from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError
-from ..ids import edge_id
 from ..types import (
     GRAPH_BLENDS,
+    NATIVE_MAX_HOPS,
     Neighbourhood,
+    Chunk,
     ChunkEdge,
+    ChunkPair,
     ChunkFilter,
     ComponentScores,
     EdgeContext,
@@ -19,80 +21,16 @@ from ..types import (
     RetrievalResult,
     filters_to_param,
 )
-from .documents import _check_top_k, _load_metadata, consistent
+from ._rows import EDGE_ROWS, _check_top_k, consistent, edge_from_row, edge_rows, entity_key_rows, result_from_row
+from ..validation import check_number
 from .runner import CypherRunner, Plan, Read, read_methods
 
 __all__ = ["GraphMixin", "NATIVE_MAX_HOPS"]
 
 log = logging.getLogger("kgrag_neo4j.store.graph")
 
-#: hops unrolled in cypher/graph/retrieve.cypher
-NATIVE_MAX_HOPS = 4
-EDGE_ROWS = 1000
 #: chunks per vector-index read of graph/nearest_chunks
 NEAREST_ROWS = 500
-
-
-def entity_key_rows(keys: Any) -> list[dict[str, Any]]:
-    """Validate the query's word runs (``[{key, start, end}]``) before they become a parameter."""
-    if isinstance(keys, (str, bytes, Mapping)) or not isinstance(keys, Sequence):
-        raise InputError("entity keys must be a list of {key, start, end} maps")
-    out = []
-    for k in keys:
-        if not isinstance(k, Mapping):
-            raise InputError("entity keys must be a list of {key, start, end} maps")
-        key, start, end = k.get("key"), k.get("start"), k.get("end")
-        if not isinstance(key, str) or not key:
-            raise InputError(f"an entity key must be a non-empty string, got {key!r}")
-        if any(isinstance(x, bool) or not isinstance(x, int) for x in (start, end)) or not 0 <= start < end:
-            raise InputError(f"entity key {key!r}: start and end must be word positions with start < end")
-        out.append({"key": key, "start": start, "end": end})
-    return out
-
-
-def _edge_from_row(row: dict[str, Any]) -> ChunkEdge:
-    return ChunkEdge(
-        id=row.get("id") or "",
-        source_id=row["source_id"],
-        target_id=row["target_id"],
-        relation=RelationType.parse(row["relation"]),
-        weight=float(row["weight"]),
-        description=row.get("description") or "",
-        origin=row.get("origin") or "",
-    )
-
-
-def _edge_row(edge: ChunkEdge) -> dict[str, Any]:
-    relation = RelationType.parse(edge.relation).value
-    weight = float(edge.weight)
-    if not 0.0 < weight <= 1.0:
-        raise InputError(f"edge {edge.source_id}->{edge.target_id} weight {weight} is outside (0, 1]")
-    if not edge.source_id or not edge.target_id:
-        raise InputError("edge source_id and target_id are required")
-    if edge.source_id == edge.target_id:
-        raise InputError(f"self edge on {edge.source_id} is not allowed")
-    return {
-        "id": edge.id or edge_id(edge.source_id, edge.target_id, relation),
-        "source_id": edge.source_id,
-        "target_id": edge.target_id,
-        "relation": relation,
-        "weight": weight,
-        "description": edge.description or "",
-        "origin": edge.origin or "llm",
-    }
-
-
-def edge_rows(edges: Sequence[ChunkEdge]) -> list[dict[str, Any]]:
-    """Validated ``graph/store_edges`` rows, one per (source, target, relation) with the
-    highest weight, in a stable order."""
-    best: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for e in edges:
-        row = _edge_row(e)
-        key = (row["source_id"], row["target_id"], row["relation"])
-        if key not in best or row["weight"] > best[key]["weight"]:
-            best[key] = row
-    # a stable order keeps concurrent writers from locking the same chunks in opposite order
-    return [best[k] for k in sorted(best)]
 
 
 class GraphMixin:
@@ -233,13 +171,13 @@ class GraphMixin:
         if not chunk_ids:
             return []
         rows = self.runner.read("graph/get_edges", namespace=self.namespace, ids=list(chunk_ids))
-        return [_edge_from_row(r) for r in rows]
+        return [edge_from_row(r) for r in rows]
 
     def get_incoming_edges(self, chunk_ids: Sequence[str]) -> list[ChunkEdge]:
         if not chunk_ids:
             return []
         rows = self.runner.read("graph/get_incoming_edges", namespace=self.namespace, ids=list(chunk_ids))
-        return [_edge_from_row(r) for r in rows]
+        return [edge_from_row(r) for r in rows]
 
     def prune_orphan_edges(self, *, dry_run: bool = False) -> int:
         """Orphans are chunks no document owns (left by an interrupted foreign writer or a
@@ -269,8 +207,7 @@ class GraphMixin:
         excluded). ``vectors`` gives the query vectors (of chunks not stored yet); without one
         the chunk's stored embedding is used. One vector-index read per ``batch_size`` ids."""
         _check_top_k(top_k)
-        if not -1.0 <= threshold <= 1.0:
-            raise ConfigurationError("similarity threshold is a cosine in [-1, 1]")
+        check_number(threshold, "similarity threshold (a cosine)", minimum=-1.0, maximum=1.0)
         ids = list(ids)
         vecs = list(vectors) if vectors is not None else [None] * len(ids)
         docs = list(document_ids) if document_ids is not None else [None] * len(ids)
@@ -328,10 +265,11 @@ class GraphMixin:
         document_ids: Sequence[str] | None = None,
         threshold: float = 0.5,
         max_pairs: int = 3,
-    ) -> list[dict[str, Any]]:
-        """Cross-document candidate pairs (seed defaults: threshold 0.5, 3 per chunk)."""
-        _check_top_k(max_pairs)
-        return self.runner.read(
+    ) -> list[ChunkPair]:
+        """Cross-document candidate pairs (seed defaults: threshold 0.5, 3 per chunk), by
+        source chunk, then closest first."""
+        _check_top_k(max_pairs, "max_pairs")
+        rows = self.runner.read(
             "graph/similar_chunk_pairs",
             namespace=self.namespace,
             document_ids=list(document_ids) if document_ids else None,
@@ -339,6 +277,19 @@ class GraphMixin:
             fetch_k=max(max_pairs * self.vector_overfetch * 4, 40),
             threshold=float(threshold),
         )
+        known: dict[str, Chunk] = {}
+
+        def chunk(chunk_id: str, document_id: str, content: str) -> Chunk:
+            return known.setdefault(chunk_id, Chunk(id=chunk_id, document_id=document_id, content=content))
+
+        return [
+            ChunkPair(
+                chunk(r["source_id"], r["source_document"], r["source_content"]),
+                chunk(r["target_id"], r["target_document"], r["target_content"]),
+                float(r["cosine"]),
+            )
+            for r in rows
+        ]
 
     def edge_stats(self) -> list[dict[str, Any]]:
         return self.runner.read("graph/stats", namespace=self.namespace)
@@ -408,7 +359,6 @@ class GraphMixin:
         )
         out: list[RetrievalResult] = []
         for row in rows:
-            c = row["chunk"]
             via = row.get("via")
             hop = int(row["hop"])
             entity_score = row.get("entity_score") or 0.0
@@ -438,22 +388,7 @@ class GraphMixin:
                         weight=float(via["weight"]),
                     )
                 )
-            out.append(
-                RetrievalResult(
-                    id=c["id"],
-                    content=c.get("content") or "",
-                    score=float(row["score"]),
-                    document_id=c.get("document_id") or "",
-                    source=c.get("source") or "",
-                    title=row.get("title") or "",
-                    chunk_index=int(c.get("chunk_index") or 0),
-                    parent_id=c.get("parent_id"),
-                    metadata=_load_metadata(c.get("metadata")),
-                    scores=scores,
-                    graph_context=context,
-                    explanation=explanation,
-                )
-            )
+            out.append(result_from_row(row, scores=scores, graph_context=context, explanation=explanation))
         return out
 
     graph_retrieve, agraph_retrieve = read_methods(_graph_retrieve)

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import InputError
+from ..validation import check_int
 from .runner import CypherRunner
 
 __all__ = ["NamespaceInfo", "NamespacesMixin", "NAMESPACE_DELETE_BATCH"]
@@ -62,8 +63,7 @@ class NamespacesMixin:
         interrupted delete is finished by calling it again. Returns what was removed:
         ``{"documents", "chunks", "entities", "communities", "other", "records"}`` (all zero
         when the namespace did not exist)."""
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise InputError(f"batch_size must be a positive integer, got {batch_size!r}")
+        check_int(batch_size, "batch_size", minimum=1, error=InputError)
         total = {"documents": 0, "chunks": 0, "entities": 0, "communities": 0, "other": 0, "records": 0}
         while True:
             row = self.runner.write("namespaces/delete_namespace_batch", namespace=self.namespace, batch_size=batch_size)[0]

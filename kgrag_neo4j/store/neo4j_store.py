@@ -13,9 +13,10 @@ from typing import Any, Callable, Mapping
 import neo4j
 
 from ..cypher_registry import CypherRegistry
-from ..errors import ConfigurationError
 from ..settings import DEFAULT_NAMESPACE, Neo4jSettings, validate_namespace
+from ..validation import check_int
 from .aio import AsyncDrivers
+from .communities import CommunitiesMixin
 from .documents import DocumentsMixin
 from .entities import EntitiesMixin
 from .graph import GraphMixin
@@ -27,7 +28,9 @@ from .triples import TriplesMixin
 __all__ = ["Neo4jStore"]
 
 
-class Neo4jStore(SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, EntitiesMixin, NamespacesMixin):
+class Neo4jStore(
+    SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, EntitiesMixin, CommunitiesMixin, NamespacesMixin
+):
     """Documents, chunks and their graph in one Neo4j database, scoped to one namespace."""
 
     def __init__(
@@ -45,8 +48,7 @@ class Neo4jStore(SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, Entities
         _where: str = "",
         _aio: AsyncDrivers | None = None,
     ):
-        if not isinstance(vector_overfetch, int) or vector_overfetch < 1:
-            raise ConfigurationError("vector_overfetch must be a positive integer")
+        check_int(vector_overfetch, "vector_overfetch", minimum=1)
         self.namespace = validate_namespace(namespace)
         self.database = database
         self.vector_overfetch = vector_overfetch
@@ -90,6 +92,11 @@ class Neo4jStore(SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, Entities
     @property
     def driver(self) -> neo4j.Driver:
         return self.runner.driver
+
+    @property
+    def round_trips(self) -> int:
+        """Statements sent so far on both drivers (``protocols.RoundTripCounter``)."""
+        return self.runner.round_trips + self.aio.round_trips
 
     def verify(self) -> dict[str, Any]:
         """Check the server answers with these credentials and the database exists."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigurationError, DimensionMismatchError, InputError, SchemaNotReady
+from ..validation import check_int
 from .runner import CypherRunner, Plan, Read
 
 __all__ = ["SchemaMixin", "SchemaStatus", "REQUIRED_INDEXES"]
@@ -77,8 +78,7 @@ class SchemaMixin:
         ``dimensions`` must match what the database already records (vector indexes cannot
         change dimensions in place); ``model`` is recorded for this namespace when given.
         """
-        if not isinstance(dimensions, int) or isinstance(dimensions, bool) or not 1 <= dimensions <= 4096:
-            raise ConfigurationError(f"dimensions must be an integer in 1..4096, got {dimensions!r}")
+        check_int(dimensions, "dimensions", minimum=1, maximum=4096)
         existing = self._read_embedding_config()
         if existing["dimensions"] is not None and existing["dimensions"] != dimensions:
             raise DimensionMismatchError(

@@ -28,10 +28,17 @@ import re
 import time
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..entities.model import entity_id, normalise_name, normalise_type
 from ..errors import ConfigurationError, InputError
-from ..triples.model import EXPANSION_PREDICATES, PredicateRegistry, Triple, normalise_predicate
-from ..triples.records import ConfidenceUpdate, ExpandedNode
+from ..graph_types.entities import entity_id, normalise_name, normalise_type
+from ..graph_types.triples import (
+    EXPANSION_PREDICATES,
+    ConfidenceUpdate,
+    ExpandedNode,
+    PredicateRegistry,
+    Triple,
+    normalise_predicate,
+)
+from ..validation import check_int, check_number
 from .runner import CypherRunner, Plan, Read
 
 __all__ = [
@@ -119,9 +126,7 @@ def triple_rows(namespace: str, triples: Iterable[Triple], registry: PredicateRe
 
 
 def _check_limit(limit: Any, what: str = "limit") -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InputError(f"{what} must be a positive integer, got {limit!r}")
-    return limit
+    return check_int(limit, what, minimum=1, error=InputError)
 
 
 def _name_key(value: Any, what: str) -> str:
@@ -200,9 +205,7 @@ class TriplesMixin:
         ``confidence`` property yet, capped at 1.0. ``confidence`` is stored on the learning
         entity. Returns the updates, by name; none if the tool caused no error.
         """
-        rate = propagation_rate
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < rate <= 1.0:
-            raise ConfigurationError(f"propagation_rate must be in (0, 1], got {propagation_rate!r}")
+        rate = check_number(propagation_rate, "propagation_rate", above=0.0, maximum=1.0)
         rows = self.runner.write(
             "triples/propagate_confidence",
             namespace=self.namespace,
@@ -312,8 +315,7 @@ class TriplesMixin:
     ) -> Plan[list[ExpandedNode]]:
         if isinstance(start_names, str) or isinstance(chunk_ids, str):
             raise InputError("start_names and chunk_ids are lists, not one string")
-        if isinstance(max_depth, bool) or not isinstance(max_depth, int) or not 1 <= max_depth <= MAX_EXPANSION_DEPTH:
-            raise ConfigurationError(f"max_depth must be in 1..{MAX_EXPANSION_DEPTH}, got {max_depth!r}")
+        check_int(max_depth, "max_depth", minimum=1, maximum=MAX_EXPANSION_DEPTH)
         _check_limit(limit)
         if isinstance(predicates, str) or not predicates or not all(isinstance(p, str) and p for p in predicates):
             raise ConfigurationError("predicates must be a non-empty list of relation types")

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from ..errors import ConfigurationError, InputError, KgragError
+from ..validation import check_int
 from .model import Triple
 
 __all__ = ["BufferClosedError", "BufferFullError", "BufferStats", "GraphBuffer", "THREAD_NAME"]
@@ -79,8 +80,7 @@ class GraphBuffer:
         if not callable(write_fn):
             raise ConfigurationError("GraphBuffer needs a callable write_fn(triples)")
         for label, value, minimum in (("batch_size", batch_size, 1), ("max_queue", max_queue, 1), ("retries", retries, 0)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-                raise ConfigurationError(f"{label} must be an integer >= {minimum}, got {value!r}")
+            check_int(value, label, minimum=minimum)
         if not isinstance(flush_interval, (int, float)) or flush_interval <= 0:
             raise ConfigurationError(f"flush_interval must be > 0 seconds, got {flush_interval!r}")
         if not isinstance(retry_backoff, (int, float)) or retry_backoff < 0:

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..errors import ConfigurationError, InputError
+from ..protocols import TripleStore
+from ..validation import check_number
 from .model import CAUSED_BY, IN_SESSION, LEARNED_FROM, RESOLVED_BY, SIMILAR_TO, Triple
 
 __all__ = ["ErrorResolutionRecorder", "FailureRecord", "error_pattern", "node_name", "similar_patterns"]
@@ -107,22 +109,20 @@ class ErrorResolutionRecorder:
 
     def __init__(
         self,
-        store: Any,
+        store: TripleStore,
         *,
         buffer: Any = None,
         propagation_rate: float = 0.3,
         similarity_threshold: float = 0.6,
         max_known_errors: int = 10_000,
     ):
-        for method in ("add_triples", "query_triples", "propagate_confidence"):
-            if not callable(getattr(store, method, None)):
-                raise ConfigurationError(f"ErrorResolutionRecorder needs a store with {method}() (Neo4jStore)")
-        rate = propagation_rate
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 < rate <= 1.0:
-            raise ConfigurationError(f"propagation_rate must be in (0, 1], got {propagation_rate!r}")
-        t = similarity_threshold
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0.0 < t <= 1.0:
-            raise ConfigurationError(f"similarity_threshold must be in (0, 1], got {similarity_threshold!r}")
+        if not isinstance(store, TripleStore):
+            raise ConfigurationError(
+                "ErrorResolutionRecorder needs a store with add_triples(), query_triples() and "
+                "propagate_confidence() (Neo4jStore)"
+            )
+        rate = check_number(propagation_rate, "propagation_rate", above=0.0, maximum=1.0)
+        t = check_number(similarity_threshold, "similarity_threshold", above=0.0, maximum=1.0)
         if buffer is not None and not callable(getattr(buffer, "enqueue", None)):
             raise ConfigurationError("buffer must be a GraphBuffer (with enqueue and flush)")
         self.store = store

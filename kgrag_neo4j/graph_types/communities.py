@@ -1,0 +1,93 @@
+"""Communities of the entity graph: the clusters, their reports, and what the store reads back
+(``StoredCommunity``). Pure value types shared by ``communities/`` (which computes them) and
+the store (which writes and reads them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+__all__ = ["Community", "CommunityAssignment", "CommunityReport", "StoredCommunity", "community_id"]
+
+
+@dataclass(frozen=True, slots=True)
+class Community:
+    """One cluster at one level. ``members`` are entity ids (sorted), at every level."""
+
+    id: str
+    level: int
+    members: tuple[str, ...]
+    parent_id: str | None
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class CommunityAssignment:
+    """``(:Entity {id: node_id})-[:IN_COMMUNITY]->(:Community {id: community_id})``."""
+
+    node_id: str
+    community_id: str
+    level: int
+
+
+def community_id(level: int, members: Iterable[str]) -> str:
+    """``com_`` + a hash of the level and the sorted member ids."""
+    h = hashlib.blake2b(digest_size=16)
+    for part in (str(level), *sorted(members)):
+        data = part.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return "com_" + h.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class CommunityReport:
+    """What is written onto a ``(:Community)`` node."""
+
+    community_id: str
+    title: str
+    summary: str
+    full_content: str
+    rank: float
+    rating: float | None = None
+
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCommunity:
+    """A ``(:Community)`` node and its report. ``members`` is the live member count;
+    ``member_entities`` and ``child_ids`` are filled by ``get_community`` only, ``matched`` (how
+    many of the asked entities belong to it) by ``community_reports_for_entities`` only."""
+
+    id: str
+    level: int
+    title: str
+    summary: str
+    full_content: str
+    rank: float
+    size: int
+    rating: float | None = None
+    members: int | None = None
+    parent_id: str | None = None
+    child_ids: tuple[str, ...] = ()
+    member_entities: tuple[dict[str, Any], ...] = ()
+    matched: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "level": self.level,
+            "title": self.title,
+            "summary": self.summary,
+            "full_content": self.full_content,
+            "rank": self.rank,
+            "rating": self.rating,
+            "size": self.size,
+            "members": self.members,
+            "parent_id": self.parent_id,
+            "child_ids": list(self.child_ids),
+            "member_entities": list(self.member_entities),
+            "matched": self.matched,
+        }
