@@ -148,9 +148,25 @@ def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, names
     Example: kgrag search "how are indexes created?" --mode graph --hops 2 --json
     """
     from ..providers.select import describe_embedder, select_embedder
-    from ..retrieval.modes import build_retriever
+    from ..retrieval.modes import search as run_search
 
-    ctx = click.get_current_context()
+    options = retriever_options(click.get_current_context(), mode, rerank, flags)
+    emb = select_embedder(embedder)
+    if not as_json:
+        click.echo(f"embedder: {describe_embedder(emb)}", err=True)
+    store = app.store(namespace)
+    store.check_embedder(emb.name, emb.dimensions)
+    response = run_search(mode, store, emb, query, top_k, filters=[parse_filter(f) for f in filters],
+                          reranker=build_reranker(rerank, flags["min_score"]), **options)
+    if as_json:
+        emit_json({"query": query, "mode": mode, "namespace": namespace, **response.to_json()})
+    else:
+        click.echo(response.to_text(max_chars=400))
+
+
+def retriever_options(ctx: click.Context, mode: str, rerank: str, flags: dict) -> dict:
+    """The retriever options of the flags the user set (parsed, under the retriever's names);
+    a flag ``mode`` cannot honour is a usage error naming it."""
     # in the order the options are declared, whatever order they were typed in
     given = [p.name for p in ctx.command.params if p.name in flags and _given(ctx, p.name)]
     if rerank != "none":
@@ -160,7 +176,6 @@ def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, names
     if foreign:
         flags_text = ", ".join("--" + n.replace("_", "-") for n in foreign)
         raise click.UsageError(f"{flags_text} cannot be used with --mode {mode}")
-    min_score = flags["min_score"]
     options = {}
     for name in given:
         if name == "rerank" or option_of(name, mode) not in MODE_OPTIONS[mode]:
@@ -171,26 +186,4 @@ def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, names
         elif name == "relations":
             value = tuple(r.strip() for r in value.split(",") if r.strip())
         options[option_of(name, mode)] = value
-    emb = select_embedder(embedder)
-    if not as_json:
-        click.echo(f"embedder: {describe_embedder(emb)}", err=True)
-    store = app.store(namespace)
-    store.check_embedder(emb.name, emb.dimensions)
-    retriever = build_retriever(mode, store, emb, filters=[parse_filter(f) for f in filters],
-                                reranker=build_reranker(rerank, min_score), **options)
-    if mode == "local":
-        context = retriever.context(query)
-        results = retriever.retrieve_from(context, top_k)
-        if as_json:
-            emit_json({"query": query, "mode": mode, "namespace": namespace, **context.to_json(),
-                       "results": [r.to_json() for r in results]})
-        else:
-            click.echo(context.to_text())
-        return
-    results = retriever.retrieve(query, top_k)
-    if as_json:
-        emit_json({"query": query, "mode": mode, "namespace": namespace, "results": [r.to_json() for r in results]})
-        return
-    from ..retrieval.format import format_knowledge
-
-    click.echo(format_knowledge(results, show_scores=True, max_chars=400))
+    return options
