@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
 import click
 
-from ..errors import InputError, KgragError
+from ..ingestion.batch import IngestObserver
 from .ask_cmd import chat_model, llm_on_command_line, llm_option
 from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app, printable
 
@@ -51,10 +50,7 @@ def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, 
 
     Example: kgrag ingest docs/ --sequence-edges --similarity-edges
     """
-    from ..ingestion.batch import RUN_ENDING_ERRORS, IngestTally
     from ..ingestion.edges import IngestGraphOptions
-    from ..ingestion.extractors import ExtractorRegistry
-    from ..ingestion.files import select_files
     from ..ingestion.ingestor import Ingestor
     from ..providers.select import describe_embedder, select_embedder
 
@@ -71,11 +67,6 @@ def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, 
             raise click.UsageError(f"{names} need(s) {needs}")
     if llm_on_command_line(ctx) and not extract_graph:
         raise click.UsageError("--llm chooses the model of --extract-graph; add --extract-graph (or drop --llm)")
-    registry = ExtractorRegistry.default()
-    selection = select_files(paths, extensions=registry.extensions, follow_symlinks=follow_symlinks)
-    files = selection.files
-    if source is not None and len(files) != 1:
-        raise InputError(f"--source names one document; the paths give {len(files)} files")
     emb = select_embedder(embedder)
     click.echo(f"embedder: {describe_embedder(emb)}", err=True)
     graph = IngestGraphOptions(
@@ -91,43 +82,11 @@ def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, 
         min_edge_weight=min_edge_weight,
         max_edges_per_chunk=max_edges_per_chunk,
     )
-    ingestor = Ingestor(app.store(namespace), emb, strategy=strategy, batch_size=batch_size, graph=graph, extractors=registry)
+    ingestor = Ingestor(app.store(namespace), emb, strategy=strategy, batch_size=batch_size, graph=graph)
     started = time.perf_counter()
-    tally = IngestTally()
-    for skipped in selection.skipped:
-        tally.skip(skipped)
-        if not as_json:
-            verb = "failed" if skipped.named else "skipped"
-            click.echo(f"{verb}: {printable(skipped.path)}: {printable(skipped.reason)}", err=True)
-    show_bar = sys.stderr.isatty() and not as_json
-    bar = click.progressbar(length=len(files), label="ingesting", file=sys.stderr, show_pos=True) if show_bar else None
-    reported: set[str] = set()
-
-    def report(outcome) -> None:
-        reported.add(outcome.path)
-        if outcome.error is not None:
-            tally.fail(outcome.path, outcome.exception)
-            if not as_json:
-                click.echo(f"failed: {printable(outcome.path)}: {printable(outcome.exception)}", err=True)
-        else:
-            tally.record(outcome.path, outcome.result)
-        if bar is not None:
-            bar.update(1)
-
-    try:
-        with bar if bar is not None else _plain(None):
-            if source is not None:
-                report(_one_file(ingestor, files[0], content_type=content_type, source=source))
-            else:
-                ingestor.ingest_paths(files, content_type=content_type, on_result=report)
-    except RUN_ENDING_ERRORS as exc:
-        # the database is gone (or refuses us): every later write would wait out the
-        # retries and fail the same way, so the run stops here
-        left = [f for f in files if os.fspath(f) not in reported]
-        tally.stop(exc, left)
-        if not as_json:
-            click.echo(f"stopped: {printable(f'{type(exc).__name__}: {exc}')}; {len(left)} files not written; "
-                       "run the same command again when the database is back (what was stored is kept)", err=True)
+    with _Terminal(quiet=as_json) as terminal:
+        tally = ingestor.ingest_run(paths, content_type=content_type, source=source, follow_symlinks=follow_symlinks,
+                                    observer=terminal)
     elapsed = time.perf_counter() - started
     summary = tally.summary(namespace=namespace, seconds=round(elapsed, 3), embedder=emb.name)
     if as_json:
@@ -144,26 +103,39 @@ def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, 
         sys.exit(1)
 
 
-def _one_file(ingestor, path, *, content_type, source):
-    """``ingest_file`` (for --source) as ``ingest_paths`` reports a file; an error that ends the
-    run is raised."""
-    from ..ingestion.batch import ends_run
-    from ..ingestion.ingestor import FileResult
+class _Terminal(IngestObserver):
+    """The run on stderr: what was skipped or failed, one line each, and a progress bar on a
+    terminal (nothing but the JSON with --json)."""
 
-    try:
-        return FileResult(os.fspath(path), result=ingestor.ingest_file(path, content_type=content_type, source=source))
-    except KgragError as exc:
-        if ends_run(exc):
-            raise
-        return FileResult.failed(os.fspath(path), exc)
+    def __init__(self, *, quiet: bool):
+        self.quiet = quiet
+        self.bar = None
 
+    def __enter__(self) -> "_Terminal":
+        return self
 
-class _plain:
-    def __init__(self, items):
-        self.items = items
-
-    def __enter__(self):
-        return self.items
-
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> bool:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
         return False
+
+    def skipped(self, skipped) -> None:
+        if not self.quiet:
+            verb = "failed" if skipped.named else "skipped"
+            click.echo(f"{verb}: {printable(skipped.path)}: {printable(skipped.reason)}", err=True)
+
+    def started(self, files: int) -> None:
+        if sys.stderr.isatty() and not self.quiet:
+            self.bar = click.progressbar(length=files, label="ingesting", file=sys.stderr, show_pos=True)
+            self.bar.__enter__()
+
+    def finished(self, outcome) -> None:
+        if outcome.error is not None and not self.quiet:
+            click.echo(f"failed: {printable(outcome.path)}: {printable(outcome.exception)}", err=True)
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def stopped(self, exc, unwritten) -> None:
+        if not self.quiet:
+            click.echo(f"stopped: {printable(f'{type(exc).__name__}: {exc}')}; {len(unwritten)} files not written; "
+                       "run the same command again when the database is back (what was stored is kept)", err=True)
