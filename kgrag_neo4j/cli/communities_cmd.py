@@ -12,6 +12,7 @@ from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespa
 def communities() -> None:
     """Leiden communities of the entity graph and their reports (used by local search)."""
 
+
 @communities.command("build")
 @namespace_option
 @click.option("--levels", type=int, default=2, show_default=True, help="Hierarchy levels (0 = finest).")
@@ -50,6 +51,7 @@ def build(app: AppContext, namespace, levels, resolution, seed, llm, workers, as
         f"replaced {summary.deleted}"
     )
 
+
 @communities.command("list")
 @namespace_option
 @click.option("--level", type=int, help="Only this level.")
@@ -68,6 +70,7 @@ def list_cmd(app: AppContext, namespace, level, limit, as_json) -> None:
         return
     for c in rows:
         click.echo(f"L{c.level} {c.rank:8.2f} {c.members:5}  {c.id}  {c.title}")
+
 
 @communities.command("show")
 @click.argument("community_id")

@@ -82,6 +82,7 @@ def _check_sendable(key: str, value: object) -> None:
 def cypher() -> None:
     """The parameterized Cypher files kgrag runs."""
 
+
 @cypher.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @handle_errors
@@ -98,6 +99,7 @@ def list_cmd(as_json) -> None:
     for r in rows:
         click.echo(f"{r['name']:40} {r['mode']:6} {', '.join(r['params'])}")
 
+
 @cypher.command("show")
 @click.argument("name")
 @handle_errors
@@ -109,6 +111,7 @@ def show(name) -> None:
     q = load_registry()[name]
     with open(q.path, encoding="utf-8") as f:
         click.echo(f.read().rstrip())
+
 
 @cypher.command("params")
 @click.argument("name")
@@ -131,6 +134,7 @@ def params_cmd(app: AppContext, name, query_text, namespace, params, filters, em
     """
     chosen = _statement_params(app, name, query_text, namespace, params, filters, embedder)
     click.echo(chosen.line)
+
 
 @cypher.command("run")
 @click.argument("name")

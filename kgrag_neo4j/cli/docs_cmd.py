@@ -12,6 +12,7 @@ from .context import AppContext, emit_json, handle_errors, namespace_option, pas
 def docs() -> None:
     """Documents stored in a namespace."""
 
+
 @docs.command("list")
 @namespace_option
 @click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True, help="Documents at most.")
@@ -30,6 +31,7 @@ def list_cmd(app: AppContext, namespace, limit, as_json) -> None:
         return
     for d, n in rows:
         click.echo(f"{d.id}  {n:5d} chunks  {printable(d.source)}")
+
 
 @docs.command("show")
 @click.argument("document_id")
@@ -55,6 +57,7 @@ def show(app: AppContext, document_id, namespace, as_json) -> None:
     for c in chunks:
         head = c.content.replace("\n", " ")[:100]
         click.echo(f"  [{c.chunk_index}] {head}")
+
 
 @docs.command("delete")
 @click.argument("document_id")

@@ -5,12 +5,13 @@ from __future__ import annotations
 import click
 
 from .ask_cmd import chat_model, llm_on_command_line, llm_option
-from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app
+from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app, refuse_unused
 
 
 @click.group()
 def edges() -> None:
     """Chunk-to-chunk edges: sequence, similarity, LLM-extracted and cross-document."""
+
 
 @edges.command("build")
 @namespace_option
@@ -51,19 +52,13 @@ def build(app: AppContext, namespace, documents, sequence, similarity, similarit
     from ..ingestion.edges import IngestGraphOptions
     from ..ingestion.ingestor import Ingestor
     from ..providers.select import select_embedder
-    from .search_cmd import _given
 
     ctx = click.get_current_context()
-    for flags, needs, on in (
-        (("graph_batch_size", "graph_batch_overlap", "graph_workers"), "--extract-graph or --cross-document",
-         extract_graph or cross_document),
-        (("cross_document_threshold", "cross_document_max_pairs", "cross_document_batch_size"), "--cross-document",
-         cross_document),
-        (("entity_edge_max_chunks", "entity_edges_per_chunk"), "--entity-edges", entity_edges),
-    ):
-        unused = [f for f in flags if _given(ctx, f)] if not on else []
-        if unused:
-            raise click.UsageError(", ".join("--" + f.replace("_", "-") for f in unused) + f" need(s) {needs}")
+    refuse_unused(ctx, ("graph_batch_size", "graph_batch_overlap", "graph_workers"),
+                  "--extract-graph or --cross-document", extract_graph or cross_document)
+    refuse_unused(ctx, ("cross_document_threshold", "cross_document_max_pairs", "cross_document_batch_size"),
+                  "--cross-document", cross_document)
+    refuse_unused(ctx, ("entity_edge_max_chunks", "entity_edges_per_chunk"), "--entity-edges", entity_edges)
     if llm_on_command_line(ctx) and not (extract_graph or cross_document):
         raise click.UsageError("--llm chooses the model of --extract-graph / --cross-document; add one of them")
     chat = chat_model(llm) if extract_graph or cross_document else None

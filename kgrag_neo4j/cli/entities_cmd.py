@@ -21,6 +21,7 @@ def _progress(stage: str, done: int, total: int) -> None:
 def entities() -> None:
     """Entities, their relationships and mentions (for entity-boosted and local search)."""
 
+
 @entities.command("build")
 @namespace_option
 @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere (default: wordllama, or cohere with a key).")
@@ -96,6 +97,7 @@ def build(app: AppContext, namespace, embedder, documents, merge_threshold, batc
             f"from {result.chunks} chunks of {result.documents} documents; entity edges: {result.entity_edges}"
         )
 
+
 @entities.command("list")
 @namespace_option
 @click.option("--limit", type=int, default=50, show_default=True, help="Most entities to show.")
@@ -125,6 +127,7 @@ def list_cmd(app: AppContext, namespace, limit, as_json) -> None:
         return
     for r in rows:
         click.echo(f"{r.mentions:6} {r.degree:5}  {r.entity.name} ({r.entity.type})")
+
 
 @entities.command("show")
 @click.argument("name")

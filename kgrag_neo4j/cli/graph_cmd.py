@@ -60,6 +60,7 @@ def format_triples(rows: list[dict[str, Any]]) -> str:
 def graph() -> None:
     """The knowledge graph of triples (subject -predicate-> object) and its upkeep."""
 
+
 @graph.command("status")
 @namespace_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -83,6 +84,7 @@ def status(app: AppContext, namespace, as_json) -> None:
         emit_json(info)
     else:
         click.echo(format_status(info))
+
 
 @graph.command("add")
 @click.argument("triple", nargs=-1)
@@ -133,6 +135,7 @@ def add(app: AppContext, triple, file_, predicates, meta, namespace, as_json) ->
     else:
         click.echo(f"added {written} triple{'s' if written != 1 else ''} to namespace {namespace!r}")
 
+
 @graph.command("query")
 @click.option("--subject", help="Subject name (compared normalised: case and spacing ignored).")
 @click.option("--predicate", help="Predicate, e.g. caused_by: one of the known predicates or one the namespace uses.")
@@ -169,6 +172,7 @@ def query(app: AppContext, subject, predicate, object_, limit, namespace, as_jso
     else:
         click.echo(format_triples(rows))
 
+
 @graph.command("stats")
 @namespace_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -193,6 +197,7 @@ def stats(app: AppContext, namespace, as_json) -> None:
         emit_json(out)
     else:
         click.echo(format_stats(out))
+
 
 @graph.command("clear")
 @click.option("--force", is_flag=True, help="Do not ask for confirmation.")
@@ -224,6 +229,7 @@ def clear(app: AppContext, force, namespace, as_json) -> None:
             f"cleared namespace {namespace!r}: {removed['edges']} triples, "
             f"{removed['mentions']} chunk mentions, {removed['entities']} entities{kept}"
         )
+
 
 @graph.command("prune")
 @click.option("--dry-run", is_flag=True, help="Only count what would be removed.")

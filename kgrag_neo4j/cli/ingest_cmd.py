@@ -9,7 +9,9 @@ import click
 
 from ..ingestion.batch import IngestObserver
 from .ask_cmd import chat_model, llm_on_command_line, llm_option
-from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app, printable
+from .context import (
+    FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app, printable, refuse_unused,
+)
 
 
 @click.command("ingest")
@@ -54,17 +56,10 @@ def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, 
     from ..ingestion.ingestor import Ingestor
     from ..providers.select import describe_embedder, select_embedder
 
-    from .search_cmd import _given
-
     ctx = click.get_current_context()
-    for flags, needs, on in (
-        (("graph_batch_size", "graph_batch_overlap", "graph_workers", "cross_document"), "--extract-graph", extract_graph),
-        (("similarity_threshold", "similarity_top_k"), "--similarity-edges", similarity_edges),
-    ):
-        unused = [f for f in flags if _given(ctx, f)] if not on else []
-        if unused:
-            names = ", ".join("--" + f.replace("_", "-") for f in unused)
-            raise click.UsageError(f"{names} need(s) {needs}")
+    refuse_unused(ctx, ("graph_batch_size", "graph_batch_overlap", "graph_workers", "cross_document"),
+                  "--extract-graph", extract_graph)
+    refuse_unused(ctx, ("similarity_threshold", "similarity_top_k"), "--similarity-edges", similarity_edges)
     if llm_on_command_line(ctx) and not extract_graph:
         raise click.UsageError("--llm chooses the model of --extract-graph; add --extract-graph (or drop --llm)")
     emb = select_embedder(embedder)

@@ -15,6 +15,7 @@ _COLUMNS = ("documents", "chunks", "entities", "communities", "triples")
 def namespace() -> None:
     """Namespaces (tenants) of the database: list them, delete one."""
 
+
 @namespace.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
@@ -38,6 +39,7 @@ def list_cmd(app: AppContext, as_json) -> None:
         counts = "".join(f"{getattr(r, c):>13}" for c in _COLUMNS)
         embedder = f"{r.embedder} ({r.dimensions})" if r.embedder else "-"
         click.echo(f"{printable(r.namespace):<{width}}{counts}  {embedder}")
+
 
 @namespace.command("delete")
 @click.argument("name")

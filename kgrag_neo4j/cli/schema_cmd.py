@@ -32,9 +32,11 @@ def init(app: AppContext, dimensions, embedder, namespace, as_json) -> None:
     else:
         click.echo(f"schema ready: {len(status.indexes)} indexes ONLINE, {status.dimensions} dimensions")
 
+
 @click.group()
 def schema() -> None:
     """Inspect the schema kgrag created."""
+
 
 @schema.command("status")
 @namespace_option

@@ -7,7 +7,7 @@ import click
 from ..errors import InputError
 from ..retrieval.modes import MODE_OPTIONS, MODES
 from ..types import GRAPH_BLENDS, ChunkFilter, by_document, by_meta, by_source, created_after, created_before
-from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app
+from .context import FINITE_FLOAT, AppContext, emit_json, given, handle_errors, namespace_option, pass_app
 
 RERANKERS = ("none", "score", "cohere")
 SCORE_SCALES = ("cosine", "normalized")
@@ -74,13 +74,6 @@ def parse_decay(text: str) -> tuple[float, ...]:
     if not values:
         raise InputError("--hop-decay needs at least one number")
     return values
-
-
-def _given(ctx: click.Context, name: str) -> bool:
-    """Whether the user set ``name`` (command line or environment), not its default."""
-    from click.core import ParameterSource
-
-    return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
 
 
 def build_reranker(name: str, min_score: float):
@@ -168,7 +161,7 @@ def retriever_options(ctx: click.Context, mode: str, rerank: str, flags: dict) -
     """The retriever options of the flags the user set (parsed, under the retriever's names);
     a flag ``mode`` cannot honour is a usage error naming it."""
     # in the order the options are declared, whatever order they were typed in
-    given = [p.name for p in ctx.command.params if p.name in flags and _given(ctx, p.name)]
+    given = [p.name for p in ctx.command.params if p.name in flags and given(ctx, p.name)]
     if rerank != "none":
         given.append("rerank")
     foreign = [name for name in given

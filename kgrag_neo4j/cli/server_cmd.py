@@ -18,6 +18,7 @@ def _server(app: AppContext, data_dir: str | None, port: int | None = None, heap
 def server() -> None:
     """Run a local Neo4j 5.26 on 127.0.0.1 from the official jars (no Docker)."""
 
+
 @server.command("install")
 @handle_errors
 def install_cmd() -> None:
@@ -29,6 +30,7 @@ def install_cmd() -> None:
 
     lib = install(echo=lambda m: click.echo(m, err=True))
     click.echo(f"Neo4j {NEO4J_VERSION} and Neo4j Browser {BROWSER_VERSION} jars in {lib}")
+
 
 @server.command("start")
 @click.option("--port", type=click.IntRange(1, 65535), envvar="KGRAG_PORT", help="Bolt port on 127.0.0.1 (default 7687, or the last one used).")
@@ -63,6 +65,7 @@ def start(app: AppContext, port, http_port, data_dir, heap, pagecache, timeout, 
     click.echo(f"Neo4j Browser: {info.browser_url} (login: kgrag server credentials)", err=True)
     click.echo(info.uri)
 
+
 @server.command("stop")
 @click.option("--data-dir", "data_dir", help="Data dir of the server to stop.")
 @pass_app
@@ -76,6 +79,7 @@ def stop(app: AppContext, data_dir) -> None:
         click.echo("stopped")
     else:
         click.echo("not running")
+
 
 @server.command("status")
 @click.option("--data-dir", "data_dir", help="Data dir of the server.")
@@ -93,6 +97,7 @@ def status(app: AppContext, data_dir, as_json) -> None:
         return
     for key, value in info.items():
         click.echo(f"{key:11} {value}")
+
 
 @server.command("credentials")
 @click.option("--data-dir", "data_dir", help="Data dir of the server.")
