@@ -161,16 +161,16 @@ def retriever_options(ctx: click.Context, mode: str, rerank: str, flags: dict) -
     """The retriever options of the flags the user set (parsed, under the retriever's names);
     a flag ``mode`` cannot honour is a usage error naming it."""
     # in the order the options are declared, whatever order they were typed in
-    given = [p.name for p in ctx.command.params if p.name in flags and given(ctx, p.name)]
+    typed = [p.name for p in ctx.command.params if p.name in flags and given(ctx, p.name)]
     if rerank != "none":
-        given.append("rerank")
-    foreign = [name for name in given
+        typed.append("rerank")
+    foreign = [name for name in typed
                if option_of(name, mode) not in MODE_OPTIONS[mode] and not honoured_by_reranker(name, mode, rerank)]
     if foreign:
         flags_text = ", ".join("--" + n.replace("_", "-") for n in foreign)
         raise click.UsageError(f"{flags_text} cannot be used with --mode {mode}")
     options = {}
-    for name in given:
+    for name in typed:
         if name == "rerank" or option_of(name, mode) not in MODE_OPTIONS[mode]:
             continue  # the reranker's threshold (honoured_by_reranker), not a retriever option
         value = flags[name]
