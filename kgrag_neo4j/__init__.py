@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 try:
     __version__ = version("kgrag-neo4j")
@@ -48,7 +48,8 @@ _EXPORTS: dict[str, str] = {
     "VectorRetriever": "retrieval.retrievers", "HybridRetriever": "retrieval.retrievers",
     "GraphRetriever": "retrieval.retrievers", "GraphOptions": "retrieval.scoring",
     "EntityGraphRetriever": "retrieval.entity", "LocalSearchRetriever": "retrieval.local_search",
-    "TripleGraphRetriever": "retrieval.triples",
+    "TripleGraphRetriever": "retrieval.triples", "PPRRetriever": "retrieval.ppr",
+    "MODES": "retrieval.modes", "build_retriever": "retrieval.modes",
     "ScoreReranker": "retrieval.rerank", "LLMReranker": "retrieval.rerank",
     "format_knowledge": "retrieval.format", "KnowledgeTool": "retrieval.knowledge_tool",
     "answer": "retrieval.answer", "aanswer": "retrieval.answer", "Answer": "retrieval.answer",
@@ -64,6 +65,49 @@ _EXPORTS: dict[str, str] = {
     "Triple": "triples.model", "GraphBuffer": "triples.buffer",
     "ErrorResolutionRecorder": "triples.learning",
 }
+
+if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ imports on first use)
+    from .entities.extract_llm import LLMEntityExtractor
+    from .entities.extract_offline import OfflineEntityExtractor
+    from .errors import (
+        AuthenticationFailed, Cancelled, ConfigurationError, ConnectionFailed, DimensionMismatchError, InputError,
+        KgragError, NotFoundError, ProviderError, StoreError,
+    )
+    from .ingestion.chunkers import MarkdownChunker, RecursiveChunker, SemanticChunker
+    from .ingestion.edges import IngestGraphOptions
+    from .ingestion.extractors import ExtractorRegistry
+    from .ingestion.ingestor import FileResult, IngestOptions, Ingestor
+    from .protocols import (
+        ChatProvider, CommunityStore, DocumentChunkLister, EmbeddingProvider, EntityStore, GraphStore, GraphTraverser,
+        KeywordSearcher, Reranker, Retriever, Store,
+    )
+    from .providers.cohere import CohereChat, CohereEmbedder, CohereReranker
+    from .providers.hashing import HashingEmbedder
+    from .providers.openai import OpenAIChat, OpenAIEmbedder
+    from .providers.select import select_chat, select_embedder
+    from .providers.sentence_transformers import SentenceTransformerEmbedder
+    from .providers.wordllama import WordLlamaEmbedder
+    from .retrieval.answer import Answer, Citation, aanswer, answer
+    from .retrieval.entity import EntityGraphRetriever
+    from .retrieval.format import format_knowledge
+    from .retrieval.knowledge_tool import KnowledgeTool
+    from .retrieval.local_search import LocalSearchRetriever
+    from .retrieval.modes import MODES, build_retriever
+    from .retrieval.ppr import PPRRetriever
+    from .retrieval.rerank import LLMReranker, ScoreReranker
+    from .retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
+    from .retrieval.scoring import GraphOptions
+    from .retrieval.triples import TripleGraphRetriever
+    from .server import LocalServer
+    from .settings import Neo4jSettings
+    from .store import Neo4jStore
+    from .triples.buffer import GraphBuffer
+    from .triples.learning import ErrorResolutionRecorder
+    from .triples.model import Triple
+    from .types import (
+        Chunk, ChunkEdge, ChunkFilter, ComponentScores, Document, EdgeContext, IngestResult, RelationType,
+        RetrievalResult, by_document, by_meta, by_source, created_after, created_before,
+    )
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

@@ -95,7 +95,7 @@ def test_the_cli_keeps_one_document_per_file_and_source_sets_the_identity(store,
     assert json.loads(out)["files"][0]["status"] == "new"
     assert "handbook/notes" in {d.source for d in store.list_documents()}
     code, _, err = kgrag("ingest", "docs", "--source", "x", *ns)
-    assert code == 1 and "--source names one document" in err and "Traceback" not in err
+    assert code == 1 and "source names one document" in err and "Traceback" not in err
 
 
 # -- 10. only regular files are read ------------------------------------------------------------------

@@ -133,3 +133,19 @@ def test_adapters_refuse_what_is_not_a_retriever():
             module.KgragRetriever(retriever=object(), top_k=5)
         with pytest.raises(ConfigurationError, match="top_k"):
             module.KgragRetriever(retriever=VectorRetriever(None, None), top_k=0)
+
+
+@pytest.mark.parametrize("adapter", ["langchain", "llamaindex"])
+def test_adapters_build_the_retriever_of_a_mode(corpus, hashing_embedder, adapter):
+    """``KgragRetriever.from_mode`` is ``build_retriever``: the same results, and an option the
+    mode cannot honour refused as the CLI refuses it."""
+    import importlib
+
+    KgragRetriever = importlib.import_module(f"kgrag_neo4j.integrations.{adapter}").KgragRetriever
+    retriever = KgragRetriever.from_mode("graph", corpus, hashing_embedder, top_k=3, max_hops=2)
+    expected = build_retriever("graph", corpus, hashing_embedder, max_hops=2).retrieve(QUERY, 3)
+    got = retriever.invoke(QUERY) if adapter == "langchain" else retriever.retrieve(QUERY)
+    ids = [d.id for d in got] if adapter == "langchain" else [n.node.id_ for n in got]
+    assert ids == [r.id for r in expected] and ids
+    with pytest.raises(ConfigurationError, match="max_hops"):
+        KgragRetriever.from_mode("vector", corpus, hashing_embedder, max_hops=2)

@@ -6,7 +6,20 @@ import logging
 
 import click
 
+from .ask_cmd import ask
+from .communities_cmd import communities
 from .context import AppContext, connection_options
+from .cypher_cmd import cypher
+from .docs_cmd import docs
+from .edges_cmd import edges
+from .entities_cmd import entities
+from .graph_cmd import graph
+from .ingest_cmd import ingest
+from .mcp_cmd import mcp
+from .namespace_cmd import namespace
+from .schema_cmd import init, schema
+from .search_cmd import search
+from .server_cmd import server
 
 __all__ = ["cli", "main"]
 
@@ -40,25 +53,10 @@ def _quiet_driver_logs():
     return undo
 
 
-def _register() -> None:
-    from . import cypher_cmd, schema_cmd, server_cmd
-
-    for module in (server_cmd, schema_cmd, cypher_cmd):
-        module.register(cli)
-    # capability commands register themselves when their modules exist
-    import importlib
-
-    for name in ("ingest_cmd", "docs_cmd", "namespace_cmd", "search_cmd", "ask_cmd", "edges_cmd", "graph_cmd", "entities_cmd", "communities_cmd", "mcp_cmd"):
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-            continue
-        module.register(cli)
-
-
-_register()
+for _command in (ask, communities, cypher, docs, edges, entities, graph, ingest, init, mcp, namespace, schema,
+                 search, server):
+    cli.add_command(_command)
+del _command
 
 
 def main() -> None:

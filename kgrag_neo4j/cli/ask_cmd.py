@@ -33,49 +33,48 @@ def chat_model(llm: str | None):
     return chat
 
 
-def register(cli: click.Group) -> None:
-    @cli.command("ask")
-    @click.argument("question")
-    @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True, help="Retriever that finds the passages.")
-    @click.option("--top-k", type=click.IntRange(min=1), default=5, show_default=True, help="Passages given to the model.")
-    @click.option("--filter", "filters", multiple=True, help="As for search: document=ID, source=PREFIX, meta.KEY=VALUE, after=, before=.")
-    @click.option("--stream", is_flag=True, help="Print the answer as the model writes it.")
-    @llm_option
-    @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere | openai (as at ingest).")
-    @namespace_option
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON: answer, model, citations (chunk ids, sources, cited or not) and the results.")
-    @pass_app
-    @handle_errors
-    def ask(app: AppContext, question, mode, top_k, filters, stream, llm, embedder, namespace, as_json) -> None:
-        """Answer a question from what was ingested, citing the passages used ([1], [2], ...).
+@click.command("ask")
+@click.argument("question")
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True, help="Retriever that finds the passages.")
+@click.option("--top-k", type=click.IntRange(min=1), default=5, show_default=True, help="Passages given to the model.")
+@click.option("--filter", "filters", multiple=True, help="As for search: document=ID, source=PREFIX, meta.KEY=VALUE, after=, before=.")
+@click.option("--stream", is_flag=True, help="Print the answer as the model writes it.")
+@llm_option
+@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere | openai (as at ingest).")
+@namespace_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: answer, model, citations (chunk ids, sources, cited or not) and the results.")
+@pass_app
+@handle_errors
+def ask(app: AppContext, question, mode, top_k, filters, stream, llm, embedder, namespace, as_json) -> None:
+    """Answer a question from what was ingested, citing the passages used ([1], [2], ...).
 
-        Example: kgrag ask "How are vector indexes created?" --mode graph --llm openai --stream
-        """
-        from ..errors import InputError
-        from ..providers.select import describe_embedder, select_embedder
-        from ..retrieval.answer import answer
+    Example: kgrag ask "How are vector indexes created?" --mode graph --llm openai --stream
+    """
+    from ..errors import InputError
+    from ..providers.select import describe_embedder, select_embedder
+    from ..retrieval.answer import answer
 
-        if stream and as_json:
-            raise InputError("--stream and --json do not go together: JSON is printed once the answer is whole")
-        chat = chat_model(llm)
-        emb = select_embedder(embedder)
-        click.echo(f"embedder: {describe_embedder(emb)}", err=True)
-        store = app.store(namespace)
-        store.check_embedder(emb.name, emb.dimensions)
-        retriever = build_retriever(mode, store, emb, filters=[parse_filter(f) for f in filters])
-        if stream:
-            streamed = answer(question, retriever=retriever, chat=chat, top_k=top_k, stream=True)
-            for piece in streamed:
-                click.echo(piece, nl=False)
-            click.echo("")
-            _print_sources(streamed.citations)
-            return
-        result = answer(question, retriever=retriever, chat=chat, top_k=top_k)
-        if as_json:
-            emit_json({"mode": mode, "namespace": namespace, **result.to_json()})
-            return
-        click.echo(result.text)
-        _print_sources(result.citations)
+    if stream and as_json:
+        raise InputError("--stream and --json do not go together: JSON is printed once the answer is whole")
+    chat = chat_model(llm)
+    emb = select_embedder(embedder)
+    click.echo(f"embedder: {describe_embedder(emb)}", err=True)
+    store = app.store(namespace)
+    store.check_embedder(emb.name, emb.dimensions)
+    retriever = build_retriever(mode, store, emb, filters=[parse_filter(f) for f in filters])
+    if stream:
+        streamed = answer(question, retriever=retriever, chat=chat, top_k=top_k, stream=True)
+        for piece in streamed:
+            click.echo(piece, nl=False)
+        click.echo("")
+        _print_sources(streamed.citations)
+        return
+    result = answer(question, retriever=retriever, chat=chat, top_k=top_k)
+    if as_json:
+        emit_json({"mode": mode, "namespace": namespace, **result.to_json()})
+        return
+    click.echo(result.text)
+    _print_sources(result.citations)
 
 
 def _print_sources(citations) -> None:

@@ -8,87 +8,89 @@ from .ask_cmd import chat_model, llm_option
 from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app
 
 
-def register(cli: click.Group) -> None:
-    @cli.group()
-    def communities() -> None:
-        """Leiden communities of the entity graph and their reports (used by local search)."""
+@click.group()
+def communities() -> None:
+    """Leiden communities of the entity graph and their reports (used by local search)."""
 
-    @communities.command("build")
-    @namespace_option
-    @click.option("--levels", type=int, default=2, show_default=True, help="Hierarchy levels (0 = finest).")
-    @click.option("--resolution", type=FINITE_FLOAT, default=1.0, show_default=True, help="Leiden resolution (higher: smaller communities).")
-    @click.option("--seed", type=int, default=42, show_default=True, help="Random seed (same seed, same communities).")
-    @llm_option
-    @click.option("--workers", type=click.IntRange(min=1), default=4, show_default=True, help="With --llm: reports written at once.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @pass_app
-    @handle_errors
-    def build(app: AppContext, namespace, levels, resolution, seed, llm, workers, as_json) -> None:
-        """Cluster the entities with Leiden and store communities with their reports
-        (extractive, or written by a chat model with --llm), replacing the previous ones in
-        one transaction.
 
-        Example: kgrag communities build --levels 2 --llm openai
-        """
-        from ..communities.build import build_communities
+@communities.command("build")
+@namespace_option
+@click.option("--levels", type=int, default=2, show_default=True, help="Hierarchy levels (0 = finest).")
+@click.option("--resolution", type=FINITE_FLOAT, default=1.0, show_default=True, help="Leiden resolution (higher: smaller communities).")
+@click.option("--seed", type=int, default=42, show_default=True, help="Random seed (same seed, same communities).")
+@llm_option
+@click.option("--workers", type=click.IntRange(min=1), default=4, show_default=True, help="With --llm: reports written at once.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+@handle_errors
+def build(app: AppContext, namespace, levels, resolution, seed, llm, workers, as_json) -> None:
+    """Cluster the entities with Leiden and store communities with their reports
+    (extractive, or written by a chat model with --llm), replacing the previous ones in
+    one transaction.
 
-        chat = chat_model(llm) if llm else None
+    Example: kgrag communities build --levels 2 --llm openai
+    """
+    from ..communities.build import build_communities
 
-        def progress(stage: str, done: int, total: int) -> None:
-            if chat is not None and (done == total or done % 10 == 0):
-                click.echo(f"{stage}: {done}/{total}", err=True)
+    chat = chat_model(llm) if llm else None
 
-        summary = build_communities(
-            app.store(namespace), levels=levels, resolution=resolution, seed=seed, chat=chat, workers=workers,
-            progress=progress,
-        )  # fmt: skip
-        if as_json:
-            emit_json(summary.as_dict())
-            return
-        levels_text = ", ".join(f"level {k}: {v}" for k, v in sorted(summary.by_level.items())) or "none"
-        click.echo(
-            f"{summary.communities} communities ({levels_text}) over {summary.entities} entities; "
-            f"replaced {summary.deleted}"
-        )
+    def progress(stage: str, done: int, total: int) -> None:
+        if chat is not None and (done == total or done % 10 == 0):
+            click.echo(f"{stage}: {done}/{total}", err=True)
 
-    @communities.command("list")
-    @namespace_option
-    @click.option("--level", type=int, help="Only this level.")
-    @click.option("--limit", type=int, help="Most communities to show.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @pass_app
-    @handle_errors
-    def list_cmd(app: AppContext, namespace, level, limit, as_json) -> None:
-        """Communities by level, highest rank first.
+    summary = build_communities(
+        app.store(namespace), levels=levels, resolution=resolution, seed=seed, chat=chat, workers=workers,
+        progress=progress,
+    )  # fmt: skip
+    if as_json:
+        emit_json(summary.as_dict())
+        return
+    levels_text = ", ".join(f"level {k}: {v}" for k, v in sorted(summary.by_level.items())) or "none"
+    click.echo(
+        f"{summary.communities} communities ({levels_text}) over {summary.entities} entities; "
+        f"replaced {summary.deleted}"
+    )
 
-        Example: kgrag communities list --level 0
-        """
-        rows = app.store(namespace).list_communities(level=level, limit=limit)
-        if as_json:
-            emit_json([c.as_dict() for c in rows])
-            return
-        for c in rows:
-            click.echo(f"L{c.level} {c.rank:8.2f} {c.members:5}  {c.id}  {c.title}")
 
-    @communities.command("show")
-    @click.argument("community_id")
-    @namespace_option
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @pass_app
-    @handle_errors
-    def show(app: AppContext, community_id, namespace, as_json) -> None:
-        """One community: its report, parent, children and members.
+@communities.command("list")
+@namespace_option
+@click.option("--level", type=int, help="Only this level.")
+@click.option("--limit", type=int, help="Most communities to show.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+@handle_errors
+def list_cmd(app: AppContext, namespace, level, limit, as_json) -> None:
+    """Communities by level, highest rank first.
 
-        Example: kgrag communities show com_0123...
-        """
-        c = app.store(namespace).get_community(community_id)
-        if as_json:
-            emit_json(c.as_dict())
-            return
-        click.echo(f"{c.id} (level {c.level}, rank {c.rank:.2f}, {c.members} members)")
-        if c.parent_id:
-            click.echo(f"parent: {c.parent_id}")
-        if c.child_ids:
-            click.echo("children: " + ", ".join(c.child_ids))
-        click.echo("")
-        click.echo(c.full_content or c.summary)
+    Example: kgrag communities list --level 0
+    """
+    rows = app.store(namespace).list_communities(level=level, limit=limit)
+    if as_json:
+        emit_json([c.as_dict() for c in rows])
+        return
+    for c in rows:
+        click.echo(f"L{c.level} {c.rank:8.2f} {c.members:5}  {c.id}  {c.title}")
+
+
+@communities.command("show")
+@click.argument("community_id")
+@namespace_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+@handle_errors
+def show(app: AppContext, community_id, namespace, as_json) -> None:
+    """One community: its report, parent, children and members.
+
+    Example: kgrag communities show com_0123...
+    """
+    c = app.store(namespace).get_community(community_id)
+    if as_json:
+        emit_json(c.as_dict())
+        return
+    click.echo(f"{c.id} (level {c.level}, rank {c.rank:.2f}, {c.members} members)")
+    if c.parent_id:
+        click.echo(f"parent: {c.parent_id}")
+    if c.child_ids:
+        click.echo("children: " + ", ".join(c.child_ids))
+    click.echo("")
+    click.echo(c.full_content or c.summary)

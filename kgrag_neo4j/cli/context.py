@@ -17,7 +17,10 @@ import click
 from ..errors import KgragError, ServerError
 from ..settings import DEFAULT_NAMESPACE, Neo4jSettings
 
-__all__ = ["FINITE_FLOAT", "AppContext", "connection_options", "emit_json", "handle_errors", "namespace_option", "pass_app", "printable"]
+__all__ = [
+    "FINITE_FLOAT", "AppContext", "connection_options", "emit_json", "given", "handle_errors", "namespace_option",
+    "pass_app", "printable", "refuse_unused",
+]
 
 
 @dataclass
@@ -118,6 +121,21 @@ def namespace_option(fn: Callable) -> Callable:
         show_default=True,
         help="Tenant / collection every read and write is scoped to.",
     )(fn)
+
+
+def given(ctx: click.Context, name: str) -> bool:
+    """Whether the user set option ``name`` (command line or environment), not its default."""
+    from click.core import ParameterSource
+
+    return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+
+def refuse_unused(ctx: click.Context, names: tuple[str, ...], needs: str, on: bool) -> None:
+    """Options of ``names`` the user set while the flag they tune is off (``on`` false) are a
+    usage error naming ``needs``: a flag that cannot be honoured is never silently ignored."""
+    unused = [name for name in names if given(ctx, name)] if not on else []
+    if unused:
+        raise click.UsageError(", ".join("--" + n.replace("_", "-") for n in unused) + f" need(s) {needs}")
 
 
 def handle_errors(fn: Callable) -> Callable:

@@ -78,89 +78,92 @@ def _check_sendable(key: str, value: object) -> None:
             stack.extend((x, depth + 1) for x in item.values())
 
 
-def register(cli: click.Group) -> None:
-    @cli.group()
-    def cypher() -> None:
-        """The parameterized Cypher files kgrag runs."""
+@click.group()
+def cypher() -> None:
+    """The parameterized Cypher files kgrag runs."""
 
-    @cypher.command("list")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @handle_errors
-    def list_cmd(as_json) -> None:
-        """List every statement with its mode and parameters.
 
-        Example: kgrag cypher list
-        """
-        reg = load_registry()
-        rows = [{"name": q.name, "mode": q.mode, "params": sorted(q.param_names), "doc": q.doc} for q in reg.values()]
-        if as_json:
-            emit_json(rows)
-            return
-        for r in rows:
-            click.echo(f"{r['name']:40} {r['mode']:6} {', '.join(r['params'])}")
+@cypher.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@handle_errors
+def list_cmd(as_json) -> None:
+    """List every statement with its mode and parameters.
 
-    @cypher.command("show")
-    @click.argument("name")
-    @handle_errors
-    def show(name) -> None:
-        """Print a statement file (header and body), ready to paste into Browser.
-
-        Example: kgrag cypher show chunks/search_vector
-        """
-        q = load_registry()[name]
-        with open(q.path, encoding="utf-8") as f:
-            click.echo(f.read().rstrip())
-
-    @cypher.command("params")
-    @click.argument("name")
-    @click.option("--query", "query_text", help="Query text: its embedding (by the namespace's recorded embedder) and its escaped full-text form fill the statement's query parameters.")
-    @click.option("--namespace", envvar="KGRAG_NAMESPACE", show_envvar=True, help="Namespace (default: the file's example, 'demo').")
-    @click.option("--param", "params", multiple=True, help="key=value (value parsed as JSON when it parses); wins over everything else.")
-    @click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX: the $filter map.")
-    @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="Embed with this one instead of the namespace's recorded embedder (it must match it).")
-    @pass_app
-    @handle_errors
-    def params_cmd(app: AppContext, name, query_text, namespace, params, filters, embedder) -> None:
-        """Print a ready-to-paste `:params {...}` line for a statement (for Neo4j Browser).
-
-        Values come from the file's own example, then --namespace, --query, --filter and
-        --param. Paste the line into Browser, run it, then paste the statement
-        (`kgrag cypher show NAME`). Numbers reach the server as floats from Browser; the
-        statements accept that.
-
-        Example: kgrag cypher params graph/retrieve --namespace demo --query "how does expansion work?"
-        """
-        chosen = _statement_params(app, name, query_text, namespace, params, filters, embedder)
-        click.echo(chosen.line)
-
-    @cypher.command("run")
-    @click.argument("name")
-    @click.option("--param", "params", multiple=True, help="key=value (value parsed as JSON when it parses).")
-    @click.option("--query", "query_text", help="Query text for the statement's query vector and full-text query (as `cypher params --query`).")
-    @click.option("--namespace", envvar="KGRAG_NAMESPACE", show_envvar=True, help="Namespace (default: the file's example).")
-    @click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX: the $filter map.")
-    @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="Embed with this one instead of the namespace's recorded embedder (it must match it).")
-    @click.option("--json", "as_json", is_flag=True, help="Print rows as JSON (default).")
-    @pass_app
-    @handle_errors
-    def run(app: AppContext, name, params, query_text, namespace, filters, embedder, as_json) -> None:
-        """Run one statement, routed by its mode; missing parameters take the file's example values.
-
-        Which parameters came from the file is said on stderr. A statement that takes a query
-        vector needs --query (or --param embedding=[...]).
-
-        Example: kgrag cypher run documents/list_documents --param namespace=default --param limit=5
-        """
-        chosen = _statement_params(app, name, query_text, namespace, params, filters, embedder)
-        if "embedding" in chosen.from_file:
-            raise InputError(f"{name} takes a query vector: pass --query TEXT (or --param embedding=[...])")
-        if chosen.from_file:
-            click.echo(f"from the file's example: {', '.join(chosen.from_file)}", err=True)
-        values = chosen.values
-        ns = values.get("namespace")
-        store = app.store(ns if isinstance(ns, str) and ns else "default")
-        rows = store.runner.run_any(name, **values)
+    Example: kgrag cypher list
+    """
+    reg = load_registry()
+    rows = [{"name": q.name, "mode": q.mode, "params": sorted(q.param_names), "doc": q.doc} for q in reg.values()]
+    if as_json:
         emit_json(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['name']:40} {r['mode']:6} {', '.join(r['params'])}")
+
+
+@cypher.command("show")
+@click.argument("name")
+@handle_errors
+def show(name) -> None:
+    """Print a statement file (header and body), ready to paste into Browser.
+
+    Example: kgrag cypher show chunks/search_vector
+    """
+    q = load_registry()[name]
+    with open(q.path, encoding="utf-8") as f:
+        click.echo(f.read().rstrip())
+
+
+@cypher.command("params")
+@click.argument("name")
+@click.option("--query", "query_text", help="Query text: its embedding (by the namespace's recorded embedder) and its escaped full-text form fill the statement's query parameters.")
+@click.option("--namespace", envvar="KGRAG_NAMESPACE", show_envvar=True, help="Namespace (default: the file's example, 'demo').")
+@click.option("--param", "params", multiple=True, help="key=value (value parsed as JSON when it parses); wins over everything else.")
+@click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX: the $filter map.")
+@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="Embed with this one instead of the namespace's recorded embedder (it must match it).")
+@pass_app
+@handle_errors
+def params_cmd(app: AppContext, name, query_text, namespace, params, filters, embedder) -> None:
+    """Print a ready-to-paste `:params {...}` line for a statement (for Neo4j Browser).
+
+    Values come from the file's own example, then --namespace, --query, --filter and
+    --param. Paste the line into Browser, run it, then paste the statement
+    (`kgrag cypher show NAME`). Numbers reach the server as floats from Browser; the
+    statements accept that.
+
+    Example: kgrag cypher params graph/retrieve --namespace demo --query "how does expansion work?"
+    """
+    chosen = _statement_params(app, name, query_text, namespace, params, filters, embedder)
+    click.echo(chosen.line)
+
+
+@cypher.command("run")
+@click.argument("name")
+@click.option("--param", "params", multiple=True, help="key=value (value parsed as JSON when it parses).")
+@click.option("--query", "query_text", help="Query text for the statement's query vector and full-text query (as `cypher params --query`).")
+@click.option("--namespace", envvar="KGRAG_NAMESPACE", show_envvar=True, help="Namespace (default: the file's example).")
+@click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX: the $filter map.")
+@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="Embed with this one instead of the namespace's recorded embedder (it must match it).")
+@click.option("--json", "as_json", is_flag=True, help="Print rows as JSON (default).")
+@pass_app
+@handle_errors
+def run(app: AppContext, name, params, query_text, namespace, filters, embedder, as_json) -> None:
+    """Run one statement, routed by its mode; missing parameters take the file's example values.
+
+    Which parameters came from the file is said on stderr. A statement that takes a query
+    vector needs --query (or --param embedding=[...]).
+
+    Example: kgrag cypher run documents/list_documents --param namespace=default --param limit=5
+    """
+    chosen = _statement_params(app, name, query_text, namespace, params, filters, embedder)
+    if "embedding" in chosen.from_file:
+        raise InputError(f"{name} takes a query vector: pass --query TEXT (or --param embedding=[...])")
+    if chosen.from_file:
+        click.echo(f"from the file's example: {', '.join(chosen.from_file)}", err=True)
+    values = chosen.values
+    ns = values.get("namespace")
+    store = app.store(ns if isinstance(ns, str) and ns else "default")
+    rows = store.runner.run_any(name, **values)
+    emit_json(rows)
 
 
 def _statement_params(app: AppContext, name, query_text, namespace, params, filters, embedder_name):

@@ -2,169 +2,135 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
 import click
 
-from ..errors import InputError, KgragError
+from ..ingestion.batch import IngestObserver
 from .ask_cmd import chat_model, llm_on_command_line, llm_option
-from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app, printable
+from .context import (
+    FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app, printable, refuse_unused,
+)
 
 
-def register(cli: click.Group) -> None:
-    @cli.command("ingest")
-    @click.argument("paths", nargs=-1, required=True)
-    @namespace_option
-    @click.option("--strategy", type=click.Choice(["flat", "parent-child"]), default="flat", show_default=True)
-    @click.option("--content-type", help="Override the type detected from extensions (e.g. text/markdown).")
-    @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere.")
-    @click.option("--batch-size", type=int, default=64, show_default=True, help="Chunks per embedding call.")
-    @click.option("--sequence-edges", is_flag=True, help="Link consecutive chunks (no LLM).")
-    @click.option("--similarity-edges", is_flag=True, help="similar_to edges to the nearest chunks (no LLM).")
-    @click.option("--similarity-threshold", type=FINITE_FLOAT, default=0.75, show_default=True, help="Minimum cosine of a similar_to edge.")
-    @click.option("--similarity-top-k", type=int, default=5, show_default=True, help="similar_to edges per chunk at most.")
-    @click.option("--extract-graph", is_flag=True, help="LLM edge extraction between chunks, with the chat model of --llm.")
-    @llm_option
-    @click.option("--graph-batch-size", type=int, default=5, show_default=True, help="Chunks per LLM extraction call.")
-    @click.option("--graph-batch-overlap", type=int, default=0, show_default=True, help="Chunks shared by consecutive LLM calls.")
-    @click.option("--graph-workers", type=int, default=3, show_default=True, help="Concurrent LLM extraction calls.")
-    @click.option("--cross-document", is_flag=True, help="Also LLM edges to similar chunks of other documents (needs --extract-graph).")
-    @click.option("--min-edge-weight", type=FINITE_FLOAT, default=0.0, show_default=True, help="Edges lighter than this are dropped (every source).")
-    @click.option("--max-edges-per-chunk", type=int, default=0, show_default=True, help="Heaviest edges kept per chunk; 0 = all.")
-    @click.option("--source", help="The document's identity (one file only; default: the file's resolved path).")
-    @click.option("--follow-symlinks", is_flag=True,
-                  help="Follow symlinks that lead out of a folder (default: skipped and reported).")
-    @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary with one row per file.")
-    @pass_app
-    @handle_errors
-    def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, batch_size, sequence_edges,
-               similarity_edges, similarity_threshold, similarity_top_k, extract_graph, graph_batch_size,
-               graph_batch_overlap, graph_workers, cross_document, llm, min_edge_weight, max_edges_per_chunk, source,
-               follow_symlinks, as_json) -> None:
-        """Ingest files, folders (recursive) and globs, many documents per transaction. A
-        failing file is reported and the others go on; the exit code is 1 when any failed.
-        Only regular files are read: FIFOs, devices and symlinks leading out of a folder are
-        reported and skipped. A file is one document however it is reached (its resolved path
-        is its identity, or --source). When the database cannot be reached after its retries
-        the run stops at once, with a summary of what was not written.
+@click.command("ingest")
+@click.argument("paths", nargs=-1, required=True)
+@namespace_option
+@click.option("--strategy", type=click.Choice(["flat", "parent-child"]), default="flat", show_default=True)
+@click.option("--content-type", help="Override the type detected from extensions (e.g. text/markdown).")
+@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere.")
+@click.option("--batch-size", type=int, default=64, show_default=True, help="Chunks per embedding call.")
+@click.option("--sequence-edges", is_flag=True, help="Link consecutive chunks (no LLM).")
+@click.option("--similarity-edges", is_flag=True, help="similar_to edges to the nearest chunks (no LLM).")
+@click.option("--similarity-threshold", type=FINITE_FLOAT, default=0.75, show_default=True, help="Minimum cosine of a similar_to edge.")
+@click.option("--similarity-top-k", type=int, default=5, show_default=True, help="similar_to edges per chunk at most.")
+@click.option("--extract-graph", is_flag=True, help="LLM edge extraction between chunks, with the chat model of --llm.")
+@llm_option
+@click.option("--graph-batch-size", type=int, default=5, show_default=True, help="Chunks per LLM extraction call.")
+@click.option("--graph-batch-overlap", type=int, default=0, show_default=True, help="Chunks shared by consecutive LLM calls.")
+@click.option("--graph-workers", type=int, default=3, show_default=True, help="Concurrent LLM extraction calls.")
+@click.option("--cross-document", is_flag=True, help="Also LLM edges to similar chunks of other documents (needs --extract-graph).")
+@click.option("--min-edge-weight", type=FINITE_FLOAT, default=0.0, show_default=True, help="Edges lighter than this are dropped (every source).")
+@click.option("--max-edges-per-chunk", type=int, default=0, show_default=True, help="Heaviest edges kept per chunk; 0 = all.")
+@click.option("--source", help="The document's identity (one file only; default: the file's resolved path).")
+@click.option("--follow-symlinks", is_flag=True,
+              help="Follow symlinks that lead out of a folder (default: skipped and reported).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary with one row per file.")
+@pass_app
+@handle_errors
+def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, batch_size, sequence_edges,
+           similarity_edges, similarity_threshold, similarity_top_k, extract_graph, graph_batch_size,
+           graph_batch_overlap, graph_workers, cross_document, llm, min_edge_weight, max_edges_per_chunk, source,
+           follow_symlinks, as_json) -> None:
+    """Ingest files, folders (recursive) and globs, many documents per transaction. A
+    failing file is reported and the others go on; the exit code is 1 when any failed.
+    Only regular files are read: FIFOs, devices and symlinks leading out of a folder are
+    reported and skipped. A file is one document however it is reached (its resolved path
+    is its identity, or --source). When the database cannot be reached after its retries
+    the run stops at once, with a summary of what was not written.
 
-        Example: kgrag ingest docs/ --sequence-edges --similarity-edges
-        """
-        from ..ingestion.batch import RUN_ENDING_ERRORS, IngestTally
-        from ..ingestion.edges import IngestGraphOptions
-        from ..ingestion.extractors import ExtractorRegistry
-        from ..ingestion.files import select_files
-        from ..ingestion.ingestor import Ingestor
-        from ..providers.select import describe_embedder, select_embedder
+    Example: kgrag ingest docs/ --sequence-edges --similarity-edges
+    """
+    from ..ingestion.edges import IngestGraphOptions
+    from ..ingestion.ingestor import Ingestor
+    from ..providers.select import describe_embedder, select_embedder
 
-        from .search_cmd import _given
-
-        ctx = click.get_current_context()
-        for flags, needs, on in (
-            (("graph_batch_size", "graph_batch_overlap", "graph_workers", "cross_document"), "--extract-graph", extract_graph),
-            (("similarity_threshold", "similarity_top_k"), "--similarity-edges", similarity_edges),
-        ):
-            unused = [f for f in flags if _given(ctx, f)] if not on else []
-            if unused:
-                names = ", ".join("--" + f.replace("_", "-") for f in unused)
-                raise click.UsageError(f"{names} need(s) {needs}")
-        if llm_on_command_line(ctx) and not extract_graph:
-            raise click.UsageError("--llm chooses the model of --extract-graph; add --extract-graph (or drop --llm)")
-        registry = ExtractorRegistry.default()
-        selection = select_files(paths, extensions=registry.extensions, follow_symlinks=follow_symlinks)
-        files = selection.files
-        if source is not None and len(files) != 1:
-            raise InputError(f"--source names one document; the paths give {len(files)} files")
-        emb = select_embedder(embedder)
-        click.echo(f"embedder: {describe_embedder(emb)}", err=True)
-        graph = IngestGraphOptions(
-            graph_extraction=chat_model(llm) if extract_graph else None,
-            graph_batch_size=graph_batch_size,
-            graph_batch_overlap=graph_batch_overlap,
-            graph_extraction_workers=graph_workers,
-            sequence_edges=sequence_edges,
-            similarity_edges=similarity_edges,
-            similarity_threshold=similarity_threshold,
-            similarity_top_k=similarity_top_k,
-            cross_document_edges=cross_document,
-            min_edge_weight=min_edge_weight,
-            max_edges_per_chunk=max_edges_per_chunk,
+    ctx = click.get_current_context()
+    refuse_unused(ctx, ("graph_batch_size", "graph_batch_overlap", "graph_workers", "cross_document"),
+                  "--extract-graph", extract_graph)
+    refuse_unused(ctx, ("similarity_threshold", "similarity_top_k"), "--similarity-edges", similarity_edges)
+    if llm_on_command_line(ctx) and not extract_graph:
+        raise click.UsageError("--llm chooses the model of --extract-graph; add --extract-graph (or drop --llm)")
+    emb = select_embedder(embedder)
+    click.echo(f"embedder: {describe_embedder(emb)}", err=True)
+    graph = IngestGraphOptions(
+        graph_extraction=chat_model(llm) if extract_graph else None,
+        graph_batch_size=graph_batch_size,
+        graph_batch_overlap=graph_batch_overlap,
+        graph_extraction_workers=graph_workers,
+        sequence_edges=sequence_edges,
+        similarity_edges=similarity_edges,
+        similarity_threshold=similarity_threshold,
+        similarity_top_k=similarity_top_k,
+        cross_document_edges=cross_document,
+        min_edge_weight=min_edge_weight,
+        max_edges_per_chunk=max_edges_per_chunk,
+    )
+    ingestor = Ingestor(app.store(namespace), emb, strategy=strategy, batch_size=batch_size, graph=graph)
+    started = time.perf_counter()
+    with _Terminal(quiet=as_json) as terminal:
+        tally = ingestor.ingest_run(paths, content_type=content_type, source=source, follow_symlinks=follow_symlinks,
+                                    observer=terminal)
+    elapsed = time.perf_counter() - started
+    summary = tally.summary(namespace=namespace, seconds=round(elapsed, 3), embedder=emb.name)
+    if as_json:
+        emit_json({"summary": summary, "files": tally.rows})
+    else:
+        counts = tally.counts
+        extra = "".join(f", {counts[k]} {k.replace('_', ' ')}" for k in ("skipped", "not_attempted") if counts[k])
+        click.echo(
+            f"documents: {counts['new']} new, {counts['unchanged']} unchanged, {counts['replaced']} replaced, "
+            f"{counts['failed']} failed{extra}; chunks: {summary['chunks']}; edges: {summary['edges']}; "
+            f"time: {elapsed:.1f}s"
         )
-        ingestor = Ingestor(app.store(namespace), emb, strategy=strategy, batch_size=batch_size, graph=graph, extractors=registry)
-        started = time.perf_counter()
-        tally = IngestTally()
-        for skipped in selection.skipped:
-            tally.skip(skipped)
-            if not as_json:
-                verb = "failed" if skipped.named else "skipped"
-                click.echo(f"{verb}: {printable(skipped.path)}: {printable(skipped.reason)}", err=True)
-        show_bar = sys.stderr.isatty() and not as_json
-        bar = click.progressbar(length=len(files), label="ingesting", file=sys.stderr, show_pos=True) if show_bar else None
-        reported: set[str] = set()
-
-        def report(outcome) -> None:
-            reported.add(outcome.path)
-            if outcome.error is not None:
-                tally.fail(outcome.path, outcome.exception)
-                if not as_json:
-                    click.echo(f"failed: {printable(outcome.path)}: {printable(outcome.exception)}", err=True)
-            else:
-                tally.record(outcome.path, outcome.result)
-            if bar is not None:
-                bar.update(1)
-
-        try:
-            with bar if bar is not None else _plain(None):
-                if source is not None:
-                    report(_one_file(ingestor, files[0], content_type=content_type, source=source))
-                else:
-                    ingestor.ingest_paths(files, content_type=content_type, on_result=report)
-        except RUN_ENDING_ERRORS as exc:
-            # the database is gone (or refuses us): every later write would wait out the
-            # retries and fail the same way, so the run stops here
-            left = [f for f in files if os.fspath(f) not in reported]
-            tally.stop(exc, left)
-            if not as_json:
-                click.echo(f"stopped: {printable(f'{type(exc).__name__}: {exc}')}; {len(left)} files not written; "
-                           "run the same command again when the database is back (what was stored is kept)", err=True)
-        elapsed = time.perf_counter() - started
-        summary = tally.summary(namespace=namespace, seconds=round(elapsed, 3), embedder=emb.name)
-        if as_json:
-            emit_json({"summary": summary, "files": tally.rows})
-        else:
-            counts = tally.counts
-            extra = "".join(f", {counts[k]} {k.replace('_', ' ')}" for k in ("skipped", "not_attempted") if counts[k])
-            click.echo(
-                f"documents: {counts['new']} new, {counts['unchanged']} unchanged, {counts['replaced']} replaced, "
-                f"{counts['failed']} failed{extra}; chunks: {summary['chunks']}; edges: {summary['edges']}; "
-                f"time: {elapsed:.1f}s"
-            )
-        if tally.failed:
-            sys.exit(1)
+    if tally.failed:
+        sys.exit(1)
 
 
-def _one_file(ingestor, path, *, content_type, source):
-    """``ingest_file`` (for --source) as ``ingest_paths`` reports a file; an error that ends the
-    run is raised."""
-    from ..ingestion.batch import ends_run
-    from ..ingestion.ingestor import FileResult
+class _Terminal(IngestObserver):
+    """The run on stderr: what was skipped or failed, one line each, and a progress bar on a
+    terminal (nothing but the JSON with --json)."""
 
-    try:
-        return FileResult(os.fspath(path), result=ingestor.ingest_file(path, content_type=content_type, source=source))
-    except KgragError as exc:
-        if ends_run(exc):
-            raise
-        return FileResult.failed(os.fspath(path), exc)
+    def __init__(self, *, quiet: bool):
+        self.quiet = quiet
+        self.bar = None
 
+    def __enter__(self) -> "_Terminal":
+        return self
 
-class _plain:
-    def __init__(self, items):
-        self.items = items
-
-    def __enter__(self):
-        return self.items
-
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> bool:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
         return False
+
+    def skipped(self, skipped) -> None:
+        if not self.quiet:
+            verb = "failed" if skipped.named else "skipped"
+            click.echo(f"{verb}: {printable(skipped.path)}: {printable(skipped.reason)}", err=True)
+
+    def started(self, files: int) -> None:
+        if sys.stderr.isatty() and not self.quiet:
+            self.bar = click.progressbar(length=files, label="ingesting", file=sys.stderr, show_pos=True)
+            self.bar.__enter__()
+
+    def finished(self, outcome) -> None:
+        if outcome.error is not None and not self.quiet:
+            click.echo(f"failed: {printable(outcome.path)}: {printable(outcome.exception)}", err=True)
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def stopped(self, exc, unwritten) -> None:
+        if not self.quiet:
+            click.echo(f"stopped: {printable(f'{type(exc).__name__}: {exc}')}; {len(unwritten)} files not written; "
+                       "run the same command again when the database is back (what was stored is kept)", err=True)

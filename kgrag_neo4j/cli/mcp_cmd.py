@@ -8,34 +8,33 @@ from ..retrieval.modes import MODES, build_retriever
 from .context import AppContext, handle_errors, namespace_option, pass_app
 
 
-def register(cli: click.Group) -> None:
-    @cli.command("mcp")
-    @namespace_option
-    @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere | openai (as at ingest).")
-    @click.option("--allow-path", "allow_paths", multiple=True, type=click.Path(file_okay=False), help="Folder ingest_path may read (repeatable; default: the current folder).")
-    @click.option("--mode", "modes", multiple=True, type=click.Choice(MODES), help="Search modes to offer as tools (repeatable; default: all).")
-    @pass_app
-    @handle_errors
-    def mcp(app: AppContext, namespace, embedder, allow_paths, modes) -> None:
-        """Serve search, ingest and document listing of one namespace to an MCP client over stdio.
+@click.command("mcp")
+@namespace_option
+@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere | openai (as at ingest).")
+@click.option("--allow-path", "allow_paths", multiple=True, type=click.Path(file_okay=False), help="Folder ingest_path may read (repeatable; default: the current folder).")
+@click.option("--mode", "modes", multiple=True, type=click.Choice(MODES), help="Search modes to offer as tools (repeatable; default: all).")
+@pass_app
+@handle_errors
+def mcp(app: AppContext, namespace, embedder, allow_paths, modes) -> None:
+    """Serve search, ingest and document listing of one namespace to an MCP client over stdio.
 
-        Tools: search_<mode> for each mode, ingest_text, ingest_path, list_documents.
-        Configure the client to run it, e.g. {"command": "kgrag", "args": ["mcp", "--namespace", "docs"]}.
+    Tools: search_<mode> for each mode, ingest_text, ingest_path, list_documents.
+    Configure the client to run it, e.g. {"command": "kgrag", "args": ["mcp", "--namespace", "docs"]}.
 
-        Example: kgrag mcp --namespace docs --embedder wordllama --allow-path ./docs
-        """
-        from ..ingestion.ingestor import Ingestor
-        from ..integrations.mcp import build_server, check_roots, serve_stdio
-        from ..providers.select import describe_embedder, select_embedder
+    Example: kgrag mcp --namespace docs --embedder wordllama --allow-path ./docs
+    """
+    from ..ingestion.ingestor import Ingestor
+    from ..integrations.mcp import build_server, check_roots, serve_stdio
+    from ..providers.select import describe_embedder, select_embedder
 
-        emb = select_embedder(embedder)
-        click.echo(f"embedder: {describe_embedder(emb)}", err=True)
-        store = app.store(namespace)
-        store.ensure_embedder(emb.name, emb.dimensions)
-        retrievers = {mode: build_retriever(mode, store, emb) for mode in (modes or MODES)}
-        server = build_server(
-            namespace=namespace, store=store, retrievers=retrievers, ingestor=Ingestor(store, emb),
-            allowed_roots=check_roots(allow_paths),
-        )  # fmt: skip
-        click.echo(f"kgrag MCP server on stdio: namespace {namespace!r}, tools for {', '.join(retrievers)}", err=True)
-        serve_stdio(server)
+    emb = select_embedder(embedder)
+    click.echo(f"embedder: {describe_embedder(emb)}", err=True)
+    store = app.store(namespace)
+    store.ensure_embedder(emb.name, emb.dimensions)
+    retrievers = {mode: build_retriever(mode, store, emb) for mode in (modes or MODES)}
+    server = build_server(
+        namespace=namespace, store=store, retrievers=retrievers, ingestor=Ingestor(store, emb),
+        allowed_roots=check_roots(allow_paths),
+    )  # fmt: skip
+    click.echo(f"kgrag MCP server on stdio: namespace {namespace!r}, tools for {', '.join(retrievers)}", err=True)
+    serve_stdio(server)

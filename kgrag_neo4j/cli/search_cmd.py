@@ -7,7 +7,7 @@ import click
 from ..errors import InputError
 from ..retrieval.modes import MODE_OPTIONS, MODES
 from ..types import GRAPH_BLENDS, ChunkFilter, by_document, by_meta, by_source, created_after, created_before
-from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app
+from .context import FINITE_FLOAT, AppContext, emit_json, given, handle_errors, namespace_option, pass_app
 
 RERANKERS = ("none", "score", "cohere")
 SCORE_SCALES = ("cosine", "normalized")
@@ -76,116 +76,101 @@ def parse_decay(text: str) -> tuple[float, ...]:
     return values
 
 
-def _given(ctx: click.Context, name: str) -> bool:
-    """Whether the user set ``name`` (command line or environment), not its default."""
-    from click.core import ParameterSource
-
-    return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
-
-
 def build_reranker(name: str, min_score: float):
     from ..providers.select import select_reranker
 
     return select_reranker(name, min_score=min_score)
 
 
-def register(cli: click.Group) -> None:
-    @cli.command("search")
-    @click.argument("query")
-    @click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True,
-                  help="vector | hybrid (vector + full text) | graph (chunk edges, entities named in the query) | "
-                       "ppr (PageRank over chunks and entities) | entity (entity-boosted) | local (entities, "
-                       "relationships, community reports, text units).")
-    @click.option("--top-k", type=int, default=5, show_default=True)
-    @click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX (AND-combined; every mode).")
-    @click.option("--rerank", type=click.Choice(RERANKERS), default="none", show_default=True, help="hybrid and graph modes.")
-    @click.option("--min-score", type=FINITE_FLOAT, default=0.0, show_default=True, help="vector, hybrid and local modes (graph mode with --rerank score): drop results scoring below this.")
-    @click.option("--hops", type=int, help="graph / entity modes: hops to expand (default 2 / 1).")
-    @click.option("--bidirectional", is_flag=True, help="graph mode: follow incoming edges too.")
-    @click.option("--relations", help="graph mode: relation kinds to follow, comma-separated.")
-    @click.option("--seed-top-k", type=int, default=10, show_default=True, help="graph and ppr modes: seed chunks from the vector search.")
-    @click.option("--blend", type=click.Choice(GRAPH_BLENDS), default="propagate", show_default=True,
-                  help="graph mode: 'propagate' (relevance flows along edges; chunks mentioning an entity the query "
-                       "names seed too) or 'seed' (the original formula: seeds always first).")
-    @click.option("--graph-weight", type=FINITE_FLOAT, default=0.3, show_default=True, help="graph mode: weight of graph scores in the blend.")
-    @click.option("--vector-weight", type=FINITE_FLOAT, default=0.7, show_default=True, help="graph mode: weight of vector scores in the blend.")
-    @click.option("--hop-decay", default="1.0,0.7,0.5", show_default=True, help="graph mode: score factor per hop (index 0 = seed chunks).")
-    @click.option("--min-traversal-score", type=FINITE_FLOAT, default=0.0, show_default=True, help="graph mode: edges lighter than this are not followed.")
-    @click.option("--seed-keyword-weight", type=FINITE_FLOAT, default=0.0, show_default=True, help="graph mode: keyword share of the seed search (RRF); 0 = vector only.")
-    @click.option("--entity-seed-weight", type=FINITE_FLOAT, help="graph mode: weight of the entities the query names (default 0.35 with --blend propagate, 0 with seed).")
-    @click.option("--keyword-weight", type=FINITE_FLOAT, default=0.3, show_default=True, help="hybrid mode: keyword share of the rank fusion.")
-    @click.option("--overfetch", type=int, default=3, show_default=True, help="hybrid mode: candidates fetched per result before fusion.")
-    @click.option("--damping", type=FINITE_FLOAT, default=0.5, show_default=True, help="ppr mode: chance of following an edge at each step of the walk.")
-    @click.option("--entity-share", type=FINITE_FLOAT, default=0.2, show_default=True, help="ppr mode: share of the walk's restart mass on the entities the query names.")
-    @click.option("--boost-direct", type=FINITE_FLOAT, default=0.3, show_default=True, help="entity mode: boost per query entity a chunk mentions.")
-    @click.option("--boost-indirect", type=FINITE_FLOAT, default=0.1, show_default=True, help="entity mode: boost per related entity (times 1/distance x strength).")
-    @click.option("--query-entities", type=int, default=3, show_default=True, help="entity mode: entities nearest the query to start from.")
-    @click.option("--score-scale", type=click.Choice(SCORE_SCALES), default="cosine", show_default=True, help="entity mode: boosts add to the raw cosine or to the normalised (1 + cos) / 2.")
-    @click.option("--query-entity-floor", type=FINITE_FLOAT, default=0.0, show_default=True, help="entity mode: query entities less close than this (normalised cosine) boost nothing.")
-    @click.option("--named-query-entities/--no-named-query-entities", default=True, show_default=True,
-                  help="entity mode: entities the query names join the query entities.")
-    @click.option("--top-k-entities", type=int, default=10, show_default=True, help="local mode: entities nearest the query.")
-    @click.option("--top-k-relationships", type=int, default=20, show_default=True, help="local mode: heaviest relationships of those entities.")
-    @click.option("--top-k-reports", type=int, default=3, show_default=True, help="local mode: community reports.")
-    @click.option("--top-k-text-units", type=int, default=10, show_default=True, help="local mode: text units at most.")
-    @click.option("--max-tokens", type=int, default=4000, show_default=True, help="local mode: token budget of the text units.")
-    @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere (default: Cohere with a key, else WordLlama).")
-    @namespace_option
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON: id, document, content, score and component scores per "
-                  "result (local mode: entities, relationships, reports and text_units too).")
-    @pass_app
-    @handle_errors
-    def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, namespace, as_json, **flags) -> None:
-        """Search what was ingested; graph-found results show how they were reached.
+@click.command("search")
+@click.argument("query")
+@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True,
+              help="vector | hybrid (vector + full text) | graph (chunk edges, entities named in the query) | "
+                   "ppr (PageRank over chunks and entities) | entity (entity-boosted) | local (entities, "
+                   "relationships, community reports, text units).")
+@click.option("--top-k", type=int, default=5, show_default=True)
+@click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX (AND-combined; every mode).")
+@click.option("--rerank", type=click.Choice(RERANKERS), default="none", show_default=True, help="hybrid and graph modes.")
+@click.option("--min-score", type=FINITE_FLOAT, default=0.0, show_default=True, help="vector, hybrid and local modes (graph mode with --rerank score): drop results scoring below this.")
+@click.option("--hops", type=int, help="graph / entity modes: hops to expand (default 2 / 1).")
+@click.option("--bidirectional", is_flag=True, help="graph mode: follow incoming edges too.")
+@click.option("--relations", help="graph mode: relation kinds to follow, comma-separated.")
+@click.option("--seed-top-k", type=int, default=10, show_default=True, help="graph and ppr modes: seed chunks from the vector search.")
+@click.option("--blend", type=click.Choice(GRAPH_BLENDS), default="propagate", show_default=True,
+              help="graph mode: 'propagate' (relevance flows along edges; chunks mentioning an entity the query "
+                   "names seed too) or 'seed' (the original formula: seeds always first).")
+@click.option("--graph-weight", type=FINITE_FLOAT, default=0.3, show_default=True, help="graph mode: weight of graph scores in the blend.")
+@click.option("--vector-weight", type=FINITE_FLOAT, default=0.7, show_default=True, help="graph mode: weight of vector scores in the blend.")
+@click.option("--hop-decay", default="1.0,0.7,0.5", show_default=True, help="graph mode: score factor per hop (index 0 = seed chunks).")
+@click.option("--min-traversal-score", type=FINITE_FLOAT, default=0.0, show_default=True, help="graph mode: edges lighter than this are not followed.")
+@click.option("--seed-keyword-weight", type=FINITE_FLOAT, default=0.0, show_default=True, help="graph mode: keyword share of the seed search (RRF); 0 = vector only.")
+@click.option("--entity-seed-weight", type=FINITE_FLOAT, help="graph mode: weight of the entities the query names (default 0.35 with --blend propagate, 0 with seed).")
+@click.option("--keyword-weight", type=FINITE_FLOAT, default=0.3, show_default=True, help="hybrid mode: keyword share of the rank fusion.")
+@click.option("--overfetch", type=int, default=3, show_default=True, help="hybrid mode: candidates fetched per result before fusion.")
+@click.option("--damping", type=FINITE_FLOAT, default=0.5, show_default=True, help="ppr mode: chance of following an edge at each step of the walk.")
+@click.option("--entity-share", type=FINITE_FLOAT, default=0.2, show_default=True, help="ppr mode: share of the walk's restart mass on the entities the query names.")
+@click.option("--boost-direct", type=FINITE_FLOAT, default=0.3, show_default=True, help="entity mode: boost per query entity a chunk mentions.")
+@click.option("--boost-indirect", type=FINITE_FLOAT, default=0.1, show_default=True, help="entity mode: boost per related entity (times 1/distance x strength).")
+@click.option("--query-entities", type=int, default=3, show_default=True, help="entity mode: entities nearest the query to start from.")
+@click.option("--score-scale", type=click.Choice(SCORE_SCALES), default="cosine", show_default=True, help="entity mode: boosts add to the raw cosine or to the normalised (1 + cos) / 2.")
+@click.option("--query-entity-floor", type=FINITE_FLOAT, default=0.0, show_default=True, help="entity mode: query entities less close than this (normalised cosine) boost nothing.")
+@click.option("--named-query-entities/--no-named-query-entities", default=True, show_default=True,
+              help="entity mode: entities the query names join the query entities.")
+@click.option("--top-k-entities", type=int, default=10, show_default=True, help="local mode: entities nearest the query.")
+@click.option("--top-k-relationships", type=int, default=20, show_default=True, help="local mode: heaviest relationships of those entities.")
+@click.option("--top-k-reports", type=int, default=3, show_default=True, help="local mode: community reports.")
+@click.option("--top-k-text-units", type=int, default=10, show_default=True, help="local mode: text units at most.")
+@click.option("--max-tokens", type=int, default=4000, show_default=True, help="local mode: token budget of the text units.")
+@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere (default: Cohere with a key, else WordLlama).")
+@namespace_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: id, document, content, score and component scores per "
+              "result (local mode: entities, relationships, reports and text_units too).")
+@pass_app
+@handle_errors
+def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, namespace, as_json, **flags) -> None:
+    """Search what was ingested; graph-found results show how they were reached.
 
-        Each mode has its tuning flags (defaults shown); a flag of another mode is refused.
+    Each mode has its tuning flags (defaults shown); a flag of another mode is refused.
 
-        Example: kgrag search "how are indexes created?" --mode graph --hops 2 --json
-        """
-        from ..providers.select import describe_embedder, select_embedder
-        from ..retrieval.modes import build_retriever
+    Example: kgrag search "how are indexes created?" --mode graph --hops 2 --json
+    """
+    from ..providers.select import describe_embedder, select_embedder
+    from ..retrieval.modes import search as run_search
 
-        ctx = click.get_current_context()
-        # in the order the options are declared, whatever order they were typed in
-        given = [p.name for p in ctx.command.params if p.name in flags and _given(ctx, p.name)]
-        if rerank != "none":
-            given.append("rerank")
-        foreign = [name for name in given
-                   if option_of(name, mode) not in MODE_OPTIONS[mode] and not honoured_by_reranker(name, mode, rerank)]
-        if foreign:
-            flags_text = ", ".join("--" + n.replace("_", "-") for n in foreign)
-            raise click.UsageError(f"{flags_text} cannot be used with --mode {mode}")
-        min_score = flags["min_score"]
-        options = {}
-        for name in given:
-            if name == "rerank" or option_of(name, mode) not in MODE_OPTIONS[mode]:
-                continue  # the reranker's threshold (honoured_by_reranker), not a retriever option
-            value = flags[name]
-            if name == "hop_decay":
-                value = parse_decay(value)
-            elif name == "relations":
-                value = tuple(r.strip() for r in value.split(",") if r.strip())
-            options[option_of(name, mode)] = value
-        emb = select_embedder(embedder)
-        if not as_json:
-            click.echo(f"embedder: {describe_embedder(emb)}", err=True)
-        store = app.store(namespace)
-        store.check_embedder(emb.name, emb.dimensions)
-        retriever = build_retriever(mode, store, emb, filters=[parse_filter(f) for f in filters],
-                                    reranker=build_reranker(rerank, min_score), **options)
-        if mode == "local":
-            context = retriever.context(query)
-            results = retriever.retrieve_from(context, top_k)
-            if as_json:
-                emit_json({"query": query, "mode": mode, "namespace": namespace, **context.to_json(),
-                           "results": [r.to_json() for r in results]})
-            else:
-                click.echo(context.to_text())
-            return
-        results = retriever.retrieve(query, top_k)
-        if as_json:
-            emit_json({"query": query, "mode": mode, "namespace": namespace, "results": [r.to_json() for r in results]})
-            return
-        from ..retrieval.format import format_knowledge
+    options = retriever_options(click.get_current_context(), mode, rerank, flags)
+    emb = select_embedder(embedder)
+    if not as_json:
+        click.echo(f"embedder: {describe_embedder(emb)}", err=True)
+    store = app.store(namespace)
+    store.check_embedder(emb.name, emb.dimensions)
+    response = run_search(mode, store, emb, query, top_k, filters=[parse_filter(f) for f in filters],
+                          reranker=build_reranker(rerank, flags["min_score"]), **options)
+    if as_json:
+        emit_json({"query": query, "mode": mode, "namespace": namespace, **response.to_json()})
+    else:
+        click.echo(response.to_text(max_chars=400))
 
-        click.echo(format_knowledge(results, show_scores=True, max_chars=400))
+
+def retriever_options(ctx: click.Context, mode: str, rerank: str, flags: dict) -> dict:
+    """The retriever options of the flags the user set (parsed, under the retriever's names);
+    a flag ``mode`` cannot honour is a usage error naming it."""
+    # in the order the options are declared, whatever order they were typed in
+    typed = [p.name for p in ctx.command.params if p.name in flags and given(ctx, p.name)]
+    if rerank != "none":
+        typed.append("rerank")
+    foreign = [name for name in typed
+               if option_of(name, mode) not in MODE_OPTIONS[mode] and not honoured_by_reranker(name, mode, rerank)]
+    if foreign:
+        flags_text = ", ".join("--" + n.replace("_", "-") for n in foreign)
+        raise click.UsageError(f"{flags_text} cannot be used with --mode {mode}")
+    options = {}
+    for name in typed:
+        if name == "rerank" or option_of(name, mode) not in MODE_OPTIONS[mode]:
+            continue  # the reranker's threshold (honoured_by_reranker), not a retriever option
+        value = flags[name]
+        if name == "hop_decay":
+            value = parse_decay(value)
+        elif name == "relations":
+            value = tuple(r.strip() for r in value.split(",") if r.strip())
+        options[option_of(name, mode)] = value
+    return options

@@ -14,103 +14,107 @@ def _server(app: AppContext, data_dir: str | None, port: int | None = None, heap
     return LocalServer(data_dir or app.data_dir, port=port, http_port=http_port, heap=heap, pagecache=pagecache)
 
 
-def register(cli: click.Group) -> None:
-    @cli.group()
-    def server() -> None:
-        """Run a local Neo4j 5.26 on 127.0.0.1 from the official jars (no Docker)."""
+@click.group()
+def server() -> None:
+    """Run a local Neo4j 5.26 on 127.0.0.1 from the official jars (no Docker)."""
 
-    @server.command("install")
-    @handle_errors
-    def install_cmd() -> None:
-        """Resolve the pinned Neo4j server and Neo4j Browser jars with Maven into the cache (idempotent).
 
-        Example: kgrag server install
-        """
-        from ..server import BROWSER_VERSION, NEO4J_VERSION, install
+@server.command("install")
+@handle_errors
+def install_cmd() -> None:
+    """Resolve the pinned Neo4j server and Neo4j Browser jars with Maven into the cache (idempotent).
 
-        lib = install(echo=lambda m: click.echo(m, err=True))
-        click.echo(f"Neo4j {NEO4J_VERSION} and Neo4j Browser {BROWSER_VERSION} jars in {lib}")
+    Example: kgrag server install
+    """
+    from ..server import BROWSER_VERSION, NEO4J_VERSION, install
 
-    @server.command("start")
-    @click.option("--port", type=click.IntRange(1, 65535), envvar="KGRAG_PORT", help="Bolt port on 127.0.0.1 (default 7687, or the last one used).")
-    @click.option("--http-port", "http_port", type=click.IntRange(1, 65535), envvar="KGRAG_HTTP_PORT", help="HTTP port of Neo4j Browser on 127.0.0.1 (default 7474 or the last one used; a free one when that is taken).")
-    @click.option("--data-dir", "data_dir", help="Where data, logs and server.json live.")
-    @click.option("--heap", help="JVM max heap, e.g. 1g (env KGRAG_NEO4J_HEAP).")
-    @click.option("--pagecache", help="Page cache size, e.g. 256m (env KGRAG_NEO4J_PAGECACHE).")
-    @click.option("--timeout", type=FINITE_FLOAT, default=120.0, show_default=True, help="Seconds to wait for Bolt and HTTP.")
-    @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (as `server status --json`).")
-    @pass_app
-    @handle_errors
-    def start(app: AppContext, port, http_port, data_dir, heap, pagecache, timeout, as_json) -> None:
-        """Start the local server (installing the jars if needed) and print its URI.
+    lib = install(echo=lambda m: click.echo(m, err=True))
+    click.echo(f"Neo4j {NEO4J_VERSION} and Neo4j Browser {BROWSER_VERSION} jars in {lib}")
 
-        The Neo4j Browser URL goes to stderr (`kgrag server credentials` prints the login).
-        The first start sets the password given with --password or NEO4J_PASSWORD (at least 8
-        characters), else a generated one; later starts refuse a different one. Starting when
-        one is already running prints the running one.
 
-        Example: kgrag server start --port 7687
-        """
-        srv = _server(app, data_dir, port, heap, pagecache, http_port)
-        before = srv.status()
-        info = srv.start(timeout=timeout, echo=lambda m: click.echo(m, err=True), password=app.local_server_password())
-        if before.running:
-            click.echo(f"already running: {info.uri} (pid {info.pid})", err=True)
-            if port and info.uri != f"bolt://127.0.0.1:{port}":
-                click.echo(f"note: --port {port} is not used: the running server keeps its port", err=True)
-        if as_json:
-            emit_json(info.public_dict())
-            return
-        click.echo(f"Neo4j Browser: {info.browser_url} (login: kgrag server credentials)", err=True)
-        click.echo(info.uri)
+@server.command("start")
+@click.option("--port", type=click.IntRange(1, 65535), envvar="KGRAG_PORT", help="Bolt port on 127.0.0.1 (default 7687, or the last one used).")
+@click.option("--http-port", "http_port", type=click.IntRange(1, 65535), envvar="KGRAG_HTTP_PORT", help="HTTP port of Neo4j Browser on 127.0.0.1 (default 7474 or the last one used; a free one when that is taken).")
+@click.option("--data-dir", "data_dir", help="Where data, logs and server.json live.")
+@click.option("--heap", help="JVM max heap, e.g. 1g (env KGRAG_NEO4J_HEAP).")
+@click.option("--pagecache", help="Page cache size, e.g. 256m (env KGRAG_NEO4J_PAGECACHE).")
+@click.option("--timeout", type=FINITE_FLOAT, default=120.0, show_default=True, help="Seconds to wait for Bolt and HTTP.")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (as `server status --json`).")
+@pass_app
+@handle_errors
+def start(app: AppContext, port, http_port, data_dir, heap, pagecache, timeout, as_json) -> None:
+    """Start the local server (installing the jars if needed) and print its URI.
 
-    @server.command("stop")
-    @click.option("--data-dir", "data_dir", help="Data dir of the server to stop.")
-    @pass_app
-    @handle_errors
-    def stop(app: AppContext, data_dir) -> None:
-        """Stop the local server cleanly (SIGTERM, wait, then SIGKILL).
+    The Neo4j Browser URL goes to stderr (`kgrag server credentials` prints the login).
+    The first start sets the password given with --password or NEO4J_PASSWORD (at least 8
+    characters), else a generated one; later starts refuse a different one. Starting when
+    one is already running prints the running one.
 
-        Example: kgrag server stop
-        """
-        if _server(app, data_dir).stop():
-            click.echo("stopped")
-        else:
-            click.echo("not running")
+    Example: kgrag server start --port 7687
+    """
+    srv = _server(app, data_dir, port, heap, pagecache, http_port)
+    before = srv.status()
+    info = srv.start(timeout=timeout, echo=lambda m: click.echo(m, err=True), password=app.local_server_password())
+    if before.running:
+        click.echo(f"already running: {info.uri} (pid {info.pid})", err=True)
+        if port and info.uri != f"bolt://127.0.0.1:{port}":
+            click.echo(f"note: --port {port} is not used: the running server keeps its port", err=True)
+    if as_json:
+        emit_json(info.public_dict())
+        return
+    click.echo(f"Neo4j Browser: {info.browser_url} (login: kgrag server credentials)", err=True)
+    click.echo(info.uri)
 
-    @server.command("status")
-    @click.option("--data-dir", "data_dir", help="Data dir of the server.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @pass_app
-    @handle_errors
-    def status(app: AppContext, data_dir, as_json) -> None:
-        """Print whether the local server runs, its URI, Neo4j Browser URL, version, pid and data dir.
 
-        Example: kgrag server status --json
-        """
-        info = _server(app, data_dir).status().public_dict()
-        if as_json:
-            emit_json(info)
-            return
-        for key, value in info.items():
-            click.echo(f"{key:11} {value}")
+@server.command("stop")
+@click.option("--data-dir", "data_dir", help="Data dir of the server to stop.")
+@pass_app
+@handle_errors
+def stop(app: AppContext, data_dir) -> None:
+    """Stop the local server cleanly (SIGTERM, wait, then SIGKILL).
 
-    @server.command("credentials")
-    @click.option("--data-dir", "data_dir", help="Data dir of the server.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON: uri, user, password, browser_url.")
-    @pass_app
-    @handle_errors
-    def credentials(app: AppContext, data_dir, as_json) -> None:
-        """Print the user and password of the running local server (for the Neo4j Browser login).
+    Example: kgrag server stop
+    """
+    if _server(app, data_dir).stop():
+        click.echo("stopped")
+    else:
+        click.echo("not running")
 
-        The only command that prints the password. For other tools:
-        export NEO4J_PASSWORD=$(kgrag server credentials --json | jq -r .password)
 
-        Example: kgrag server credentials
-        """
-        creds = _server(app, data_dir).status().credentials()
-        if as_json:
-            emit_json(creds)
-            return
-        for key in ("browser_url", "uri", "user", "password"):
-            click.echo(f"{key:11} {creds[key]}")
+@server.command("status")
+@click.option("--data-dir", "data_dir", help="Data dir of the server.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+@handle_errors
+def status(app: AppContext, data_dir, as_json) -> None:
+    """Print whether the local server runs, its URI, Neo4j Browser URL, version, pid and data dir.
+
+    Example: kgrag server status --json
+    """
+    info = _server(app, data_dir).status().public_dict()
+    if as_json:
+        emit_json(info)
+        return
+    for key, value in info.items():
+        click.echo(f"{key:11} {value}")
+
+
+@server.command("credentials")
+@click.option("--data-dir", "data_dir", help="Data dir of the server.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: uri, user, password, browser_url.")
+@pass_app
+@handle_errors
+def credentials(app: AppContext, data_dir, as_json) -> None:
+    """Print the user and password of the running local server (for the Neo4j Browser login).
+
+    The only command that prints the password. For other tools:
+    export NEO4J_PASSWORD=$(kgrag server credentials --json | jq -r .password)
+
+    Example: kgrag server credentials
+    """
+    creds = _server(app, data_dir).status().credentials()
+    if as_json:
+        emit_json(creds)
+        return
+    for key in ("browser_url", "uri", "user", "password"):
+        click.echo(f"{key:11} {creds[key]}")

@@ -5,19 +5,27 @@ database unreachable after the driver's retries, credentials refused, no such da
 the run at once: waiting out the retry window once per remaining file would turn an outage
 into an hour of identical failures. The files not attempted are listed, so a re-run knows
 what is left (re-ingesting the others is a no-op).
+
+:func:`ingest_run` (``Ingestor.ingest_run``, what ``kgrag ingest`` calls) is the whole run:
+files, folders and globs selected, what the selection skipped recorded, the files ingested
+by ``Ingestor.ingest_paths`` (many documents per transaction), the run stopped at an error
+that ends it; an :class:`IngestObserver` hears of each step as it happens (progress).
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from ..errors import AuthenticationFailed, ConnectionFailed, DatabaseNotFound
+from ..errors import AuthenticationFailed, ConnectionFailed, DatabaseNotFound, InputError, KgragError
 from ..types import IngestResult
-from .files import SkippedPath
+from .files import SkippedPath, select_files
 
-__all__ = ["IngestTally", "RUN_ENDING_ERRORS", "ends_run"]
+if TYPE_CHECKING:
+    from .ingestor import FileResult, Ingestor
+
+__all__ = ["IngestObserver", "IngestTally", "RUN_ENDING_ERRORS", "ends_run", "ingest_run"]
 
 #: errors after which no later file can succeed: the run stops at the first one
 RUN_ENDING_ERRORS: tuple[type[BaseException], ...] = (ConnectionFailed, AuthenticationFailed, DatabaseNotFound)
@@ -85,3 +93,85 @@ class IngestTally:
             "stopped": self.stopped,
             **extra,
         }
+
+
+class IngestObserver:
+    """What :func:`ingest_run` reports as it goes, in the calling thread; each method does
+    nothing here: override the ones wanted."""
+
+    def skipped(self, skipped: SkippedPath) -> None:
+        """A path the selection passed over (``skipped.named``: given by the caller, a failure)."""
+
+    def started(self, files: int) -> None:
+        """The selection is done: ``files`` files are to be ingested."""
+
+    def finished(self, outcome: FileResult) -> None:
+        """One file's outcome (its result, or the error that refused it)."""
+
+    def stopped(self, exc: BaseException, unwritten: Sequence[str]) -> None:
+        """The run ended early at ``exc`` (see ``ends_run``); ``unwritten`` were not written."""
+
+
+def ingest_run(
+    ingestor: Ingestor,
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    content_type: str | None = None,
+    source: str | None = None,
+    follow_symlinks: bool = False,
+    observer: IngestObserver | None = None,
+) -> IngestTally:
+    """Ingest files, folders (recursive) and globs; returns the run's rows and counts.
+
+    Only regular files are read: FIFOs, devices and symlinks leading out of a folder are
+    recorded as skipped (``follow_symlinks`` follows the latter); a path that matches nothing
+    is an ``InputError``. ``source`` names the document of a run of exactly one file (default:
+    the file's resolved path). A failing file is recorded and the others go on; an error that
+    ends the run (the database gone) stops it, and the files not written are recorded as
+    not attempted."""
+    paths = [os.fspath(p) for p in paths]
+    selection = select_files(paths, extensions=ingestor.extractors.extensions, follow_symlinks=follow_symlinks)
+    files = [os.fspath(f) for f in selection.files]
+    if source is not None and len(files) != 1:
+        raise InputError(f"source names one document; the paths give {len(files)} files")
+    watch = observer or IngestObserver()
+    tally = IngestTally()
+    for skipped in selection.skipped:
+        tally.skip(skipped)
+        watch.skipped(skipped)
+    watch.started(len(files))
+    reported: set[str] = set()
+
+    def report(outcome: FileResult) -> None:
+        reported.add(outcome.path)
+        if outcome.error is not None:
+            tally.fail(outcome.path, outcome.exception)
+        else:
+            tally.record(outcome.path, outcome.result)
+        watch.finished(outcome)
+
+    try:
+        if source is not None:
+            report(_one_file(ingestor, files[0], content_type=content_type, source=source))
+        else:
+            ingestor.ingest_paths(files, content_type=content_type, on_result=report)
+    except RUN_ENDING_ERRORS as exc:
+        # the database is gone (or refuses us): every later write would wait out the retries
+        # and fail the same way, so the run stops here
+        left = [f for f in files if f not in reported]
+        tally.stop(exc, left)
+        watch.stopped(exc, left)
+    return tally
+
+
+def _one_file(ingestor: Ingestor, path: str, *, content_type: str | None, source: str) -> FileResult:
+    """``ingest_file`` (a named ``source``) as ``ingest_paths`` reports a file; an error that
+    ends the run is raised."""
+    from .ingestor import FileResult
+
+    try:
+        return FileResult(path, result=ingestor.ingest_file(path, content_type=content_type, source=source))
+    except KgragError as exc:
+        if ends_run(exc):
+            raise
+        return FileResult.failed(path, exc)

@@ -23,7 +23,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator, Literal, Mapping, Sequence
 
 import numpy as np
 
@@ -69,6 +69,9 @@ from .edges import (
 from .extractors import ExtractorRegistry, decode_text, markdown_to_text
 from .files import read_regular_file
 from .similarity import SimilarityLinker
+
+if TYPE_CHECKING:
+    from .batch import IngestObserver, IngestTally
 
 __all__ = ["FileResult", "IngestOptions", "Ingestor", "STRATEGIES"]
 
@@ -430,6 +433,23 @@ class Ingestor:
                 counts[r.status] = counts.get(r.status, 0) + 1
             sp.update({**counts, "cancelled": self.cancel_event.is_set()})
         return out
+
+    def ingest_run(
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        *,
+        content_type: str | None = None,
+        source: str | None = None,
+        follow_symlinks: bool = False,
+        observer: "IngestObserver | None" = None,
+    ) -> "IngestTally":
+        """Ingest files, folders (recursive) and globs as ``kgrag ingest`` does: the selection
+        (what it skips is recorded), ``ingest_paths``, and a stop at an error that ends the
+        run; returns the rows and counts (:func:`kgrag_neo4j.ingestion.batch.ingest_run`)."""
+        from .batch import ingest_run
+
+        return ingest_run(self, paths, content_type=content_type, source=source,
+                          follow_symlinks=follow_symlinks, observer=observer)
 
     def _ingest_paths(
         self,

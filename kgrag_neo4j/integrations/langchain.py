@@ -2,7 +2,8 @@
 
     from kgrag_neo4j.integrations.langchain import KgragRetriever
 
-    retriever = KgragRetriever(retriever=GraphRetriever(store, embedder), top_k=5)
+    retriever = KgragRetriever.from_mode("graph", store, embedder, top_k=5, max_hops=2)
+    # or over any kgrag retriever: KgragRetriever(retriever=GraphRetriever(store, embedder), top_k=5)
     docs = retriever.invoke("how are indexes created?")      # or: await retriever.ainvoke(...)
 
 Each ``Document`` has the chunk text as ``page_content``, the chunk id as ``id``, and in
@@ -12,7 +13,7 @@ Each ``Document`` has the chunk text as ``page_content``, the chunk id as ``id``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 try:
     from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
@@ -47,6 +48,17 @@ class KgragRetriever(BaseRetriever):
     def _check(self) -> "KgragRetriever":
         check_retriever(self.retriever, self.top_k)
         return self
+
+    @classmethod
+    def from_mode(
+        cls, mode: str, store: Any, embedder: Any, *, top_k: int = 5, filters: Sequence[Any] = (), **options: Any
+    ) -> "KgragRetriever":
+        """The retriever of a search mode (``vector``, ``hybrid``, ``graph``, ``ppr``, ``entity``,
+        ``local``) with ``options`` as ``kgrag search --mode`` builds it (``build_retriever``:
+        an option the mode cannot honour is refused)."""
+        from ..retrieval.modes import build_retriever
+
+        return cls(retriever=build_retriever(mode, store, embedder, filters=filters, **options), top_k=top_k)
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, top_k: int | None = None

@@ -2,7 +2,8 @@
 
     from kgrag_neo4j.integrations.llamaindex import KgragRetriever
 
-    retriever = KgragRetriever(retriever=GraphRetriever(store, embedder), top_k=5)
+    retriever = KgragRetriever.from_mode("graph", store, embedder, top_k=5, max_hops=2)
+    # or over any kgrag retriever: KgragRetriever(retriever=GraphRetriever(store, embedder), top_k=5)
     nodes = retriever.retrieve("how are indexes created?")   # or: await retriever.aretrieve(...)
     engine = RetrieverQueryEngine.from_args(retriever, llm=...)   # any query engine takes it
 
@@ -13,7 +14,7 @@ relationship is the document, and whose metadata carries the ids, source, title,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 try:
     from llama_index.core.callbacks import CallbackManager
@@ -67,6 +68,17 @@ class KgragRetriever(BaseRetriever):
         self.retriever = retriever
         self.top_k = top_k
         super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    @classmethod
+    def from_mode(
+        cls, mode: str, store: Any, embedder: Any, *, top_k: int = 5, filters: Sequence[Any] = (), **options: Any
+    ) -> "KgragRetriever":
+        """The retriever of a search mode (``vector``, ``hybrid``, ``graph``, ``ppr``, ``entity``,
+        ``local``) with ``options`` as ``kgrag search --mode`` builds it (``build_retriever``:
+        an option the mode cannot honour is refused)."""
+        from ..retrieval.modes import build_retriever
+
+        return cls(retriever=build_retriever(mode, store, embedder, filters=filters, **options), top_k=top_k)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return [to_node(r) for r in self.retriever.retrieve(query_bundle.query_str, self.top_k)]

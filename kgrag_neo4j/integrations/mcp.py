@@ -119,26 +119,14 @@ def build_server(
         return await asyncio.to_thread(ingest_path_now, path)
 
     def ingest_path_now(path: str) -> dict[str, Any]:
-        from ..ingestion.batch import ends_run
-        from ..ingestion.files import select_files
-
         target = Path(path).expanduser().resolve()
         if not _inside(target, roots):
             raise ToolError(f"InputError: {path} is outside the folders this server may read: {', '.join(map(str, roots))}")
-        # regular files only; symlinks leading out of the folder are not followed (and reported)
-        selection = run(select_files, [str(target)], extensions=ingestor.extractors.extensions)
-        rows = [{"path": s.path, "status": "failed" if s.named else "skipped", "error": s.reason} for s in selection.skipped]
-        for i, file in enumerate(selection.files):
-            try:
-                r = ingestor.ingest_file(file)
-            except KgragError as exc:
-                rows.append({"path": str(file), "status": "failed", "error": f"{type(exc).__name__}: {exc}"})
-                if ends_run(exc):  # the database is gone: every later file would wait out the retries
-                    rows += [{"path": str(f), "status": "not_attempted"} for f in selection.files[i + 1 :]]
-                    break
-                continue
-            rows.append({"path": str(file), "status": r.status, "document_id": r.document_id, "chunks": r.chunk_count})
-        return {"files": rows, "failed": sum(1 for r in rows if r["status"] in ("failed", "not_attempted"))}
+        # as `kgrag ingest` runs it: regular files only, symlinks leading out of the folder
+        # skipped (and recorded), the run stopped when the database is gone
+        tally = run(ingestor.ingest_run, [str(target)])
+        failed = tally.counts["failed"] + tally.counts["not_attempted"]
+        return {"files": tally.rows, "failed": failed, "stopped": tally.stopped}
 
     async def list_documents(limit: int = 50) -> dict[str, Any]:
         """The documents of the namespace, newest first."""

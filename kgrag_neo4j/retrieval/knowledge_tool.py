@@ -79,9 +79,9 @@ class KnowledgeTool:
         if retriever is None:
             if store is None or embedder is None:
                 raise ConfigurationError("KnowledgeTool needs a retriever, or a store and an embedder")
-            from .retrievers import HybridRetriever
+            from .modes import build_retriever
 
-            retriever = HybridRetriever(store, embedder)
+            retriever = build_retriever("hybrid", store, embedder)
         if not callable(getattr(retriever, "retrieve", None)):
             raise ConfigurationError(f"retriever must have retrieve(query, top_k), got {type(retriever).__name__}")
         self.retriever = retriever

@@ -4,17 +4,26 @@
 --hops 1`` runs. Options are the retrievers' own keyword names; one a mode cannot honour is
 refused with a message naming the modes that take it, never silently dropped
 (:func:`check_options`). Options not given keep the retriever's defaults.
+
+``search("graph", store, embedder, "how ...?", 5, max_hops=1)`` builds that retriever and runs
+it: what ``kgrag search`` calls. In local mode the response carries the context the results
+came from (entities, relationships, community reports), which the command prints.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider, Reranker, Store
-from ..types import ChunkFilter
+from ..types import ChunkFilter, RetrievalResult
+from ..validation import check_int
 
-__all__ = ["MODES", "MODE_OPTIONS", "build_retriever", "check_options"]
+if TYPE_CHECKING:
+    from .local_search import LocalContext
+
+__all__ = ["MODES", "MODE_OPTIONS", "SearchResponse", "build_retriever", "check_options", "search"]
 
 #: every retrieval mode, in the order ``kgrag search --help`` lists them
 MODES = ("vector", "hybrid", "graph", "ppr", "entity", "local")
@@ -88,3 +97,49 @@ def build_retriever(
     from .local_search import LocalSearchRetriever
 
     return LocalSearchRetriever(store, embedder, filters=filters, **options)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResponse:
+    """What :func:`search` found: the results, best first, and in local mode the context
+    (entities, relationships, community reports, text units) they were taken from."""
+
+    mode: str
+    results: tuple[RetrievalResult, ...]
+    context: LocalContext | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The context's fields (local mode) and ``results``, each result as its JSON."""
+        head = self.context.to_json() if self.context is not None else {}
+        return {**head, "results": [r.to_json() for r in self.results]}
+
+    def to_text(self, *, max_chars: int = 400) -> str:
+        """For a terminal: the local context as prompt text, else the results with their
+        scores and how graph-found ones were reached (``format_knowledge``)."""
+        if self.context is not None:
+            return self.context.to_text()
+        from .format import format_knowledge
+
+        return format_knowledge(list(self.results), show_scores=True, max_chars=max_chars)
+
+
+def search(
+    mode: str,
+    store: Store,
+    embedder: EmbeddingProvider,
+    query: str,
+    top_k: int = 5,
+    *,
+    filters: Sequence[ChunkFilter] = (),
+    reranker: Reranker | None = None,
+    **options: Any,
+) -> SearchResponse:
+    """The ``top_k`` results of ``query`` by the retriever of ``mode`` built with ``options``
+    (:func:`build_retriever`: an option the mode cannot honour is refused)."""
+    retriever = build_retriever(mode, store, embedder, filters=filters, reranker=reranker, **options)
+    if mode == "local":
+        # one read gives both the context and the results drawn from it
+        check_int(top_k, "top_k", minimum=1, error=InputError)
+        context = retriever.context(query)
+        return SearchResponse(mode, tuple(retriever.retrieve_from(context, top_k)), context)
+    return SearchResponse(mode, tuple(retriever.retrieve(query, top_k)))
