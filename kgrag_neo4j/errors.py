@@ -30,6 +30,7 @@ enough at an application boundary (the CLI turns it into one line on stderr)::
 from __future__ import annotations
 
 __all__ = [
+    "NO_CHAT_MESSAGE",
     "AuthenticationFailed",
     "Cancelled",
     "ConfigurationError",
@@ -51,6 +52,14 @@ __all__ = [
     "TransientStoreError",
     "UnsupportedContentType",
 ]
+
+
+#: the ConfigurationError of every command or call that needs a chat model and has none
+NO_CHAT_MESSAGE = (
+    "no chat model configured: set CO_API_KEY (Cohere), or OPENAI_API_KEY and/or OPENAI_BASE_URL "
+    "(OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio; OPENAI_MODEL names the model), "
+    "and choose with --llm cohere|openai"
+)
 
 
 class KgragError(Exception):

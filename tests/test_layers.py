@@ -19,12 +19,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "kgrag_neo4j"
 DOMAIN = ("retrieval", "ingestion", "entities", "communities", "triples", "providers", "cli", "integrations")
 VENDOR_SDKS = ("cohere", "openai", "anthropic", "wordllama", "sentence_transformers")
 
-#: imports that break a rule today and are being removed by another part of issue 17
-#: (retrieval/rerank.py's Cohere factory moves to providers/); empty it when that lands
-KNOWN_EXCEPTIONS: set[tuple[str, str]] = {
-    ("retrieval/rerank.py", "kgrag_neo4j.providers.cohere"),
-    ("retrieval/answer.py", "kgrag_neo4j.providers.select"),
-}
+#: imports allowed to break a rule (none: keep it that way)
+KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def _module_name(path: Path) -> str:

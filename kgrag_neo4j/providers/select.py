@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-from ..errors import ConfigurationError
+from ..errors import NO_CHAT_MESSAGE, ConfigurationError
 from ..protocols import ChatProvider, EmbeddingProvider, Reranker
 from .cohere import MISSING_KEY_MESSAGE, CohereEmbedder, cohere_api_key
 from .hashing import HashingEmbedder
@@ -27,11 +27,6 @@ __all__ = [
 EMBEDDER_NAMES = ("cohere", "hashing", "local", "minilm", "openai", "wordllama")
 CHAT_NAMES = ("cohere", "openai")
 RERANKER_NAMES = ("cohere", "none", "score")
-NO_CHAT_MESSAGE = (
-    "no chat model configured: set CO_API_KEY (Cohere), or OPENAI_API_KEY and/or OPENAI_BASE_URL "
-    "(OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio; OPENAI_MODEL names the model), "
-    "and choose with --llm cohere|openai"
-)
 
 
 def select_embedder(name: str | None = None, *, env: Mapping[str, str] = os.environ) -> EmbeddingProvider:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
-from ..errors import ConfigurationError, InputError
+from ..errors import NO_CHAT_MESSAGE, ConfigurationError, InputError
 from ..protocols import ChatProvider
 from ..types import RetrievalResult
 
@@ -153,8 +153,6 @@ def _check(query: Any, retriever: Any, chat: Any, top_k: Any) -> None:
     if not isinstance(query, str) or not query.strip():
         raise InputError("the question must be non-empty text")
     if chat is None:
-        from ..providers.select import NO_CHAT_MESSAGE
-
         raise ConfigurationError(NO_CHAT_MESSAGE)
     if not callable(getattr(chat, "chat", None)):
         raise ConfigurationError(f"chat must be a ChatProvider (with .chat()); got {type(chat).__name__}")
