@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.kgrag-installed
 
-.PHONY: install jars browser-deps demo test test-fast bench-quick bench docs-bench clean
+.PHONY: install jars browser-deps demo test lint test-fast bench-quick bench docs-bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,12 @@ demo: jars
 ## test: the whole suite against a real Neo4j that the run starts and stops itself
 test: jars browser-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+## lint: ruff (pyflakes, pycodestyle, bugbear, imports, pyupgrade) and mypy, as configured in
+## pyproject.toml; .ci/run runs it before the tests
+lint: install
+	$(BIN)/ruff check kgrag_neo4j tests bench examples docs
+	$(BIN)/mypy
 
 ## bench-quick: small benchmark sizes (a few minutes)
 bench-quick: jars

@@ -526,7 +526,7 @@ server.directories.import={d / 'import'}
         """Stop cleanly (SIGTERM, wait, then SIGKILL). Returns False if nothing was running."""
         state = self._read_state()
         pid = state.get("pid")
-        if not self._pid_alive(pid):
+        if not isinstance(pid, int) or not self._pid_alive(pid):
             return False
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
@@ -543,7 +543,7 @@ server.directories.import={d / 'import'}
     def kill(self) -> None:
         """SIGKILL, no clean shutdown: for fault-injection tests."""
         pid = self._read_state().get("pid")
-        if self._pid_alive(pid):
+        if isinstance(pid, int) and self._pid_alive(pid):
             self._kill(pid)
 
     def _kill(self, pid: int) -> None:

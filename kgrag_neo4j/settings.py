@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import unicodedata
 from dataclasses import dataclass, field, replace
-from typing import Mapping
+from typing import Any, Mapping
 from urllib.parse import urlsplit
 
 from .errors import ConfigurationError
@@ -58,7 +58,7 @@ class Neo4jSettings:
         """Read ``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``;
         keyword overrides that are not None win."""
         env = os.environ if env is None else env
-        values = {
+        values: dict[str, Any] = {
             "uri": env.get("NEO4J_URI") or cls.uri,
             "user": env.get("NEO4J_USERNAME") or env.get("NEO4J_USER") or cls.user,
             "password": env.get("NEO4J_PASSWORD"),
@@ -67,7 +67,7 @@ class Neo4jSettings:
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
-    def with_(self, **changes: str | None) -> "Neo4jSettings":
+    def with_(self, **changes: Any) -> "Neo4jSettings":
         return replace(self, **changes)
 
     def public_dict(self) -> dict[str, str | None]:

@@ -87,7 +87,7 @@ def span(tracer: TracerOption, name: str, attributes: Mapping[str, Any] | None =
     attrs = {k: v for k, v in (attributes or {}).items() if v is not None}
     if tracer is None:
         tracer = _otel_default()
-    if tracer is None or tracer is False:
+    if tracer is None or isinstance(tracer, bool):  # False; True is refused by check_tracer
         yield SpanRecorder(attrs)
         return
     if hasattr(tracer, "start_as_current_span"):

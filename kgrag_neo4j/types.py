@@ -352,7 +352,7 @@ def filters_to_param(filters: Sequence[ChunkFilter] | None) -> dict[str, Any]:
             elif not source.startswith(f.value):
                 doc_ids = set()  # two disjoint prefixes: nothing can match
         elif f.field == "meta":
-            pairs.extend(meta_pairs({f.key: f.value}))
+            pairs.extend(meta_pairs({f.key or "": f.value}))  # by_meta always sets a key
         elif f.field == "created_after":
             after = f.value if after is None else max(after, f.value)
         elif f.field == "created_before":

@@ -324,25 +324,25 @@ class OfflineEntityExtractor:
                     per_chunk[occ.chunk_index].setdefault(key, []).append(occ)
         by_id = {u.id: ci for ci, u in enumerate(units)}
         for chunk_id, raw in about.items():
-            ci = by_id.get(chunk_id)
+            at = by_id.get(chunk_id)
             key = normalise_name(raw)
-            if ci is not None and key and key not in per_chunk[ci]:
-                per_chunk[ci][key] = [_Occurrence(ci, -1, -1)]
-        for ci, found in enumerate(per_chunk):
-            if len(found) > self.max_entities_per_chunk:
-                ranked = sorted(found, key=lambda k: (-len(found[k]), found[k][0].position))
-                per_chunk[ci] = {k: found[k] for k in ranked[: self.max_entities_per_chunk]}
+            if at is not None and key and key not in per_chunk[at]:
+                per_chunk[at][key] = [_Occurrence(at, -1, -1)]
+        for ci, keyed in enumerate(per_chunk):
+            if len(keyed) > self.max_entities_per_chunk:
+                ranked = sorted(keyed, key=lambda k: (-len(keyed[k]), keyed[k][0].position))  # noqa: B023 (used at once)
+                per_chunk[ci] = {k: keyed[k] for k in ranked[: self.max_entities_per_chunk]}
 
         totals: dict[str, int] = {}
-        for found in per_chunk:
-            for key, occs in found.items():
+        for keyed in per_chunk:
+            for key, occs in keyed.items():
                 totals[key] = totals.get(key, 0) + len(occs)
         kept = {k for k, n in totals.items() if n >= self.min_mentions}
 
         # Entities in order of first appearance.
         entities: dict[str, Entity] = {}
-        for ci, found in enumerate(per_chunk):
-            for key, occs in sorted(found.items(), key=lambda kv: kv[1][0].position):
+        for ci, keyed in enumerate(per_chunk):
+            for key, occs in sorted(keyed.items(), key=lambda kv: kv[1][0].position):
                 if key not in kept or key in entities:
                     continue
                 cand = accepted.get(key)
@@ -607,7 +607,7 @@ class OfflineEntityExtractor:
         for ci, found in enumerate(per_chunk):
             starts = [m.start() for m in _WORDS.finditer(units[ci].content or "")]
             # the windows: per sentence (or the whole chunk), each entity's mention positions
-            windows: dict[int, dict[str, list[int]]] = {}
+            windows: dict[int, dict[str, list[tuple[int, int]]]] = {}
             for key, occs in found.items():
                 if key not in entities:
                     continue
@@ -618,12 +618,12 @@ class OfflineEntityExtractor:
                     windows.setdefault(w, {}).setdefault(entities[key].id, []).append((o.position, max(o.end, o.position)))
             for members in windows.values():
                 ids = sorted(members)
-                for a in range(len(ids)):
-                    for b in range(a + 1, len(ids)):
-                        gap = _word_gap(starts, members[ids[a]], members[ids[b]])
+                for i in range(len(ids)):
+                    for j in range(i + 1, len(ids)):
+                        gap = _word_gap(starts, members[ids[i]], members[ids[j]])
                         if gap > self.max_gap and self.window == "sentence":
                             continue
-                        pair = (ids[a], ids[b])
+                        pair = (ids[i], ids[j])
                         strength[pair] = strength.get(pair, 0.0) + 1.0 / (1.0 + gap / 10.0)
                         counts[pair] = counts.get(pair, 0) + 1
         by_id = {e.id: e for e in entities.values()}

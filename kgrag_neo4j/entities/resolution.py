@@ -54,6 +54,7 @@ def merge_similar_entities(
     ids = [e.id for e in entities]
     if len(set(ids)) != len(ids):
         raise InputError("merge_similar_entities got the same entity id twice")
+    vectors: list[Sequence[float] | None]
     if embeddings is None:
         vectors = [e.embedding for e in entities]
     elif isinstance(embeddings, Mapping):
@@ -89,16 +90,16 @@ def merge_similar_entities(
         norms = np.linalg.norm(matrix, axis=1)
         usable = norms > 0
         matrix = matrix[usable] / norms[usable, None]
-        idx = [m for m, ok in zip(members, usable) if ok]
-        uf = _UnionFind(len(idx))
-        for start in range(0, len(idx), _BLOCK):
+        kept = [m for m, ok in zip(members, usable) if ok]
+        uf = _UnionFind(len(kept))
+        for start in range(0, len(kept), _BLOCK):
             sims = matrix[start : start + _BLOCK] @ matrix.T
             rows, cols = np.nonzero(sims >= threshold)
             for r, c in zip(rows.tolist(), cols.tolist()):
                 if start + r < c:
                     uf.union(start + r, c)
         groups: dict[int, list[str]] = {}
-        for local, global_ in enumerate(idx):
+        for local, global_ in enumerate(kept):
             groups.setdefault(uf.find(local), []).append(ids[global_])
         for group in groups.values():
             canonical = min(group)
