@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence, TypeVar
 import numpy as np
 
 from ..errors import ConfigurationError, DimensionMismatchError, InputError, ProviderResponseError
+from ..options import IngestGraphOptions, check_batching
 from ..protocols import ChatProvider
 from ..types import Chunk, ChunkEdge, RelationType
 
@@ -123,17 +124,6 @@ def build_sequence_edges(chunks: Iterable[Chunk]) -> list[ChunkEdge]:
 # --- batching and the prompt -------------------------------------------------------------
 
 
-def _check_batching(batch_size: Any, overlap: Any) -> None:
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 2:
-        raise ConfigurationError(f"graph batch size must be an integer >= 2, got {batch_size!r}")
-    if isinstance(overlap, bool) or not isinstance(overlap, int) or overlap < 0:
-        raise ConfigurationError(f"graph batch overlap must be an integer >= 0, got {overlap!r}")
-    if overlap >= batch_size:
-        raise ConfigurationError(
-            f"graph batch overlap ({overlap}) must be less than the batch size ({batch_size})"
-        )
-
-
 def make_batches(items: Sequence[T], *, batch_size: int = 5, overlap: int = 0) -> list[list[T]]:
     """Sliding windows of ``batch_size`` items, consecutive windows sharing ``overlap``.
 
@@ -143,7 +133,7 @@ def make_batches(items: Sequence[T], *, batch_size: int = 5, overlap: int = 0) -
     cost LLM calls for nothing. Raises :class:`ConfigurationError` unless
     ``batch_size >= 2`` and ``0 <= overlap < batch_size``.
     """
-    _check_batching(batch_size, overlap)
+    check_batching(batch_size, overlap)
     items = list(items)
     stride = batch_size - overlap
     batches: list[list[T]] = []
@@ -499,91 +489,6 @@ def similarity_edges(
 
 
 # --- options and the per-document pipeline ------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class IngestGraphOptions:
-    """Edge building at ingestion; names and defaults are the seed's ingestion options.
-
-    - ``graph_extraction``: the chat provider for LLM edges; None disables them.
-    - ``graph_batch_size`` (>= 2) / ``graph_batch_overlap`` (< batch size): batching of
-      :func:`make_batches`.
-    - ``graph_extraction_workers``: concurrent LLM calls (1 = sequential).
-    - ``min_edge_weight`` in [0, 1] / ``max_edges_per_chunk`` (0 = unlimited): pruning.
-    - ``sequence_edges``: link consecutive chunks, no model needed.
-    - ``similarity_edges``, ``similarity_threshold``, ``similarity_top_k``: ``similar_to``
-      edges between embedded chunks of the document.
-    - ``cross_document_edges``: during ingestion, also discover LLM edges from the new
-      document's chunks to similar chunks of other documents (done by the Ingestor against
-      the store, not here); needs ``graph_extraction``. ``cross_document_threshold`` (0.5,
-      minimum cosine of a candidate), ``cross_document_max_pairs`` (3 candidates per chunk)
-      and ``cross_document_batch_size`` (5 chunks per LLM call) are the seed's
-      ``ExtractCrossDocumentEdges`` defaults.
-
-    Pruning covers every edge source of a run: the Ingestor applies it again after the
-    database has added its similarity edges.
-
-    Invalid values raise :class:`ConfigurationError` naming the option.
-    """
-
-    graph_extraction: ChatProvider | None = None
-    graph_batch_size: int = 5
-    graph_batch_overlap: int = 0
-    graph_extraction_workers: int = 3
-    min_edge_weight: float = 0.0
-    max_edges_per_chunk: int = 0
-    sequence_edges: bool = False
-    similarity_edges: bool = False
-    similarity_threshold: float = 0.75
-    similarity_top_k: int = 5
-    cross_document_edges: bool = False
-    cross_document_threshold: float = 0.5
-    cross_document_max_pairs: int = 3
-    cross_document_batch_size: int = 5
-
-    def __post_init__(self) -> None:
-        if self.graph_extraction is not None and not isinstance(self.graph_extraction, ChatProvider):
-            raise ConfigurationError(
-                "graph_extraction must be a ChatProvider (with a chat() method), "
-                f"got {type(self.graph_extraction).__name__}"
-            )
-        _check_batching(self.graph_batch_size, self.graph_batch_overlap)
-        for name in ("graph_extraction_workers", "similarity_top_k", "cross_document_max_pairs"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigurationError(f"{name} must be an integer >= 1, got {value!r}")
-        value = self.max_edges_per_chunk
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ConfigurationError(f"max_edges_per_chunk must be an integer >= 0, got {value!r}")
-        if (
-            isinstance(self.cross_document_batch_size, bool)
-            or not isinstance(self.cross_document_batch_size, int)
-            or self.cross_document_batch_size < 2
-        ):
-            raise ConfigurationError(
-                f"cross_document_batch_size must be an integer >= 2, got {self.cross_document_batch_size!r}"
-            )
-        for name in ("min_edge_weight", "similarity_threshold", "cross_document_threshold"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                raise ConfigurationError(f"{name} must be a number in [0, 1], got {value!r}")
-        for name in ("sequence_edges", "similarity_edges", "cross_document_edges"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigurationError(f"{name} must be True or False, got {getattr(self, name)!r}")
-        if self.cross_document_edges and self.graph_extraction is None:
-            raise ConfigurationError(
-                "cross_document_edges needs graph_extraction (a ChatProvider): the model finds the relations"
-            )
-
-    @property
-    def prunes(self) -> bool:
-        """Whether a pruning rule is set (min weight above 0, or a per-chunk cap)."""
-        return self.min_edge_weight > 0 or self.max_edges_per_chunk > 0
-
-    @property
-    def enabled(self) -> bool:
-        """Whether any per-document edge source is switched on."""
-        return self.graph_extraction is not None or self.sequence_edges or self.similarity_edges
 
 
 def build_document_edges(

@@ -13,7 +13,6 @@ A single text or file is a batch of one.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import io
 import logging
 import math
@@ -38,12 +37,12 @@ from ..errors import (
     ProviderResponseError,
     SchemaNotReady,
 )
+from ..options import STRATEGIES, IngestGraphOptions, IngestOptions
 from ..protocols import EmbeddingProvider, GraphStore, Store, embed_batched
 from ..tracing import TracerOption, check_tracer, span
 from ..types import PENDING_HASH_SUFFIX, Chunk, ChunkEdge, Document, IngestResult
 from .chunkers import Chunker, ChunkPiece, MarkdownChunker, RecursiveChunker
 from .edges import (
-    IngestGraphOptions,
     build_document_edges,
     cross_document_batches,
     dedupe_edges,
@@ -59,7 +58,6 @@ __all__ = ["FileResult", "IngestOptions", "Ingestor", "STRATEGIES"]
 
 log = logging.getLogger("kgrag_neo4j.ingest")
 
-STRATEGIES = ("flat", "parent-child")
 Progress = Callable[[str, Mapping[str, Any]], None]
 
 #: files read and hash-checked together by ``ingest_paths`` (one read of the store each), up
@@ -124,62 +122,6 @@ class _Doc:
 
 def _chunks_of(docs: Sequence[_Doc]) -> int:
     return sum(len(d.chunks) for d in docs)
-
-
-@dataclass(frozen=True, kw_only=True)
-class IngestOptions:
-    """Seed 004 options (defaults in brackets).
-
-    - ``strategy`` ["flat"] or "parent-child";
-    - ``chunker`` [RecursiveChunker(512, 50); MarkdownChunker for Markdown] for flat;
-    - ``parent_chunker`` / ``child_chunker`` [RecursiveChunker(parent_tokens / child_tokens)];
-    - ``parent_tokens`` [1024], ``child_tokens`` [256];
-    - ``batch_size`` [64] chunks per ``embed`` call;
-    - ``extractors`` [ExtractorRegistry.default()];
-    - ``graph`` [no edges]: the seed's graph ingestion options (sequence, LLM, similarity,
-      pruning). ``similarity_edges`` compares the chunks of the run in memory and asks the
-      vector index for chunks stored before, so a new chunk is linked to its nearest chunks
-      across the whole namespace, not only its document;
-    - ``embedding_failure`` ["raise"]: what a failing embedder does to the document: "raise"
-      stores nothing; "store_unembedded" stores the chunks without vectors (found by keyword
-      search only) and reports it in ``IngestResult.skipped``.
-    """
-
-    strategy: Literal["flat", "parent-child"] = "flat"
-    chunker: Chunker | None = None
-    parent_chunker: Chunker | None = None
-    child_chunker: Chunker | None = None
-    parent_tokens: int = 1024
-    child_tokens: int = 256
-    batch_size: int = 64
-    extractors: ExtractorRegistry | None = None
-    graph: IngestGraphOptions = field(default_factory=IngestGraphOptions)
-    embedding_failure: Literal["raise", "store_unembedded"] = "raise"
-
-    def __post_init__(self) -> None:
-        if self.strategy not in STRATEGIES:
-            raise ConfigurationError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
-        for name in ("parent_tokens", "child_tokens", "batch_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
-        if self.child_tokens >= self.parent_tokens:
-            raise ConfigurationError("child_tokens must be smaller than parent_tokens")
-        if self.embedding_failure not in ("raise", "store_unembedded"):
-            raise ConfigurationError("embedding_failure must be 'raise' or 'store_unembedded'")
-
-    def fingerprint(self, content_type: str, embedder_name: str) -> str:
-        """What decides the chunks and vectors: a change here makes a re-ingest re-chunk."""
-        parts = [
-            self.strategy,
-            repr(self.chunker or ("markdown" if content_type == "text/markdown" else "recursive")),
-            repr(self.parent_chunker),
-            repr(self.child_chunker),
-            str(self.parent_tokens),
-            str(self.child_tokens),
-            embedder_name,
-        ]
-        return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
 
 
 def _is_utf8(text: str) -> bool:
