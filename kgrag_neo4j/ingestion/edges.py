@@ -41,6 +41,7 @@ __all__ = [
     "build_document_edges",
     "build_edge_prompt",
     "build_sequence_edges",
+    "build_text_edges",
     "cross_document_batches",
     "dedupe_edges",
     "edges_to_prune",
@@ -491,16 +492,15 @@ def similarity_edges(
 # --- options and the per-document pipeline ------------------------------------------------
 
 
-def build_document_edges(
+def build_text_edges(
     chunks: Sequence[Chunk],
     options: IngestGraphOptions,
     *,
     cancel: threading.Event | None = None,
     logger: logging.Logger | None = None,
 ) -> list[ChunkEdge]:
-    """All per-document edges the options ask for: sequence + LLM + similarity (between
-    chunks that carry an embedding), deduplicated, then pruned (seed order: sources first,
-    pruning last, so only edges worth keeping reach the store)."""
+    """The edges read from a document's own chunks, as the options ask: sequence + LLM
+    (neither deduplicated nor pruned: the caller adds its similarity edges first)."""
     edges: list[ChunkEdge] = []
     if options.sequence_edges:
         edges += build_sequence_edges(chunks)
@@ -514,6 +514,21 @@ def build_document_edges(
             cancel=cancel,
             logger=logger,
         )
+    return edges
+
+
+def build_document_edges(
+    chunks: Sequence[Chunk],
+    options: IngestGraphOptions,
+    *,
+    cancel: threading.Event | None = None,
+    logger: logging.Logger | None = None,
+) -> list[ChunkEdge]:
+    """All edges of one document held in memory, as the options ask: :func:`build_text_edges`
+    + similarity (between the document's chunks that carry an embedding), deduplicated, then
+    pruned (seed order: sources first, pruning last, so only edges worth keeping reach the
+    store). The Ingestor builds the same edges, its similarity ones across the namespace."""
+    edges = build_text_edges(chunks, options, cancel=cancel, logger=logger)
     if options.similarity_edges:
         embedded = [c for c in chunks if c.embedding is not None and len(c.embedding) > 0]
         edges += similarity_edges(

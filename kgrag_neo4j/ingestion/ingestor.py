@@ -30,6 +30,7 @@ from .. import ids
 from ..errors import (
     Cancelled,
     ConfigurationError,
+    ExtractionError,
     InputError,
     KgragError,
     NotFoundError,
@@ -43,7 +44,7 @@ from ..tracing import TracerOption, check_tracer, span
 from ..types import PENDING_HASH_SUFFIX, Chunk, ChunkEdge, Document, IngestResult
 from .chunkers import Chunker, ChunkPiece, MarkdownChunker, RecursiveChunker
 from .edges import (
-    build_document_edges,
+    build_text_edges,
     cross_document_batches,
     dedupe_edges,
     edges_to_prune,
@@ -103,6 +104,9 @@ class _Doc:
     source: str = ""
     title: str = ""
     text: str = ""
+    #: Markdown's text without its formatting (the document's content), made where the file
+    #: is read: the Markdown is converted once
+    plain: str | None = None
     content_type: str = "text/plain"
     metadata: dict[str, Any] = field(default_factory=dict)
     document_id: str = ""
@@ -197,8 +201,12 @@ class Ingestor:
         cancel: threading.Event | None = None,
         **overrides: Any,
     ):
-        base = options or IngestOptions()
-        self.options = dataclasses.replace(base, **overrides) if overrides else base
+        if options is None:
+            # Why not replace() on a default: the options (and the graph options given) are
+            # validated once, not once for a throwaway default and again for the copy
+            self.options = IngestOptions(**overrides)
+        else:
+            self.options = dataclasses.replace(options, **overrides) if overrides else options
         self.store = store
         self.embedder = embedder
         self.extractors = self.options.extractors or ExtractorRegistry.default()
@@ -473,11 +481,13 @@ class Ingestor:
                 f"the file name {_shown(name)} is not valid UTF-8, so it cannot name the document; "
                 "rename the file or give the document a source (--source)"
             )
-        raw = self.extractors.extract(content, content_type=ctype)
+        plain: str | None = None
         if ctype == "text/markdown":
-            # the Markdown chunker needs the headings: keep the source, strip per chunk
-            raw = decode_text(content, what="Markdown")
-        return self._identify(
+            # the Markdown chunker needs the headings: keep the source, and its plain text
+            raw, plain = self._markdown(content)
+        else:
+            raw = self.extractors.extract(content, content_type=ctype)
+        doc = self._identify(
             raw,
             source=source,
             title=title if title is not None else _shown(Path(name).name),
@@ -485,6 +495,22 @@ class Ingestor:
             content_type=ctype,
             document_id=None,
         )
+        doc.plain = plain
+        return doc
+
+    def _markdown(self, content: bytes) -> tuple[str, str]:
+        """A Markdown file's source and its text without formatting, converted once; refused
+        as ``ExtractorRegistry.extract`` refuses it (over the size limit, not text, empty)."""
+        if len(content) > self.extractors.max_bytes:
+            raise InputError(
+                f"content is {len(content)} bytes, over the limit of {self.extractors.max_bytes} bytes "
+                "(raise max_bytes to accept it)"
+            )
+        raw = decode_text(content, what="Markdown")
+        plain = markdown_to_text(raw)
+        if not plain.strip():
+            raise ExtractionError("Markdown is empty (no text left after extraction)")
+        return raw, plain
 
     def _one(self, doc: "_Doc") -> IngestResult:
         """A single document through the same pipeline as a folder, in the calling thread,
@@ -553,7 +579,9 @@ class Ingestor:
             yield batch
 
     def _chunk_doc(self, d: "_Doc") -> None:
-        plain = markdown_to_text(d.text) if d.content_type == "text/markdown" else d.text
+        plain = d.text
+        if d.content_type == "text/markdown":
+            plain = d.plain if d.plain is not None else markdown_to_text(d.text)
         d.document = Document(
             id=d.document_id,
             source=d.source,
@@ -604,12 +632,15 @@ class Ingestor:
             # empty database, its dimensions); an embedder that failed must not bind it
             self._ensure_schema()
         g = self.options.graph
-        if g.enabled and isinstance(self.store, GraphStore):  # seed: without GraphStore, no edges
-            per_document = dataclasses.replace(g, similarity_edges=False, cross_document_edges=False)
-            if per_document.enabled:
-                for d in ready:  # a cancel from here on keeps the document, with the edges found
-                    d.edges = build_document_edges(d.chunks, per_document, cancel=self.cancel_event, logger=self.log)
+        if g.text_edges and isinstance(self.store, GraphStore):  # seed: without GraphStore, no edges
+            for d in ready:  # a cancel from here on keeps the document, with the edges found
+                # similarity edges follow in _link, across the run and the stored namespace
+                d.edges = self._pruned(build_text_edges(d.chunks, g, cancel=self.cancel_event, logger=self.log))
         return ready
+
+    def _pruned(self, edges: Sequence[ChunkEdge]) -> list[ChunkEdge]:
+        g = self.options.graph
+        return prune_edges(dedupe_edges(edges), min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
 
     def _link(self, docs: Sequence["_Doc"], linker: "SimilarityLinker | None") -> None:
         """similar_to edges of the batch (exact within the run, the index for the rest), then
@@ -625,8 +656,7 @@ class Ingestor:
         for e in found:
             owner[e.source_id].edges.append(e)
         for d in docs:
-            d.edges = prune_edges(dedupe_edges(d.edges), min_weight=g.min_edge_weight,
-                                  max_edges_per_chunk=g.max_edges_per_chunk)
+            d.edges = self._pruned(d.edges)
 
     def _linker(self, *, stored_outside: bool | None) -> "SimilarityLinker | None":
         g = self.options.graph
@@ -854,7 +884,6 @@ class Ingestor:
             document_ids = [d.id for d in self.store.list_documents()]
         document_ids = list(dict.fromkeys(document_ids))
         g = self.options.graph
-        per_document = dataclasses.replace(g, similarity_edges=False)
         many = getattr(self.store, "list_chunks_of_documents", None)
 
         def pages() -> Iterator[dict[str, list[Chunk]]]:
@@ -882,12 +911,12 @@ class Ingestor:
                 break
             edges: list[ChunkEdge] = []
             for chunks in page.values():
-                if per_document.enabled:
-                    edges += build_document_edges(chunks, per_document, cancel=self.cancel_event, logger=self.log)
+                if g.text_edges:
+                    edges += self._pruned(build_text_edges(chunks, g, cancel=self.cancel_event, logger=self.log))
             if linker is not None:
                 embedded = [c for chunks in page.values() for c in chunks if c.embedding is not None]
                 edges += linker.link([c.id for c in embedded], [c.embedding for c in embedded], add=False)  # type: ignore[misc]
-            edges = prune_edges(dedupe_edges(edges), min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
+            edges = self._pruned(edges)
             total += self.store.store_edges(edges) if edges else 0
             if linker is not None:
                 # edges an earlier run stored on these chunks count against the cap too
@@ -946,7 +975,7 @@ class Ingestor:
             batches, chat, workers=g.graph_extraction_workers, cancel=cancel, logger=self.log, origin="cross_document"
         )
         edges = [e for e in found if known[e.source_id].document_id != known[e.target_id].document_id]
-        edges = prune_edges(dedupe_edges(edges), min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
+        edges = self._pruned(edges)
         if not edges:
             return 0
         stored = self.store.store_edges(edges)
