@@ -225,16 +225,14 @@ def test_sequence_and_similarity_edges_at_ingest(store, hashing_embedder):
 def test_graph_options_are_validated_once_per_ingest(store, hashing_embedder, monkeypatch, tmp_path):
     """The graph options are checked when they are made, and the pipeline uses them as they
     are: no copies with an edge source switched off (each copy validated again)."""
-    from kgrag_neo4j.options import IngestGraphOptions as Options
-
     checks = []
-    real = Options.__post_init__
+    real = IngestGraphOptions.__post_init__
 
     def counting(self):
         checks.append(self)
         real(self)
 
-    monkeypatch.setattr(Options, "__post_init__", counting)
+    monkeypatch.setattr(IngestGraphOptions, "__post_init__", counting)
     graph = IngestGraphOptions(sequence_edges=True, similarity_edges=True, similarity_threshold=0.2, similarity_top_k=2)
     assert len(checks) == 1
     ingestor = Ingestor(store, hashing_embedder, graph=graph, batch_size=8)
