@@ -66,8 +66,8 @@ Search = Callable[[list[float]], list[tuple[str, int]]]
 
 def native(store: Neo4jStore, hops: int) -> Search:
     def search(v: list[float]) -> list[tuple[str, int]]:
-        rows = store.graph_retrieve(embedding=v, top_k=RESULT_K, seed_top_k=SEEDS, max_hops=hops,
-                                    hop_decay=HOP_DECAY, bidirectional=True)
+        rows = store.graph_retrieve(v, "", RESULT_K, GraphOptions(blend="seed", seed_top_k=SEEDS, max_hops=hops,
+                                                                hop_decay=HOP_DECAY, bidirectional=True))
         return [(r.id, r.graph_context[0].hops if r.graph_context else 0) for r in rows]
 
     return search

@@ -40,11 +40,15 @@ __all__ = [
     "IngestGraphOptions",
     "IngestOptions",
     "PPROptions",
+    "RRF_K",
     "STRATEGIES",
     "check_batching",
 ]
 
 # --- graph retrieval ---------------------------------------------------------------------
+
+RRF_K = 60
+"""The RRF rank constant of the seed (and of the original RRF paper)."""
 
 DEFAULT_HOP_DECAY: tuple[float, ...] = (1.0, 0.7, 0.5)
 """Score multiplier per hop; index 0 belongs to the seeds and is never used for an edge."""

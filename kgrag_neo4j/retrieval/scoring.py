@@ -15,12 +15,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError
-from ..options import DEFAULT_ENTITY_SEED_WEIGHT, DEFAULT_HOP_DECAY, GraphOptions, decay_tuple
+from ..options import DEFAULT_ENTITY_SEED_WEIGHT, DEFAULT_HOP_DECAY, RRF_K, GraphOptions, decay_tuple
 from ..types import GRAPH_BLENDS, Chunk, ChunkEdge, EdgeContext, RetrievalResult
 from ..validation import check_choice, check_int, check_number
 
@@ -46,9 +45,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-
-RRF_K = 60
-"""The RRF rank constant of the seed (and of the original RRF paper)."""
 
 EdgeFetcher = Callable[[list[str]], Sequence[ChunkEdge]]
 """``GraphStore.get_edges`` / ``get_incoming_edges``: chunk ids in, their edges out."""
