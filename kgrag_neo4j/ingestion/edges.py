@@ -24,15 +24,15 @@ import math
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
-from ..errors import ConfigurationError, DimensionMismatchError, InputError, ProviderResponseError
+from ..errors import DimensionMismatchError, InputError, ProviderResponseError
 from ..options import IngestGraphOptions, check_batching
 from ..protocols import ChatProvider
 from ..types import Chunk, ChunkEdge, RelationType
+from ..validation import check_int, check_number
 
 __all__ = [
     "EDGE_RESPONSE_SCHEMA",
@@ -286,10 +286,8 @@ def prune_edges(
     Among equal weights the smaller (target id, relation) is kept. Survivors keep their input
     order.
     """
-    if isinstance(min_weight, bool) or not isinstance(min_weight, (int, float)) or not 0.0 <= min_weight <= 1.0:
-        raise ConfigurationError(f"min edge weight must be a number in [0, 1], got {min_weight!r}")
-    if isinstance(max_edges_per_chunk, bool) or not isinstance(max_edges_per_chunk, int) or max_edges_per_chunk < 0:
-        raise ConfigurationError(f"max edges per chunk must be an integer >= 0, got {max_edges_per_chunk!r}")
+    check_number(min_weight, "min edge weight", minimum=0.0, maximum=1.0)
+    check_int(max_edges_per_chunk, "max edges per chunk", minimum=0)
 
     kept = [e for e in edges if e.weight >= min_weight]
     if max_edges_per_chunk == 0:
@@ -343,8 +341,7 @@ def extract_llm_edges(
 
 
 def _check_workers(workers: Any) -> None:
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ConfigurationError(f"graph extraction workers must be an integer >= 1, got {workers!r}")
+    check_int(workers, "graph extraction workers", minimum=1)
 
 
 def extract_batch_edges(
@@ -400,8 +397,7 @@ def cross_document_batches(
     in ``batch_size``, so sources with few candidates do not cost a call each.
     Raises :class:`ConfigurationError` unless ``batch_size >= 2``.
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 2:
-        raise ConfigurationError(f"cross-document batch size must be an integer >= 2, got {batch_size!r}")
+    check_int(batch_size, "cross-document batch size", minimum=2)
     sources: dict[str, Chunk] = {}
     targets: dict[str, dict[str, Chunk]] = {}
     for source, target in pairs:
@@ -448,10 +444,8 @@ def similarity_edges(
     cosine, clamped to at most 1.0; non-positive similarities never make an edge. Equal
     similarities prefer the chunk listed first. A zero vector has no similarity to anything.
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigurationError(f"similarity top k must be an integer >= 1, got {k!r}")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
-        raise ConfigurationError(f"similarity threshold must be a number in [0, 1], got {threshold!r}")
+    check_int(k, "similarity top k", minimum=1)
+    check_number(threshold, "similarity threshold", minimum=0.0, maximum=1.0)
     ids = list(ids)
     if len(ids) != len(embeddings):
         raise InputError(f"similarity_edges got {len(ids)} ids but {len(embeddings)} embeddings")

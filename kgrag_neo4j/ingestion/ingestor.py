@@ -22,7 +22,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Iterator, Literal, Mapping, Sequence
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -38,7 +38,7 @@ from ..errors import (
     ProviderResponseError,
     SchemaNotReady,
 )
-from ..options import STRATEGIES, IngestGraphOptions, IngestOptions
+from ..options import STRATEGIES, IngestOptions
 from ..protocols import EmbeddingProvider, GraphStore, Store, embed_batched
 from ..tracing import TracerOption, check_tracer, span
 from ..types import PENDING_HASH_SUFFIX, Chunk, ChunkEdge, Document, IngestResult
@@ -647,7 +647,6 @@ class Ingestor:
         each document's edges deduplicated and pruned together."""
         if linker is None or not docs:
             return
-        g = self.options.graph
         embedded = [(d, c) for d in docs for c in d.chunks if c.embedding is not None]
         if not embedded:
             return

@@ -25,7 +25,6 @@ Results explain themselves: the entities that carried mass into each chunk, with
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
