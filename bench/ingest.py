@@ -31,7 +31,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from kgrag_neo4j.ids import content_hash
 from kgrag_neo4j.store import Neo4jStore

@@ -34,8 +34,8 @@ from kgrag_neo4j.retrieval.scoring import GraphOptions, blend_and_rank, expand_p
 from kgrag_neo4j.store import Neo4jStore
 
 from . import peers
-from .common import BenchServer, bench_server, print_header, print_table, result_name, stats_ms, write_results
-from .realtext import RealText, chunk_id, exact_top_k, load_into, load_realtext
+from .common import bench_server, print_header, print_table, result_name, stats_ms, write_results
+from .realtext import chunk_id, exact_top_k, load_into, load_realtext
 
 __all__ = ["add_arguments", "run"]
 
@@ -66,8 +66,8 @@ Search = Callable[[list[float]], list[tuple[str, int]]]
 
 def native(store: Neo4jStore, hops: int) -> Search:
     def search(v: list[float]) -> list[tuple[str, int]]:
-        rows = store.graph_retrieve(embedding=v, top_k=RESULT_K, seed_top_k=SEEDS, max_hops=hops,
-                                    hop_decay=HOP_DECAY, bidirectional=True)
+        rows = store.graph_retrieve(v, "", RESULT_K, GraphOptions(blend="seed", seed_top_k=SEEDS, max_hops=hops,
+                                                                hop_decay=HOP_DECAY, bidirectional=True))
         return [(r.id, r.graph_context[0].hops if r.graph_context else 0) for r in rows]
 
     return search

@@ -7,13 +7,16 @@ silently (vector-only), exactly as the seeds specify.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Literal, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
 from .graph_types.communities import Community, CommunityReport
 from .graph_types.context import LocalContext
 from .graph_types.entities import Entity, EntityBoostContext, EntityGraph, EntityMention, EntityRelation
 from .graph_types.triples import ConfidenceUpdate, ExpandedNode, PredicateRegistry, Triple
 from .types import Chunk, ChunkEdge, ChunkFilter, ChunkPair, Document, Neighbourhood, RetrievalResult
+
+if TYPE_CHECKING:
+    from .options import GraphOptions
 
 __all__ = [
     "BulkDocumentWriter",
@@ -132,7 +135,20 @@ class GraphStore(Protocol):
 class GraphTraverser(Protocol):
     """The Neo4j-native capability: the whole graph retrieval in one round trip."""
 
-    def graph_retrieve(self, **options: Any) -> list[RetrievalResult]: ...
+    def graph_retrieve(
+        self,
+        embedding: Sequence[float],
+        query: str,
+        top_k: int,
+        options: GraphOptions | None = None,
+        filters: Sequence[ChunkFilter] = (),
+        *,
+        entity_keys: Sequence[Mapping[str, Any]] = (),
+    ) -> list[RetrievalResult]:
+        """The ``top_k`` chunks of a graph retrieval under ``options`` (seeds from
+        ``embedding``, and from ``query`` by keyword when ``options.seed_keyword_weight`` > 0,
+        or by the entity name keys of ``entity_keys``), each with its graph context."""
+        ...
 
 
 @runtime_checkable

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import ServerError
+from .validation import check_int
 from .settings import Neo4jSettings
 
 __all__ = [
@@ -265,8 +266,8 @@ class LocalServer:
     ):
         self.data_dir = Path(data_dir) if data_dir else default_data_dir()
         for what, value in (("port", port), ("http_port", http_port)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535):
-                raise ServerError(f"{what} must be a number in 1..65535, got {value!r}")
+            if value is not None:
+                check_int(value, what, minimum=1, maximum=65535, error=ServerError)
         self.port = port
         self.http_port = http_port
         self.heap = heap or os.environ.get("KGRAG_NEO4J_HEAP", "1g")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from .errors import InputError
+from .validation import check_number
 
 __all__ = [
     "GRAPH_BLENDS",
@@ -304,9 +305,7 @@ def created_before(unix_seconds: int | float) -> ChunkFilter:
 
 
 def _as_time(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(f"time filters take unix seconds (a number), got {value!r}")
-    return int(value)
+    return int(check_number(value, "a time filter (unix seconds)", error=InputError))
 
 
 _META_SEP = "\u241f"  # a visible unit separator: never typed by accident in a key

@@ -10,6 +10,7 @@ from typing import Any, Callable
 import pytest
 
 from kgrag_neo4j.entities import Entity
+from kgrag_neo4j.options import GraphOptions
 from kgrag_neo4j.retrieval.ppr import PPRRetriever
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 from kgrag_neo4j.store.documents import MIN_VECTOR_CANDIDATES
@@ -65,11 +66,11 @@ def _answers(store, tenant: dict[str, Any]) -> dict[str, Callable[[], Any]]:
         "search_chunks_keyword": lambda: [r.id for r in store.search_chunks_keyword(QUERY, 3)],
         "graph_retrieve (keyword seeds)": lambda: [
             (r.id, round(r.score, 6), r.scores.keyword is not None)
-            for r in store.graph_retrieve(embedding=q, top_k=5, query_text=QUERY, seed_keyword_weight=0.5, max_hops=0)
+            for r in store.graph_retrieve(q, QUERY, 5, GraphOptions(blend="seed", seed_keyword_weight=0.5, max_hops=0))
         ],
         "graph_retrieve (keyword only)": lambda: [
-            r.id for r in store.graph_retrieve(embedding=unit(7), top_k=5, query_text=QUERY, seed_keyword_weight=1.0,
-                                               seed_top_k=2, max_hops=0) if r.scores.keyword is not None
+            r.id for r in store.graph_retrieve(unit(7), QUERY, 5, GraphOptions(blend="seed", seed_keyword_weight=1.0,
+                                                                                  seed_top_k=2, max_hops=0)) if r.scores.keyword is not None
         ],
         "similar_chunk_pairs": lambda: sorted(
             (p.source.id, p.target.id, round(p.cosine, 4)) for p in store.similar_chunk_pairs(threshold=0.5)

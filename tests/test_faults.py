@@ -430,7 +430,7 @@ class _FailingGraphStore(Neo4jStore):
             raise StoreError("chunks unavailable")
         return super().get_chunks_by_ids(chunk_ids)
 
-    def graph_retrieve(self, **kwargs):
+    def graph_retrieve(self, *args, **kwargs):
         raise StoreError("native traversal unavailable")
 
 

@@ -361,7 +361,7 @@ def test_similarity_edges_need_no_llm(store):
 
 def test_native_rejects_more_hops_than_unrolled_and_the_retriever_falls_back(store, chain):
     with pytest.raises(ConfigurationError):
-        store.graph_retrieve(embedding=unit(0), top_k=3, max_hops=5)
+        store.graph_retrieve(unit(0), "q", 3, GraphOptions(max_hops=5))
     deep = seed_retriever(store, chain, options=GraphOptions(max_hops=5, seed_top_k=1, blend="seed"))
     assert not deep.uses_native
     assert [x for x, _ in short(store, deep.retrieve("q", 10))] == ["a", "b", "d", "c"]

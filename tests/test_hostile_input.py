@@ -24,6 +24,7 @@ from kgrag_neo4j.ids import content_hash
 from kgrag_neo4j.ingestion.chunkers import MarkdownChunker, RecursiveChunker
 from kgrag_neo4j.ingestion.edges import parse_edges
 from kgrag_neo4j.ingestion.extractors import ExtractorRegistry
+from kgrag_neo4j.options import GraphOptions
 from kgrag_neo4j.settings import validate_namespace
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.store.documents import escape_lucene_query
@@ -147,8 +148,8 @@ def test_user_strings_reach_cypher_only_as_parameters(driver, neo4j_settings, sc
         store.store_edges([ChunkEdge(chunks[0].id, chunks[1].id, RelationType.REFERENCES, 0.5, description=evil)])
         store.search_chunks(vector, 5, [by_meta(evil, evil), by_source(evil), by_document(doc.id, evil)])
         store.search_chunks_keyword(evil, 5, [by_meta("k", evil)])
-        store.graph_retrieve(embedding=vector, top_k=5, query_text=evil, seed_keyword_weight=0.5,
-                             filters=[by_meta(evil, evil)], relation_filter=["references"])
+        store.graph_retrieve(vector, evil, 5, GraphOptions(blend="seed", seed_keyword_weight=0.5, relation_filter=["references"]),
+                             [by_meta(evil, evil)])
         store.get_chunks_by_ids([evil, chunks[0].id])
         store.get_edges([evil])
         assert store.document_state(evil) is None
@@ -212,8 +213,8 @@ def test_relation_names_come_only_from_the_allow_list(store, hashing_embedder, e
         RelationType.parse(evil)
     with pytest.raises(InputError):
         store.store_edges([ChunkEdge(chunks[0].id, chunks[1].id, evil, 0.5)])
-    with pytest.raises(InputError):
-        store.graph_retrieve(embedding=hashing_embedder.embed(["x"])[0], top_k=3, relation_filter=[evil])
+    with pytest.raises(ConfigurationError, match="relation_filter"):  # refused before any statement
+        store.graph_retrieve(hashing_embedder.embed(["x"])[0], "", 3, GraphOptions(relation_filter=[evil]))
     assert store.get_edges([chunks[0].id]) == []
     result = CliRunner().invoke(
         cli,

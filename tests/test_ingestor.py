@@ -90,6 +90,39 @@ def test_markdown_keeps_heading_paths_and_strips_formatting(store, hashing_embed
     assert store.get_document(r.document_id).title == "guide.md"
 
 
+def test_markdown_is_converted_once_per_file(store, hashing_embedder, tmp_path, monkeypatch):
+    """A Markdown file's text without formatting (the document's content) is made once, where
+    the file is read: the extractor's conversion is not thrown away and redone at chunking."""
+    from kgrag_neo4j.ingestion import extractors, ingestor as ingestor_module
+
+    calls = []
+    real = extractors.markdown_to_text
+
+    def counting(text):
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(extractors, "markdown_to_text", counting)
+    monkeypatch.setattr(ingestor_module, "markdown_to_text", counting)
+    paths = []
+    for i in range(3):
+        md = tmp_path / f"note{i}.md"
+        md.write_text(f"# Note {i}\n\nSome **bold** words about topic {i}.\n\n## Details\n\nMore text {i}.\n")
+        paths.append(md)
+    ingestor = Ingestor(store, hashing_embedder)
+    first = ingestor.ingest_file(paths[0])
+    assert len(calls) == 1
+    results = ingestor.ingest_paths(paths[1:])
+    assert all(r.ok for r in results) and len(calls) == 3
+    document = store.get_document(first.document_id)
+    assert "**" not in document.content and "Some bold words about topic 0." in document.content
+    # an empty Markdown file is refused as the extractor refuses it
+    empty = tmp_path / "empty.md"
+    empty.write_text("#\n\n---\n")
+    with pytest.raises(ExtractionError, match="Markdown is empty"):
+        ingestor.ingest_file(empty)
+
+
 def test_html_and_content_type_override(store, hashing_embedder, tmp_path):
     page = tmp_path / "page.html"
     page.write_text("<html><head><script>evil()</script><style>p{}</style></head><body><h1>Title</h1><p>Caf&eacute; menu</p></body></html>")
@@ -187,6 +220,28 @@ def test_sequence_and_similarity_edges_at_ingest(store, hashing_embedder):
     assert len(seq) == len(chunks) - 1 and all(e.weight == 1.0 for e in seq)
     assert any(e.relation == RelationType.SIMILAR_TO for e in edges)
     assert r.edge_count == len(edges)
+
+
+def test_graph_options_are_validated_once_per_ingest(store, hashing_embedder, monkeypatch, tmp_path):
+    """The graph options are checked when they are made, and the pipeline uses them as they
+    are: no copies with an edge source switched off (each copy validated again)."""
+    checks = []
+    real = IngestGraphOptions.__post_init__
+
+    def counting(self):
+        checks.append(self)
+        real(self)
+
+    monkeypatch.setattr(IngestGraphOptions, "__post_init__", counting)
+    graph = IngestGraphOptions(sequence_edges=True, similarity_edges=True, similarity_threshold=0.2, similarity_top_k=2)
+    assert len(checks) == 1
+    ingestor = Ingestor(store, hashing_embedder, graph=graph, batch_size=8)
+    ingestor.ingest_text(LONG, "once.txt")
+    for i in range(2):
+        (tmp_path / f"f{i}.txt").write_text(LONG.replace("Paragraph", f"File {i} paragraph"))
+    assert all(r.ok for r in ingestor.ingest_paths(sorted(tmp_path.iterdir())))
+    ingestor.build_edges()
+    assert len(checks) == 1 and ingestor.options.graph is graph
 
 
 def test_llm_edges_validated_and_failing_batches_skipped(store, hashing_embedder, caplog):

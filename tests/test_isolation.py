@@ -17,6 +17,7 @@ from kgrag_neo4j.errors import NotFoundError
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
 from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import GraphOptions
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.triples.model import Triple
@@ -139,7 +140,7 @@ def read_paths(a: Neo4jStore, b_ids: set[str], a_ids: set[str], embedder) -> dic
         "get_chunks_by_ids(both)": lambda: a.get_chunks_by_ids(both),
         "search_chunks": lambda: a.search_chunks(vector, 50),
         "search_chunks_keyword": lambda: a.search_chunks_keyword(QUERY, 50),
-        "graph_retrieve": lambda: a.graph_retrieve(embedding=vector, top_k=50, bidirectional=True, query_text=QUERY, seed_keyword_weight=0.3),
+        "graph_retrieve": lambda: a.graph_retrieve(vector, QUERY, 50, GraphOptions(blend="seed", bidirectional=True, seed_keyword_weight=0.3)),
         "get_edges(both)": lambda: a.get_edges(both),
         "get_incoming_edges(both)": lambda: a.get_incoming_edges(both),
         "edge_stats": lambda: a.edge_stats(),

@@ -21,14 +21,15 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
-from ..errors import ConfigurationError, DimensionMismatchError, InputError
+from ..errors import DimensionMismatchError, InputError
+from ..options import IngestGraphOptions, check_batching
 from ..protocols import ChatProvider
 from ..types import Chunk, ChunkEdge, RelationType
+from ..validation import check_int, check_number
 
 if TYPE_CHECKING:
     from ..replies import EdgeItem
@@ -40,6 +41,7 @@ __all__ = [
     "build_document_edges",
     "build_edge_prompt",
     "build_sequence_edges",
+    "build_text_edges",
     "cross_document_batches",
     "dedupe_edges",
     "edges_to_prune",
@@ -123,17 +125,6 @@ def build_sequence_edges(chunks: Iterable[Chunk]) -> list[ChunkEdge]:
 # --- batching and the prompt -------------------------------------------------------------
 
 
-def _check_batching(batch_size: Any, overlap: Any) -> None:
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 2:
-        raise ConfigurationError(f"graph batch size must be an integer >= 2, got {batch_size!r}")
-    if isinstance(overlap, bool) or not isinstance(overlap, int) or overlap < 0:
-        raise ConfigurationError(f"graph batch overlap must be an integer >= 0, got {overlap!r}")
-    if overlap >= batch_size:
-        raise ConfigurationError(
-            f"graph batch overlap ({overlap}) must be less than the batch size ({batch_size})"
-        )
-
-
 def make_batches(items: Sequence[T], *, batch_size: int = 5, overlap: int = 0) -> list[list[T]]:
     """Sliding windows of ``batch_size`` items, consecutive windows sharing ``overlap``.
 
@@ -143,7 +134,7 @@ def make_batches(items: Sequence[T], *, batch_size: int = 5, overlap: int = 0) -
     cost LLM calls for nothing. Raises :class:`ConfigurationError` unless
     ``batch_size >= 2`` and ``0 <= overlap < batch_size``.
     """
-    _check_batching(batch_size, overlap)
+    check_batching(batch_size, overlap)
     items = list(items)
     stride = batch_size - overlap
     batches: list[list[T]] = []
@@ -254,10 +245,8 @@ def prune_edges(
     Among equal weights the smaller (target id, relation) is kept. Survivors keep their input
     order.
     """
-    if isinstance(min_weight, bool) or not isinstance(min_weight, (int, float)) or not 0.0 <= min_weight <= 1.0:
-        raise ConfigurationError(f"min edge weight must be a number in [0, 1], got {min_weight!r}")
-    if isinstance(max_edges_per_chunk, bool) or not isinstance(max_edges_per_chunk, int) or max_edges_per_chunk < 0:
-        raise ConfigurationError(f"max edges per chunk must be an integer >= 0, got {max_edges_per_chunk!r}")
+    check_number(min_weight, "min edge weight", minimum=0.0, maximum=1.0)
+    check_int(max_edges_per_chunk, "max edges per chunk", minimum=0)
 
     kept = [e for e in edges if e.weight >= min_weight]
     if max_edges_per_chunk == 0:
@@ -311,8 +300,7 @@ def extract_llm_edges(
 
 
 def _check_workers(workers: Any) -> None:
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ConfigurationError(f"graph extraction workers must be an integer >= 1, got {workers!r}")
+    check_int(workers, "graph extraction workers", minimum=1)
 
 
 def extract_batch_edges(
@@ -368,8 +356,7 @@ def cross_document_batches(
     in ``batch_size``, so sources with few candidates do not cost a call each.
     Raises :class:`ConfigurationError` unless ``batch_size >= 2``.
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 2:
-        raise ConfigurationError(f"cross-document batch size must be an integer >= 2, got {batch_size!r}")
+    check_int(batch_size, "cross-document batch size", minimum=2)
     sources: dict[str, Chunk] = {}
     targets: dict[str, dict[str, Chunk]] = {}
     for source, target in pairs:
@@ -416,10 +403,8 @@ def similarity_edges(
     cosine, clamped to at most 1.0; non-positive similarities never make an edge. Equal
     similarities prefer the chunk listed first. A zero vector has no similarity to anything.
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigurationError(f"similarity top k must be an integer >= 1, got {k!r}")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
-        raise ConfigurationError(f"similarity threshold must be a number in [0, 1], got {threshold!r}")
+    check_int(k, "similarity top k", minimum=1)
+    check_number(threshold, "similarity threshold", minimum=0.0, maximum=1.0)
     ids = list(ids)
     if len(ids) != len(embeddings):
         raise InputError(f"similarity_edges got {len(ids)} ids but {len(embeddings)} embeddings")
@@ -460,101 +445,15 @@ def similarity_edges(
 # --- options and the per-document pipeline ------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class IngestGraphOptions:
-    """Edge building at ingestion; names and defaults are the seed's ingestion options.
-
-    - ``graph_extraction``: the chat provider for LLM edges; None disables them.
-    - ``graph_batch_size`` (>= 2) / ``graph_batch_overlap`` (< batch size): batching of
-      :func:`make_batches`.
-    - ``graph_extraction_workers``: concurrent LLM calls (1 = sequential).
-    - ``min_edge_weight`` in [0, 1] / ``max_edges_per_chunk`` (0 = unlimited): pruning.
-    - ``sequence_edges``: link consecutive chunks, no model needed.
-    - ``similarity_edges``, ``similarity_threshold``, ``similarity_top_k``: ``similar_to``
-      edges between embedded chunks of the document.
-    - ``cross_document_edges``: during ingestion, also discover LLM edges from the new
-      document's chunks to similar chunks of other documents (done by the Ingestor against
-      the store, not here); needs ``graph_extraction``. ``cross_document_threshold`` (0.5,
-      minimum cosine of a candidate), ``cross_document_max_pairs`` (3 candidates per chunk)
-      and ``cross_document_batch_size`` (5 chunks per LLM call) are the seed's
-      ``ExtractCrossDocumentEdges`` defaults.
-
-    Pruning covers every edge source of a run: the Ingestor applies it again after the
-    database has added its similarity edges.
-
-    Invalid values raise :class:`ConfigurationError` naming the option.
-    """
-
-    graph_extraction: ChatProvider | None = None
-    graph_batch_size: int = 5
-    graph_batch_overlap: int = 0
-    graph_extraction_workers: int = 3
-    min_edge_weight: float = 0.0
-    max_edges_per_chunk: int = 0
-    sequence_edges: bool = False
-    similarity_edges: bool = False
-    similarity_threshold: float = 0.75
-    similarity_top_k: int = 5
-    cross_document_edges: bool = False
-    cross_document_threshold: float = 0.5
-    cross_document_max_pairs: int = 3
-    cross_document_batch_size: int = 5
-
-    def __post_init__(self) -> None:
-        if self.graph_extraction is not None and not isinstance(self.graph_extraction, ChatProvider):
-            raise ConfigurationError(
-                "graph_extraction must be a ChatProvider (with a chat() method), "
-                f"got {type(self.graph_extraction).__name__}"
-            )
-        _check_batching(self.graph_batch_size, self.graph_batch_overlap)
-        for name in ("graph_extraction_workers", "similarity_top_k", "cross_document_max_pairs"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigurationError(f"{name} must be an integer >= 1, got {value!r}")
-        value = self.max_edges_per_chunk
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ConfigurationError(f"max_edges_per_chunk must be an integer >= 0, got {value!r}")
-        if (
-            isinstance(self.cross_document_batch_size, bool)
-            or not isinstance(self.cross_document_batch_size, int)
-            or self.cross_document_batch_size < 2
-        ):
-            raise ConfigurationError(
-                f"cross_document_batch_size must be an integer >= 2, got {self.cross_document_batch_size!r}"
-            )
-        for name in ("min_edge_weight", "similarity_threshold", "cross_document_threshold"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                raise ConfigurationError(f"{name} must be a number in [0, 1], got {value!r}")
-        for name in ("sequence_edges", "similarity_edges", "cross_document_edges"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigurationError(f"{name} must be True or False, got {getattr(self, name)!r}")
-        if self.cross_document_edges and self.graph_extraction is None:
-            raise ConfigurationError(
-                "cross_document_edges needs graph_extraction (a ChatProvider): the model finds the relations"
-            )
-
-    @property
-    def prunes(self) -> bool:
-        """Whether a pruning rule is set (min weight above 0, or a per-chunk cap)."""
-        return self.min_edge_weight > 0 or self.max_edges_per_chunk > 0
-
-    @property
-    def enabled(self) -> bool:
-        """Whether any per-document edge source is switched on."""
-        return self.graph_extraction is not None or self.sequence_edges or self.similarity_edges
-
-
-def build_document_edges(
+def build_text_edges(
     chunks: Sequence[Chunk],
     options: IngestGraphOptions,
     *,
     cancel: threading.Event | None = None,
     logger: logging.Logger | None = None,
 ) -> list[ChunkEdge]:
-    """All per-document edges the options ask for: sequence + LLM + similarity (between
-    chunks that carry an embedding), deduplicated, then pruned (seed order: sources first,
-    pruning last, so only edges worth keeping reach the store)."""
+    """The edges read from a document's own chunks, as the options ask: sequence + LLM
+    (neither deduplicated nor pruned: the caller adds its similarity edges first)."""
     edges: list[ChunkEdge] = []
     if options.sequence_edges:
         edges += build_sequence_edges(chunks)
@@ -568,6 +467,21 @@ def build_document_edges(
             cancel=cancel,
             logger=logger,
         )
+    return edges
+
+
+def build_document_edges(
+    chunks: Sequence[Chunk],
+    options: IngestGraphOptions,
+    *,
+    cancel: threading.Event | None = None,
+    logger: logging.Logger | None = None,
+) -> list[ChunkEdge]:
+    """All edges of one document held in memory, as the options ask: :func:`build_text_edges`
+    + similarity (between the document's chunks that carry an embedding), deduplicated, then
+    pruned (seed order: sources first, pruning last, so only edges worth keeping reach the
+    store). The Ingestor builds the same edges, its similarity ones across the namespace."""
+    edges = build_text_edges(chunks, options, cancel=cancel, logger=logger)
     if options.similarity_edges:
         embedded = [c for c in chunks if c.embedding is not None and len(c.embedding) > 0]
         edges += similarity_edges(

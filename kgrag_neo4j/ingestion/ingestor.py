@@ -13,7 +13,6 @@ A single text or file is a batch of one.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import io
 import logging
 import math
@@ -23,7 +22,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -31,6 +30,7 @@ from .. import ids
 from ..errors import (
     Cancelled,
     ConfigurationError,
+    ExtractionError,
     InputError,
     KgragError,
     NotFoundError,
@@ -38,6 +38,7 @@ from ..errors import (
     ProviderResponseError,
     SchemaNotReady,
 )
+from ..options import STRATEGIES, IngestOptions
 from ..protocols import (
     BulkDocumentWriter,
     ChunkPager,
@@ -58,8 +59,7 @@ from ..tracing import TracerOption, check_tracer, span
 from ..types import PENDING_HASH_SUFFIX, Chunk, ChunkEdge, Document, IngestResult
 from .chunkers import Chunker, ChunkPiece, MarkdownChunker, RecursiveChunker
 from .edges import (
-    IngestGraphOptions,
-    build_document_edges,
+    build_text_edges,
     cross_document_batches,
     dedupe_edges,
     edges_to_prune,
@@ -77,7 +77,6 @@ __all__ = ["FileResult", "IngestOptions", "Ingestor", "STRATEGIES"]
 
 log = logging.getLogger("kgrag_neo4j.ingest")
 
-STRATEGIES = ("flat", "parent-child")
 Progress = Callable[[str, Mapping[str, Any]], None]
 
 #: files read and hash-checked together by ``ingest_paths`` (one read of the store each), up
@@ -123,6 +122,9 @@ class _Doc:
     source: str = ""
     title: str = ""
     text: str = ""
+    #: Markdown's text without its formatting (the document's content), made where the file
+    #: is read: the Markdown is converted once
+    plain: str | None = None
     content_type: str = "text/plain"
     metadata: dict[str, Any] = field(default_factory=dict)
     document_id: str = ""
@@ -142,62 +144,6 @@ class _Doc:
 
 def _chunks_of(docs: Sequence[_Doc]) -> int:
     return sum(len(d.chunks) for d in docs)
-
-
-@dataclass(frozen=True, kw_only=True)
-class IngestOptions:
-    """Seed 004 options (defaults in brackets).
-
-    - ``strategy`` ["flat"] or "parent-child";
-    - ``chunker`` [RecursiveChunker(512, 50); MarkdownChunker for Markdown] for flat;
-    - ``parent_chunker`` / ``child_chunker`` [RecursiveChunker(parent_tokens / child_tokens)];
-    - ``parent_tokens`` [1024], ``child_tokens`` [256];
-    - ``batch_size`` [64] chunks per ``embed`` call;
-    - ``extractors`` [ExtractorRegistry.default()];
-    - ``graph`` [no edges]: the seed's graph ingestion options (sequence, LLM, similarity,
-      pruning). ``similarity_edges`` compares the chunks of the run in memory and asks the
-      vector index for chunks stored before, so a new chunk is linked to its nearest chunks
-      across the whole namespace, not only its document;
-    - ``embedding_failure`` ["raise"]: what a failing embedder does to the document: "raise"
-      stores nothing; "store_unembedded" stores the chunks without vectors (found by keyword
-      search only) and reports it in ``IngestResult.skipped``.
-    """
-
-    strategy: Literal["flat", "parent-child"] = "flat"
-    chunker: Chunker | None = None
-    parent_chunker: Chunker | None = None
-    child_chunker: Chunker | None = None
-    parent_tokens: int = 1024
-    child_tokens: int = 256
-    batch_size: int = 64
-    extractors: ExtractorRegistry | None = None
-    graph: IngestGraphOptions = field(default_factory=IngestGraphOptions)
-    embedding_failure: Literal["raise", "store_unembedded"] = "raise"
-
-    def __post_init__(self) -> None:
-        if self.strategy not in STRATEGIES:
-            raise ConfigurationError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
-        for name in ("parent_tokens", "child_tokens", "batch_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
-        if self.child_tokens >= self.parent_tokens:
-            raise ConfigurationError("child_tokens must be smaller than parent_tokens")
-        if self.embedding_failure not in ("raise", "store_unembedded"):
-            raise ConfigurationError("embedding_failure must be 'raise' or 'store_unembedded'")
-
-    def fingerprint(self, content_type: str, embedder_name: str) -> str:
-        """What decides the chunks and vectors: a change here makes a re-ingest re-chunk."""
-        parts = [
-            self.strategy,
-            repr(self.chunker or ("markdown" if content_type == "text/markdown" else "recursive")),
-            repr(self.parent_chunker),
-            repr(self.child_chunker),
-            str(self.parent_tokens),
-            str(self.child_tokens),
-            embedder_name,
-        ]
-        return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
 
 
 def _is_utf8(text: str) -> bool:
@@ -273,8 +219,12 @@ class Ingestor:
         cancel: threading.Event | None = None,
         **overrides: Any,
     ):
-        base = options or IngestOptions()
-        self.options = dataclasses.replace(base, **overrides) if overrides else base
+        if options is None:
+            # Why not replace() on a default: the options (and the graph options given) are
+            # validated once, not once for a throwaway default and again for the copy
+            self.options = IngestOptions(**overrides)
+        else:
+            self.options = dataclasses.replace(options, **overrides) if overrides else options
         self.store = store
         self.embedder = embedder
         self.extractors = self.options.extractors or ExtractorRegistry.default()
@@ -572,11 +522,13 @@ class Ingestor:
                 f"the file name {_shown(name)} is not valid UTF-8, so it cannot name the document; "
                 "rename the file or give the document a source (--source)"
             )
-        raw = self.extractors.extract(content, content_type=ctype)
+        plain: str | None = None
         if ctype == "text/markdown":
-            # the Markdown chunker needs the headings: keep the source, strip per chunk
-            raw = decode_text(content, what="Markdown")
-        return self._identify(
+            # the Markdown chunker needs the headings: keep the source, and its plain text
+            raw, plain = self._markdown(content)
+        else:
+            raw = self.extractors.extract(content, content_type=ctype)
+        doc = self._identify(
             raw,
             source=source,
             title=title if title is not None else _shown(Path(name).name),
@@ -584,6 +536,22 @@ class Ingestor:
             content_type=ctype,
             document_id=None,
         )
+        doc.plain = plain
+        return doc
+
+    def _markdown(self, content: bytes) -> tuple[str, str]:
+        """A Markdown file's source and its text without formatting, converted once; refused
+        as ``ExtractorRegistry.extract`` refuses it (over the size limit, not text, empty)."""
+        if len(content) > self.extractors.max_bytes:
+            raise InputError(
+                f"content is {len(content)} bytes, over the limit of {self.extractors.max_bytes} bytes "
+                "(raise max_bytes to accept it)"
+            )
+        raw = decode_text(content, what="Markdown")
+        plain = markdown_to_text(raw)
+        if not plain.strip():
+            raise ExtractionError("Markdown is empty (no text left after extraction)")
+        return raw, plain
 
     def _one(self, doc: "_Doc") -> IngestResult:
         """A single document through the same pipeline as a folder, in the calling thread,
@@ -645,7 +613,9 @@ class Ingestor:
             yield batch
 
     def _chunk_doc(self, d: "_Doc") -> None:
-        plain = markdown_to_text(d.text) if d.content_type == "text/markdown" else d.text
+        plain = d.text
+        if d.content_type == "text/markdown":
+            plain = d.plain if d.plain is not None else markdown_to_text(d.text)
         d.document = Document(
             id=d.document_id,
             source=d.source,
@@ -696,19 +666,21 @@ class Ingestor:
             # empty database, its dimensions); an embedder that failed must not bind it
             self._ensure_schema()
         g = self.options.graph
-        if g.enabled and isinstance(self.store, GraphStore):  # seed: without GraphStore, no edges
-            per_document = dataclasses.replace(g, similarity_edges=False, cross_document_edges=False)
-            if per_document.enabled:
-                for d in ready:  # a cancel from here on keeps the document, with the edges found
-                    d.edges = build_document_edges(d.chunks, per_document, cancel=self.cancel_event, logger=self.log)
+        if g.text_edges and isinstance(self.store, GraphStore):  # seed: without GraphStore, no edges
+            for d in ready:  # a cancel from here on keeps the document, with the edges found
+                # similarity edges follow in _link, across the run and the stored namespace
+                d.edges = self._pruned(build_text_edges(d.chunks, g, cancel=self.cancel_event, logger=self.log))
         return ready
+
+    def _pruned(self, edges: Sequence[ChunkEdge]) -> list[ChunkEdge]:
+        g = self.options.graph
+        return prune_edges(dedupe_edges(edges), min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
 
     def _link(self, docs: Sequence["_Doc"], linker: "SimilarityLinker | None") -> None:
         """similar_to edges of the batch (exact within the run, the index for the rest), then
         each document's edges deduplicated and pruned together."""
         if linker is None or not docs:
             return
-        g = self.options.graph
         embedded = [(d, c) for d in docs for c in d.chunks if c.embedding is not None]
         if not embedded:
             return
@@ -717,8 +689,7 @@ class Ingestor:
         for e in found:
             owner[e.source_id].edges.append(e)
         for d in docs:
-            d.edges = prune_edges(dedupe_edges(d.edges), min_weight=g.min_edge_weight,
-                                  max_edges_per_chunk=g.max_edges_per_chunk)
+            d.edges = self._pruned(d.edges)
 
     def _linker(self, *, stored_outside: bool | None) -> "SimilarityLinker | None":
         g = self.options.graph
@@ -938,7 +909,6 @@ class Ingestor:
             document_ids = [d.id for d in self.store.list_documents()]
         document_ids = list(dict.fromkeys(document_ids))
         g = self.options.graph
-        per_document = dataclasses.replace(g, similarity_edges=False)
         store = self.store
         many = store.list_chunks_of_documents if isinstance(store, ChunkPager) else None
 
@@ -967,12 +937,12 @@ class Ingestor:
                 break
             edges: list[ChunkEdge] = []
             for chunks in page.values():
-                if per_document.enabled:
-                    edges += build_document_edges(chunks, per_document, cancel=self.cancel_event, logger=self.log)
+                if g.text_edges:
+                    edges += self._pruned(build_text_edges(chunks, g, cancel=self.cancel_event, logger=self.log))
             if linker is not None:
                 embedded = [c for chunks in page.values() for c in chunks if c.embedding is not None]
                 edges += linker.link([c.id for c in embedded], [c.embedding for c in embedded], add=False)  # type: ignore[misc]
-            edges = prune_edges(dedupe_edges(edges), min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
+            edges = self._pruned(edges)
             total += self.store.store_edges(edges) if edges else 0
             if linker is not None:
                 # edges an earlier run stored on these chunks count against the cap too
@@ -1023,7 +993,7 @@ class Ingestor:
             batches, chat, workers=g.graph_extraction_workers, cancel=cancel, logger=self.log, origin="cross_document"
         )
         edges = [e for e in found if known[e.source_id].document_id != known[e.target_id].document_id]
-        edges = prune_edges(dedupe_edges(edges), min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
+        edges = self._pruned(edges)
         if not edges:
             return 0
         stored = self.store.store_edges(edges)

@@ -17,8 +17,8 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..errors import ConfigurationError
 from ..types import ChunkEdge, RelationType
+from ..validation import check_int, check_number
 
 __all__ = ["Nearest", "SimilarityLinker", "WINDOW_CHUNKS", "similar_to_edge"]
 
@@ -57,12 +57,8 @@ class SimilarityLinker:
         stored_outside: bool = False,
         window: int = WINDOW_CHUNKS,
     ):
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise ConfigurationError(f"similarity top k must be an integer >= 1, got {top_k!r}")
-        if not -1.0 <= float(threshold) <= 1.0:
-            raise ConfigurationError(f"similarity threshold is a cosine in [-1, 1], got {threshold!r}")
-        self.top_k = top_k
-        self.threshold = float(threshold)
+        self.top_k = check_int(top_k, "similarity top k", minimum=1)
+        self.threshold = check_number(threshold, "similarity threshold (a cosine)", minimum=-1.0, maximum=1.0)
         self.nearest = nearest
         self.stored_outside = stored_outside
         self.window = window

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..types import RetrievalResult
+from ..validation import check_int
 
 __all__ = ["result_metadata"]
 
@@ -44,8 +45,7 @@ def check_retriever(retriever: Any, top_k: Any) -> None:
         raise ConfigurationError(
             f"retriever must be a kgrag retriever (with retrieve(query, top_k)); got {type(retriever).__name__}"
         )
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise ConfigurationError(f"top_k must be a positive integer; got {top_k!r}")
+    check_int(top_k, "top_k", minimum=1)
 
 
 async def aretrieve(retriever: Any, query: str, top_k: int) -> list[RetrievalResult]:

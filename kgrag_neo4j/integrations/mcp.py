@@ -25,6 +25,7 @@ from ..errors import ConfigurationError, InputError, KgragError
 from ..protocols import Store
 from ..retrieval.format import format_knowledge
 from ..retrieval.steps import retrieve_async
+from ..validation import check_int
 
 __all__ = ["build_server", "serve_stdio"]
 
@@ -88,8 +89,10 @@ def build_server(
     for mode, retriever in retrievers.items():
 
         async def search(query: str, top_k: int = 5, _retriever: Any = retriever, _mode: str = mode) -> dict[str, Any]:
-            if isinstance(top_k, bool) or not 1 <= top_k <= 100:
-                raise ToolError("InputError: top_k must be between 1 and 100")
+            try:
+                check_int(top_k, "top_k", minimum=1, maximum=100, error=InputError)
+            except InputError as exc:
+                raise ToolError(f"InputError: {exc}") from None
             try:  # the store's async reads: the server keeps answering while this one waits
                 results = await retrieve_async(_retriever, query, top_k)
             except KgragError as exc:

@@ -21,6 +21,7 @@ from typing import Any, Iterator, Sequence
 from ..errors import NO_CHAT_MESSAGE, ConfigurationError, InputError
 from ..protocols import ChatProvider
 from ..types import RetrievalResult
+from ..validation import check_int
 
 __all__ = ["Answer", "AnswerStream", "Citation", "DEFAULT_SYSTEM_PROMPT", "NOTHING_FOUND", "aanswer", "answer", "answer_messages"]
 
@@ -158,8 +159,7 @@ def _check(query: Any, retriever: Any, chat: Any, top_k: Any) -> None:
         raise ConfigurationError(f"chat must be a ChatProvider (with .chat()); got {type(chat).__name__}")
     if not callable(getattr(retriever, "retrieve", None)):
         raise ConfigurationError(f"retriever must have retrieve(query, top_k); got {type(retriever).__name__}")
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise InputError(f"top_k must be a positive integer, got {top_k!r}")
+    check_int(top_k, "top_k", minimum=1, error=InputError)
 
 
 def _respond(

@@ -31,7 +31,6 @@ entities). Every result explains its boost, entity path included.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from typing import Any, Mapping, Sequence
 
@@ -44,6 +43,7 @@ from ..entities.gazetteer import query_name_keys
 from .scoring import entity_boost
 from .steps import Call, Steps, arun_steps, run_steps
 from .retrievers import embed_query
+from ..validation import check_choice, check_int, check_number
 
 __all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
 
@@ -116,21 +116,16 @@ class EntityGraphRetriever:
         query_entity_floor: float = DEFAULT_QUERY_ENTITY_FLOOR,
         named_query_entities: bool = True,
     ):
-        if isinstance(max_hops, bool) or not isinstance(max_hops, int) or not 0 <= max_hops <= MAX_HOPS:
-            raise ConfigurationError(f"max_hops must be an integer in 0..{MAX_HOPS}, got {max_hops!r}")
-        for label, value in (("entity_boost_direct", entity_boost_direct), ("entity_boost_indirect", entity_boost_indirect)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ConfigurationError(f"{label} must be a number >= 0, got {value!r}")
-        if isinstance(query_entities_top_k, bool) or not isinstance(query_entities_top_k, int) or query_entities_top_k < 1:
-            raise ConfigurationError(f"query_entities_top_k must be a positive integer, got {query_entities_top_k!r}")
+        check_int(max_hops, "max_hops", minimum=0, maximum=MAX_HOPS)
+        check_number(entity_boost_direct, "entity_boost_direct", minimum=0)
+        check_number(entity_boost_indirect, "entity_boost_indirect", minimum=0)
+        check_int(query_entities_top_k, "query_entities_top_k", minimum=1)
         if centrality is not None and centrality not in CENTRALITY_KINDS:
             raise ConfigurationError(f"centrality must be None, 'degree' or 'pagerank', got {centrality!r}")
-        if max_sequence is not None and (isinstance(max_sequence, bool) or not isinstance(max_sequence, int)):
-            raise ConfigurationError(f"max_sequence must be an integer or None, got {max_sequence!r}")
-        if score_scale not in SCORE_SCALES:
-            raise ConfigurationError(f"score_scale must be one of {', '.join(SCORE_SCALES)}, got {score_scale!r}")
-        if isinstance(query_entity_floor, bool) or not isinstance(query_entity_floor, (int, float)) or not 0 <= query_entity_floor <= 1:
-            raise ConfigurationError(f"query_entity_floor is a normalised cosine in [0, 1], got {query_entity_floor!r}")
+        if max_sequence is not None:
+            check_int(max_sequence, "max_sequence (or None)")
+        check_choice(score_scale, "score_scale", SCORE_SCALES)
+        check_number(query_entity_floor, "query_entity_floor (a normalised cosine)", minimum=0, maximum=1)
         if isinstance(relationship_types, str):
             relationship_types = [relationship_types]
         if not isinstance(store, EntityBoostReader):
@@ -183,8 +178,7 @@ class EntityGraphRetriever:
     def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise InputError(f"top_k must be a positive integer, got {top_k!r}")
+        check_int(top_k, "top_k", minimum=1, error=InputError)
         vector = yield from embed_query(self.store, self.embedder, query)
         before = _round_trips(self.store)
         centrality = yield from self._centrality()

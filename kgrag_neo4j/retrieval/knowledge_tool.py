@@ -22,6 +22,7 @@ from typing import Any, Mapping
 from ..errors import ConfigurationError, KgragError
 from ..protocols import EmbeddingProvider, Retriever, Store
 from .format import format_knowledge
+from ..validation import check_int
 
 __all__ = ["KNOWLEDGE_TOOL_NAME", "KnowledgeTool", "ToolResult"]
 
@@ -72,10 +73,9 @@ class KnowledgeTool:
         max_chars: int | None = 1200,
         description: str = DEFAULT_DESCRIPTION,
     ):
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise ConfigurationError(f"top_k must be a positive integer, got {top_k!r}")
-        if max_chars is not None and (isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1):
-            raise ConfigurationError(f"max_chars must be a positive integer or None, got {max_chars!r}")
+        check_int(top_k, "top_k", minimum=1)
+        if max_chars is not None:
+            check_int(max_chars, "max_chars (or None)", minimum=1)
         if retriever is None:
             if store is None or embedder is None:
                 raise ConfigurationError("KnowledgeTool needs a retriever, or a store and an embedder")

@@ -29,6 +29,7 @@ from ..protocols import EmbeddingProvider, LocalContextReader
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from .retrievers import embed_query
 from .steps import Call, Steps, arun_steps, run_steps
+from ..validation import check_int, check_number
 
 __all__ = [
     "LocalContext",
@@ -58,19 +59,16 @@ class LocalSearchRetriever:
         filters: Sequence[ChunkFilter] = (),
         min_similarity: float = 0.0,
     ):
-        for label, value in (("top_k_entities", top_k_entities), ("top_k_text_units", top_k_text_units)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigurationError(f"{label} must be a positive integer, got {value!r}")
-        if isinstance(min_similarity, bool) or not isinstance(min_similarity, (int, float)) or not 0 <= min_similarity <= 1:
-            raise ConfigurationError(f"min_similarity is a normalised cosine in [0, 1], got {min_similarity!r}")
+        check_int(top_k_entities, "top_k_entities", minimum=1)
+        check_int(top_k_text_units, "top_k_text_units", minimum=1)
+        check_number(min_similarity, "min_similarity (a normalised cosine)", minimum=0, maximum=1)
         for label, value in (
             ("max_text_unit_tokens", max_text_unit_tokens),
             ("top_k_relationships", top_k_relationships),
             ("top_k_community_reports", top_k_community_reports),
             ("top_k_text_units", top_k_text_units),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigurationError(f"{label} must be an integer >= 0, got {value!r}")
+            check_int(value, label, minimum=0)
         if not isinstance(store, LocalContextReader):
             raise ConfigurationError("LocalSearchRetriever needs a store with the entity capability (Neo4jStore)")
         self.store, self.embedder = store, embedder
@@ -116,8 +114,7 @@ class LocalSearchRetriever:
         return await arun_steps(self._retrieve(query, top_k))
 
     def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise InputError(f"top_k must be a positive integer, got {top_k!r}")
+        check_int(top_k, "top_k", minimum=1, error=InputError)
         return self.retrieve_from((yield from self._context(query)), top_k)
 
     @staticmethod

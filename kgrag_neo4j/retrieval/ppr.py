@@ -25,7 +25,6 @@ Results explain themselves: the entities that carried mass into each chunk, with
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -33,6 +32,7 @@ import numpy as np
 
 from ..entities.gazetteer import query_name_keys
 from ..errors import ConfigurationError
+from ..options import PPROptions
 from ..protocols import EmbeddingProvider, PPRNeighbourhoodReader, Store
 from ..types import ChunkFilter, ComponentScores, EdgeContext, Neighbourhood, RetrievalResult
 from ..tracing import TracerOption, check_tracer
@@ -41,53 +41,6 @@ from .scoring import raw_cosine
 from .steps import Call, Steps
 
 __all__ = ["PPROptions", "PPRRetriever", "PageRankResult", "personalized_pagerank", "ppr_rank"]
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PPROptions:
-    """How the personalized PageRank retriever seeds and walks; defaults chosen on the train
-    files (``python -m bench quality --tune``), see docs/retrieval.md.
-
-    - ``damping``: the chance of following an edge at each step (1 - damping: back to the
-      reset vector). HippoRAG's 0.5.
-    - ``seed_top_k``: vector seeds.
-    - ``temperature``: of the softmax over the seeds' raw cosines (smaller: the top seed takes
-      more of the mass).
-    - ``entity_share``: the part of the reset mass the query's entities get (when it has any).
-    - ``entity_vector_k`` / ``entity_floor``: entities taken by vector search on the entity
-      embeddings, and the least normalised cosine for one to count.
-    - ``max_entity_chunks``: an entity mentioned by more chunks than this is not expanded (its
-      chunks join only if reached otherwise): the neighbourhood size.
-    - ``relation_weight`` / ``chunk_edge_weight``: how much entity relations and chunk edges
-      weigh against mentions (0 leaves them out).
-    - ``max_iterations`` / ``tol``: when the walk stops.
-    """
-
-    damping: float = 0.5
-    seed_top_k: int = 10
-    temperature: float = 0.02
-    entity_share: float = 0.2
-    entity_vector_k: int = 3
-    entity_floor: float = 0.8
-    max_entity_chunks: int = 25
-    relation_weight: float = 0.3
-    chunk_edge_weight: float = 0.3
-    max_iterations: int = 100
-    tol: float = 1e-8
-
-    def __post_init__(self) -> None:
-        for name, low, high in (("damping", 0.0, 0.99), ("temperature", 1e-6, None), ("entity_share", 0.0, 1.0),
-                                ("entity_floor", 0.0, 1.0), ("relation_weight", 0.0, None),
-                                ("chunk_edge_weight", 0.0, None), ("tol", 0.0, None)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ConfigurationError(f"{name} must be a finite number, got {value!r}")
-            if value < low or (high is not None and value > high):
-                raise ConfigurationError(f"{name} must be in [{low}, {high if high is not None else 'inf'}], got {value!r}")
-        for name, low in (("seed_top_k", 1), ("entity_vector_k", 0), ("max_entity_chunks", 1), ("max_iterations", 1)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ConfigurationError(f"{name} must be an integer >= {low}, got {value!r}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,13 +15,13 @@ kept in their incoming order; the incoming results are never modified.
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import replace
 from typing import Any, Sequence
 
 from ..errors import ConfigurationError, InputError, ProviderResponseError
 from ..protocols import ChatProvider
 from ..types import RetrievalResult
+from ..validation import check_int, check_number
 
 __all__ = ["LLMReranker", "ScoreReranker", "parse_ratings"]
 
@@ -29,8 +29,7 @@ logger = logging.getLogger(__name__)
 
 
 def _check_top_k(top_k: int) -> None:
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0:
-        raise InputError(f"top_k must be a positive integer; got {top_k!r}")
+    check_int(top_k, "top_k", minimum=1, error=InputError)
 
 
 def _sorted_by_score(results: Sequence[RetrievalResult]) -> list[RetrievalResult]:
@@ -42,9 +41,7 @@ class ScoreReranker:
     """Keep results whose ``score`` is at least ``min_score``, sorted by score, top ``top_k``."""
 
     def __init__(self, min_score: float) -> None:
-        if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score):
-            raise ConfigurationError(f"min_score must be a finite number; got {min_score!r}")
-        self.min_score = float(min_score)
+        self.min_score = check_number(min_score, "min_score")
 
     def __repr__(self) -> str:
         return f"ScoreReranker({self.min_score!r})"
@@ -90,10 +87,8 @@ class LLMReranker:
     def __init__(self, chat: ChatProvider, *, batch: int = 10, max_chars: int = 2000) -> None:
         if not callable(getattr(chat, "chat", None)):
             raise ConfigurationError(f"LLMReranker needs a ChatProvider (an object with chat()); got {chat!r}")
-        if isinstance(batch, bool) or not isinstance(batch, int) or batch <= 0:
-            raise ConfigurationError(f"batch must be a positive integer; got {batch!r}")
-        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars <= 0:
-            raise ConfigurationError(f"max_chars must be a positive integer; got {max_chars!r}")
+        check_int(batch, "batch", minimum=1)
+        check_int(max_chars, "max_chars", minimum=1)
         self.chat = chat
         self.batch = batch
         self.max_chars = max_chars

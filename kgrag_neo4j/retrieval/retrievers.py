@@ -12,7 +12,7 @@ import dataclasses
 import logging
 from typing import Any, Sequence
 
-from ..errors import ConfigurationError, ConnectionFailed, InputError
+from ..errors import ConnectionFailed, InputError
 from ..entities.gazetteer import query_name_keys
 from ..protocols import (
     ChunkScorer,
@@ -36,6 +36,7 @@ from .scoring import (
     resolve_parents,
 )
 from .steps import Call, Gather, Steps, arun_steps, run_steps
+from ..validation import check_int, check_number
 
 __all__ = ["GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer", "embed_query"]
 
@@ -44,8 +45,7 @@ log = logging.getLogger("kgrag_neo4j.retrieval")
 def _check_query(query: Any, top_k: Any) -> None:
     if not isinstance(query, str) or not query.strip():
         raise InputError("query must be non-empty text")
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise InputError(f"top_k must be a positive integer, got {top_k!r}")
+    check_int(top_k, "top_k", minimum=1, error=InputError)
 
 
 def embed_query(store: object, embedder: EmbeddingProvider, query: str) -> Steps[list[float]]:
@@ -167,10 +167,8 @@ class HybridRetriever(_Traced):
         filters: Sequence[ChunkFilter] = (),
         tracer: TracerOption = None,
     ):
-        if not 0.0 <= keyword_weight <= 1.0:
-            raise ConfigurationError(f"keyword_weight must be in [0, 1], got {keyword_weight}")
-        if not isinstance(overfetch, int) or overfetch < 1:
-            raise ConfigurationError(f"overfetch must be a positive integer, got {overfetch!r}")
+        check_number(keyword_weight, "keyword_weight", minimum=0.0, maximum=1.0)
+        check_int(overfetch, "overfetch", minimum=1)
         self.store, self.embedder = store, embedder
         self.keyword_weight, self.overfetch = float(keyword_weight), overfetch
         self.reranker, self.min_score = reranker, float(min_score)
@@ -299,28 +297,12 @@ class GraphRetriever(_Traced):
 
     def _native(self, query: str, embedding: list[float], top_k: int) -> Steps[list[RetrievalResult]]:
         o = self.options
-        keyword_weight = o.seed_keyword_weight if isinstance(self.store, KeywordSearcher) else 0.0
-        entity_weight = o.entity_weight
-        return (yield Call.of(
-            self.store.graph_retrieve,  # type: ignore[attr-defined]
-            embedding=embedding,
-            top_k=top_k,
-            query_text=query,
-            seed_top_k=o.seed_top_k,
-            seed_keyword_weight=keyword_weight,
-            max_hops=o.max_hops,
-            hop_decay=o.hop_decay,
-            vector_weight=o.vector_weight,
-            graph_weight=o.graph_weight,
-            bidirectional=o.bidirectional,
-            relation_filter=[r.value for r in o.relation_filter] or None,
-            min_traversal_score=o.min_traversal_score,
-            filters=self.filters,
-            blend=o.blend,
-            entity_seed_weight=entity_weight,
-            entity_max_chunks=o.entity_max_chunks,
-            entity_keys=query_name_keys(query) if entity_weight > 0 else [],
-        ))
+        store = self.store
+        assert isinstance(store, GraphTraverser)  # uses_native
+        if o.seed_keyword_weight > 0 and not isinstance(store, KeywordSearcher):
+            o = dataclasses.replace(o, seed_keyword_weight=0.0)  # no keyword index: vector seeds
+        keys = query_name_keys(query) if o.entity_weight > 0 else []
+        return (yield Call.of(store.graph_retrieve, embedding, query, top_k, o, self.filters, entity_keys=keys))
 
     def _seeds(self, query: str, embedding: list[float]) -> Steps[list[RetrievalResult]]:
         o = self.options

@@ -15,12 +15,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError
-from ..types import GRAPH_BLENDS, Chunk, ChunkEdge, EdgeContext, RelationType, RetrievalResult
+from ..options import DEFAULT_ENTITY_SEED_WEIGHT, DEFAULT_HOP_DECAY, RRF_K, GraphOptions, decay_tuple
+from ..types import GRAPH_BLENDS, Chunk, ChunkEdge, EdgeContext, RetrievalResult
+from ..validation import check_choice, check_int, check_number
 
 __all__ = [
     "DEFAULT_HOP_DECAY",
@@ -45,15 +46,6 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-RRF_K = 60
-"""The RRF rank constant of the seed (and of the original RRF paper)."""
-
-DEFAULT_HOP_DECAY: tuple[float, ...] = (1.0, 0.7, 0.5)
-"""Score multiplier per hop; index 0 belongs to the seeds and is never used for an edge."""
-
-#: entity seeding under ``blend="propagate"``: chosen on the train files (bench/quality.py --tune)
-DEFAULT_ENTITY_SEED_WEIGHT = 0.35
-
 EdgeFetcher = Callable[[list[str]], Sequence[ChunkEdge]]
 """``GraphStore.get_edges`` / ``get_incoming_edges``: chunk ids in, their edges out."""
 
@@ -62,30 +54,11 @@ EdgeFetcher = Callable[[list[str]], Sequence[ChunkEdge]]
 
 
 def _number(name: str, value: Any, *, low: float | None = 0.0, high: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigurationError(f"{name} must be a finite number, got {value!r}")
-    if low is not None and value < low:
-        raise ConfigurationError(f"{name} must be >= {low}, got {value!r}")
-    if high is not None and value > high:
-        raise ConfigurationError(f"{name} must be <= {high}, got {value!r}")
-    return float(value)
+    return check_number(value, name, minimum=low, maximum=high)
 
 
-def _integer(name: str, value: Any, *, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigurationError(f"{name} must be an integer, got {value!r}")
-    if value < low:
-        raise ConfigurationError(f"{name} must be >= {low}, got {value!r}")
-    return value
-
-
-def _decay_tuple(hop_decay: Any) -> tuple[float, ...]:
-    if isinstance(hop_decay, (str, bytes)) or not isinstance(hop_decay, Iterable):
-        raise ConfigurationError(f"hop_decay must be a sequence of numbers, got {hop_decay!r}")
-    values = tuple(_number("hop_decay entry", v) for v in hop_decay)
-    if not values:
-        raise ConfigurationError("hop_decay must not be empty")
-    return values
+def _hop(hop: Any) -> int:
+    return check_int(hop, "hop", minimum=1, error=InputError)  # hop 0 is a seed: it has no edge
 
 
 # --- Reciprocal Rank Fusion (seed 004) ---------------------------------------------------
@@ -181,9 +154,8 @@ def hop_score(
     last factor instead of failing. Example from the seed: hop 2, edge 0.8 ->
     ``0.3 * 0.8 * 0.5 = 0.12``.
     """
-    if isinstance(hop, bool) or not isinstance(hop, int) or hop < 1:
-        raise InputError(f"hop must be an integer >= 1 (hop 0 is a seed), got {hop!r}")
-    decay = _decay_tuple(hop_decay)
+    _hop(hop)
+    decay = decay_tuple(hop_decay)
     gw = _number("graph_weight", graph_weight)
     return gw * float(edge_weight) * decay[min(hop, len(decay) - 1)]
 
@@ -217,110 +189,11 @@ def propagate_hop_score(similarity: float, best: float, hop: int, *, vector_weig
     through an edge of weight 1.0 -> ``0.7 * 0.5 + 0.3 * 0.595 * 0.7 = 0.47495``: above a weak
     seed of cosine 0.65 with no entity (0.455).
     """
-    if isinstance(hop, bool) or not isinstance(hop, int) or hop < 1:
-        raise InputError(f"hop must be an integer >= 1 (hop 0 is a seed), got {hop!r}")
-    decay = _decay_tuple(hop_decay)
+    _hop(hop)
+    decay = decay_tuple(hop_decay)
     vw = _number("vector_weight", vector_weight)
     gw = _number("graph_weight", graph_weight)
     return vw * raw_cosine(similarity) + gw * float(best) * decay[min(hop, len(decay) - 1)]
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class GraphOptions:
-    """How a graph retrieval seeds and expands; defaults are the seed's (oasis ``GraphRetriever``).
-
-    - ``max_hops``: BFS depth; 0 means seeds only.
-    - ``graph_weight`` / ``vector_weight``: blend weights (see :func:`seed_score`,
-      :func:`hop_score`); any non-negative values, they need not sum to 1.
-    - ``hop_decay``: multiplier per hop, index 0 = seeds (unused), index h = hop h; hops past
-      the end reuse the last value.
-    - ``bidirectional``: also follow incoming edges (the neighbour is then the edge's source).
-    - ``relation_filter``: relation kinds to follow; empty means all. Strings are accepted
-      and normalised to :class:`RelationType`.
-    - ``min_traversal_score``: edges lighter than this are not followed (compared to the raw
-      edge weight, in [0, 1]).
-    - ``seed_top_k``: seeds taken from the first search.
-    - ``seed_keyword_weight``: keyword weight of the RRF hybrid seeding; 0 disables it.
-    - ``blend``: ``"propagate"`` (the default) or ``"seed"``. ``"seed"`` is the original
-      formula exactly (:func:`seed_score`, :func:`hop_score`): every seed outranks every
-      graph-found chunk whenever ``graph_weight * max edge weight < vector_weight * seed
-      score + graph_weight``, i.e. almost always. ``"propagate"`` lets relevance flow: a seed
-      scores ``vector_weight * cos + entity_seed_weight * entity score``, a chunk first reached
-      at hop h ``vector_weight * cos + graph_weight * max(score of the chunk it came from *
-      edge weight * hop_decay[h])``, where ``cos`` is the chunk's own raw cosine with the
-      query (see :func:`propagate_seed_score`, :func:`propagate_hop_score`).
-    - ``entity_seed_weight``: chunks that mention an entity the query names (looked up by
-      exact name key, see ``entities.gazetteer.query_name_keys``) become seeds too, scored
-      with ``entity_seed_weight * sum(1 / df)`` over those entities (``df``: chunks mentioning
-      the entity). None (the default) means 0.35 under ``"propagate"`` and 0 (off) under
-      ``"seed"``; see :attr:`entity_weight`.
-    - ``entity_max_chunks``: an entity mentioned by more chunks than this seeds nothing (it
-      is too common to say what the query is about).
-
-    Invalid values raise :class:`ConfigurationError` naming the option.
-    """
-
-    max_hops: int = 2
-    graph_weight: float = 0.3
-    vector_weight: float = 0.7
-    hop_decay: tuple[float, ...] = DEFAULT_HOP_DECAY
-    bidirectional: bool = False
-    relation_filter: tuple[RelationType, ...] = ()
-    min_traversal_score: float = 0.0
-    seed_top_k: int = 10
-    seed_keyword_weight: float = 0.0
-    blend: str = "propagate"
-    entity_seed_weight: float | None = None
-    entity_max_chunks: int = 25
-
-    def __post_init__(self) -> None:
-        _integer("max_hops", self.max_hops, low=0)
-        _number("graph_weight", self.graph_weight)
-        _number("vector_weight", self.vector_weight)
-        object.__setattr__(self, "hop_decay", _decay_tuple(self.hop_decay))
-        if not isinstance(self.bidirectional, bool):
-            raise ConfigurationError(f"bidirectional must be True or False, got {self.bidirectional!r}")
-        object.__setattr__(self, "relation_filter", _relations(self.relation_filter))
-        _number("min_traversal_score", self.min_traversal_score, low=0.0, high=1.0)
-        _integer("seed_top_k", self.seed_top_k, low=1)
-        _number("seed_keyword_weight", self.seed_keyword_weight, low=0.0, high=1.0)
-        if self.blend not in GRAPH_BLENDS:
-            raise ConfigurationError(f"blend must be one of {', '.join(GRAPH_BLENDS)}, got {self.blend!r}")
-        if self.entity_seed_weight is not None:
-            _number("entity_seed_weight", self.entity_seed_weight)
-        _integer("entity_max_chunks", self.entity_max_chunks, low=1)
-
-    @property
-    def entity_weight(self) -> float:
-        """``entity_seed_weight`` as used: its default depends on the blend, so that
-        ``blend="seed"`` alone reproduces the original retrieval."""
-        if self.entity_seed_weight is not None:
-            return float(self.entity_seed_weight)
-        return DEFAULT_ENTITY_SEED_WEIGHT if self.blend == "propagate" else 0.0
-
-    def decay(self, hop: int) -> float:
-        """The hop-decay factor of ``hop`` (past the end of ``hop_decay``: its last value)."""
-        return self.hop_decay[min(hop, len(self.hop_decay) - 1)]
-
-    def follows(self, relation: Any) -> bool:
-        """Whether the relation filter lets an edge of this kind through."""
-        return not self.relation_filter or str(relation) in {r.value for r in self.relation_filter}
-
-
-def _relations(value: Any) -> tuple[RelationType, ...]:
-    if isinstance(value, (str, RelationType)):
-        value = (value,)  # one relation given bare; iterating a str would yield letters
-    if not isinstance(value, Iterable):
-        raise ConfigurationError(f"relation_filter must be a sequence of relation kinds, got {value!r}")
-    out: list[RelationType] = []
-    for item in value:
-        try:
-            relation = RelationType.parse(item)
-        except InputError as exc:
-            raise ConfigurationError(f"relation_filter: {exc}") from None
-        if relation not in out:
-            out.append(relation)
-    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -494,8 +367,7 @@ def blend_and_rank(
     chunk id, then trimmed to ``top_k``. Repeated seed ids keep their highest score.
     """
     top_k = _top_k(top_k)
-    if blend not in GRAPH_BLENDS:
-        raise ConfigurationError(f"blend must be one of {', '.join(GRAPH_BLENDS)}, got {blend!r}")
+    check_choice(blend, "blend", GRAPH_BLENDS)
     seeds: dict[str, float] = {}
     pairs = seed_results.items() if isinstance(seed_results, Mapping) else seed_results
     for chunk_id, score in pairs:
@@ -524,9 +396,7 @@ def blend_and_rank(
 
 
 def _top_k(top_k: Any) -> int:
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise InputError(f"top_k must be an integer >= 1, got {top_k!r}")
-    return top_k
+    return check_int(top_k, "top_k", minimum=1, error=InputError)
 
 
 # --- entity boost (seed 001, Step 4) -----------------------------------------------------
@@ -564,10 +434,8 @@ def entity_boost(
         explanation.append(f"mentions query entity {entity_id}: +{d:.3f}")
     for entity_id in sorted((mentioned & set(related)) - query):
         distance, strength = related[entity_id]
-        if isinstance(distance, bool) or not isinstance(distance, (int, float)) or distance < 1:
-            raise InputError(f"related entity {entity_id!r}: distance must be >= 1, got {distance!r}")
-        if isinstance(strength, bool) or not isinstance(strength, (int, float)) or strength < 0:
-            raise InputError(f"related entity {entity_id!r}: strength must be >= 0, got {strength!r}")
+        check_number(distance, f"related entity {entity_id!r}: distance", minimum=1, error=InputError)
+        check_number(strength, f"related entity {entity_id!r}: strength", minimum=0, error=InputError)
         weight = float(strength) if use_strength else 1.0
         term = i * (1.0 / distance) * weight
         boost += term

@@ -27,6 +27,7 @@ from ..graph_types.triples import EXPANSION_PREDICATES, ExpandedNode
 from ..types import ChunkFilter, RetrievalResult
 from .retrievers import embed_query
 from .steps import Call, Steps, arun_steps, run_steps
+from ..validation import check_int
 
 __all__ = ["GraphRAGResult", "TripleGraphRetriever", "format_context"]
 
@@ -109,14 +110,9 @@ class TripleGraphRetriever:
     ):
         if isinstance(predicates, str) or not predicates:
             raise ConfigurationError("predicates must be a non-empty list of predicate names")
-        for label, value, low, high in (
-            ("max_traversal_depth", max_traversal_depth, 1, 3),
-            ("max_expansion_results", max_expansion_results, 0, None),
-            ("top_k", top_k, 1, None),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low or (high and value > high):
-                bounds = f"{low}..{high}" if high else f">= {low}"
-                raise ConfigurationError(f"{label} must be an integer {bounds}, got {value!r}")
+        check_int(max_traversal_depth, "max_traversal_depth", minimum=1, maximum=3)
+        check_int(max_expansion_results, "max_expansion_results", minimum=0)
+        check_int(top_k, "top_k", minimum=1)
         self.store = store
         self.embedder = embedder
         self.predicates = tuple(predicates)
@@ -137,8 +133,7 @@ class TripleGraphRetriever:
         k = self.top_k if top_k is None else top_k
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise InputError(f"top_k must be a positive integer, got {k!r}")
+        check_int(k, "top_k", minimum=1, error=InputError)
         vector = yield from embed_query(self.store, self.embedder, query)
         semantic = list((yield Call.of(self.store.search_chunks, vector, k, self.filters)))
         expanded = yield from self._expand(semantic)

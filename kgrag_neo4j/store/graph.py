@@ -7,8 +7,8 @@ import logging
 from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigurationError, InputError
+from ..options import RRF_K, GraphOptions
 from ..types import (
-    GRAPH_BLENDS,
     NATIVE_MAX_HOPS,
     Neighbourhood,
     Chunk,
@@ -296,67 +296,58 @@ class GraphMixin:
 
     def _graph_retrieve(
         self,
-        *,
         embedding: Sequence[float],
+        query: str,
         top_k: int,
-        query_text: str = "",
-        seed_top_k: int = 10,
-        seed_keyword_weight: float = 0.0,
-        max_hops: int = 2,
-        hop_decay: Sequence[float] = (1.0, 0.7, 0.5),
-        vector_weight: float = 0.7,
-        graph_weight: float = 0.3,
-        bidirectional: bool = False,
-        relation_filter: Sequence[str] | None = None,
-        min_traversal_score: float = 0.0,
+        options: GraphOptions | None = None,
         filters: Sequence[ChunkFilter] = (),
-        rrf_k: int = 60,
-        blend: str = "seed",
-        entity_seed_weight: float = 0.0,
-        entity_max_chunks: int = 25,
+        *,
         entity_keys: Sequence[Mapping[str, Any]] = (),
     ) -> Plan[list[RetrievalResult]]:
         """Seeds, expansion, scoring, blend and trim in ONE round trip (see the Cypher file);
         ``graph_retrieve`` runs it on the driver, ``await agraph_retrieve`` on the async one.
 
-        ``entity_keys``: the name keys the query could be naming (the retriever computes them);
-        with ``entity_seed_weight`` > 0, chunks mentioning such an entity (if at most
-        ``entity_max_chunks`` chunks do) are seeds too."""
+        ``options`` (default ``GraphOptions()``) are the retriever's, whole; ``query`` is the
+        text of the keyword seeds (``seed_keyword_weight`` > 0). ``entity_keys``: the name keys
+        the query could be naming (the retriever computes them,
+        ``entities.gazetteer.query_name_keys``); with an entity weight above 0, chunks
+        mentioning such an entity (if at most ``entity_max_chunks`` chunks do) are seeds too."""
+        options = GraphOptions() if options is None else options
+        if not isinstance(options, GraphOptions):
+            raise InputError(f"options must be GraphOptions, got {type(options).__name__}")
         _check_top_k(top_k)
-        _check_top_k(seed_top_k)
-        if not 0 <= max_hops <= NATIVE_MAX_HOPS:
-            raise ConfigurationError(f"native traversal supports 0..{NATIVE_MAX_HOPS} hops, got {max_hops}")
-        if not hop_decay:
-            raise ConfigurationError("hop_decay needs at least one value")
+        if options.max_hops > NATIVE_MAX_HOPS:
+            raise ConfigurationError(f"native traversal supports 0..{NATIVE_MAX_HOPS} hops, got {options.max_hops}")
         vector = yield from self._check_embedding(embedding, "query embedding")
-        relations = [RelationType.parse(r).value for r in relation_filter] if relation_filter else None
-        if blend not in GRAPH_BLENDS:
-            raise ConfigurationError(f"blend must be one of {', '.join(GRAPH_BLENDS)}, got {blend!r}")
-        keyword_query = (yield from self._keyword_query(query_text)) if seed_keyword_weight > 0 else ""
+        keyword_weight = options.seed_keyword_weight
+        entity_weight = options.entity_weight
+        keyword_query = (yield from self._keyword_query(query)) if keyword_weight > 0 else ""
         key_rows = entity_key_rows(entity_keys)
         rows = yield from consistent(
             "graph/retrieve",
             namespace=self.namespace,
             embedding=vector,
             keyword_query=keyword_query,
-            keyword_weight=float(seed_keyword_weight),
-            rrf_k=int(rrf_k),
-            seed_top_k=seed_top_k,
-            fetch_k=self.vector_fetch_k(seed_top_k),
+            keyword_weight=float(keyword_weight),
+            rrf_k=RRF_K,
+            seed_top_k=options.seed_top_k,
+            fetch_k=self.vector_fetch_k(options.seed_top_k),
             filter=filters_to_param(filters),
-            max_hops=int(max_hops),
-            hop_decay=[float(x) for x in hop_decay],
-            vector_weight=float(vector_weight),
-            graph_weight=float(graph_weight),
-            bidirectional=bool(bidirectional),
-            relations=relations,
-            min_weight=float(min_traversal_score),
+            max_hops=options.max_hops,
+            hop_decay=list(options.hop_decay),
+            vector_weight=float(options.vector_weight),
+            graph_weight=float(options.graph_weight),
+            bidirectional=options.bidirectional,
+            relations=[r.value for r in options.relation_filter] or None,
+            min_weight=float(options.min_traversal_score),
             top_k=top_k,
-            blend=blend,
-            entity_keys=key_rows if entity_seed_weight > 0 else [],
-            entity_seed_weight=float(entity_seed_weight),
-            entity_max_chunks=int(entity_max_chunks),
+            blend=options.blend,
+            entity_keys=key_rows if entity_weight > 0 else [],
+            entity_seed_weight=entity_weight,
+            entity_max_chunks=options.entity_max_chunks,
         )
+        blend, graph_weight, vector_weight = options.blend, options.graph_weight, options.vector_weight
+        seed_keyword_weight, entity_seed_weight = keyword_weight, entity_weight
         out: list[RetrievalResult] = []
         for row in rows:
             via = row.get("via")
