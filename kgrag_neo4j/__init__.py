@@ -40,13 +40,13 @@ _EXPORTS: dict[str, str] = {
     # Neo4j
     "Neo4jSettings": "settings", "Neo4jStore": "store", "LocalServer": "server",
     # write path
-    "Ingestor": "ingestion.ingestor", "IngestOptions": "ingestion.ingestor", "FileResult": "ingestion.ingestor",
-    "IngestGraphOptions": "ingestion.edges",
+    "Ingestor": "ingestion.ingestor", "IngestOptions": "options", "FileResult": "ingestion.ingestor",
+    "IngestGraphOptions": "options",
     "RecursiveChunker": "ingestion.chunkers", "MarkdownChunker": "ingestion.chunkers",
     "SemanticChunker": "ingestion.chunkers", "ExtractorRegistry": "ingestion.extractors",
     # read path
     "VectorRetriever": "retrieval.retrievers", "HybridRetriever": "retrieval.retrievers",
-    "GraphRetriever": "retrieval.retrievers", "GraphOptions": "retrieval.scoring",
+    "GraphRetriever": "retrieval.retrievers", "GraphOptions": "options",
     "EntityGraphRetriever": "retrieval.entity", "LocalSearchRetriever": "retrieval.local_search",
     "TripleGraphRetriever": "retrieval.triples", "PPRRetriever": "retrieval.ppr",
     "MODES": "retrieval.modes", "build_retriever": "retrieval.modes",
@@ -62,7 +62,7 @@ _EXPORTS: dict[str, str] = {
     "select_embedder": "providers.select", "select_chat": "providers.select",
     # entities, communities, triples
     "OfflineEntityExtractor": "entities.extract_offline", "LLMEntityExtractor": "entities.extract_llm",
-    "Triple": "triples.model", "GraphBuffer": "triples.buffer",
+    "Triple": "graph_types.triples", "GraphBuffer": "triples.buffer",
     "ErrorResolutionRecorder": "triples.learning",
 }
 
@@ -73,10 +73,11 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ im
         AuthenticationFailed, Cancelled, ConfigurationError, ConnectionFailed, DimensionMismatchError, InputError,
         KgragError, NotFoundError, ProviderError, StoreError,
     )
+    from .graph_types.triples import Triple
     from .ingestion.chunkers import MarkdownChunker, RecursiveChunker, SemanticChunker
-    from .ingestion.edges import IngestGraphOptions
     from .ingestion.extractors import ExtractorRegistry
-    from .ingestion.ingestor import FileResult, IngestOptions, Ingestor
+    from .ingestion.ingestor import FileResult, Ingestor
+    from .options import GraphOptions, IngestGraphOptions, IngestOptions
     from .protocols import (
         ChatProvider, CommunityStore, DocumentChunkLister, EmbeddingProvider, EntityStore, GraphStore, GraphTraverser,
         KeywordSearcher, Reranker, Retriever, Store,
@@ -96,20 +97,33 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ im
     from .retrieval.ppr import PPRRetriever
     from .retrieval.rerank import LLMReranker, ScoreReranker
     from .retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
-    from .retrieval.scoring import GraphOptions
     from .retrieval.triples import TripleGraphRetriever
     from .server import LocalServer
     from .settings import Neo4jSettings
     from .store import Neo4jStore
     from .triples.buffer import GraphBuffer
     from .triples.learning import ErrorResolutionRecorder
-    from .triples.model import Triple
     from .types import (
         Chunk, ChunkEdge, ChunkFilter, ComponentScores, Document, EdgeContext, IngestResult, RelationType,
         RetrievalResult, by_document, by_meta, by_source, created_after, created_before,
     )
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+__all__ = [  # the public surface: the names of _EXPORTS (tests/test_public_api.py holds them equal)
+    "Answer", "AuthenticationFailed", "Cancelled", "ChatProvider", "Chunk", "ChunkEdge", "ChunkFilter",
+    "Citation", "CohereChat", "CohereEmbedder", "CohereReranker", "CommunityStore", "ComponentScores",
+    "ConfigurationError", "ConnectionFailed", "DimensionMismatchError", "Document", "DocumentChunkLister",
+    "EdgeContext", "EmbeddingProvider", "EntityGraphRetriever", "EntityStore", "ErrorResolutionRecorder",
+    "ExtractorRegistry", "FileResult", "GraphBuffer", "GraphOptions", "GraphRetriever", "GraphStore",
+    "GraphTraverser", "HashingEmbedder", "HybridRetriever", "IngestGraphOptions", "IngestOptions",
+    "IngestResult", "Ingestor", "InputError", "KeywordSearcher", "KgragError", "KnowledgeTool",
+    "LLMEntityExtractor", "LLMReranker", "LocalSearchRetriever", "LocalServer", "MODES", "MarkdownChunker",
+    "Neo4jSettings", "Neo4jStore", "NotFoundError", "OfflineEntityExtractor", "OpenAIChat", "OpenAIEmbedder",
+    "PPRRetriever", "ProviderError", "RecursiveChunker", "RelationType", "Reranker", "RetrievalResult",
+    "Retriever", "ScoreReranker", "SemanticChunker", "SentenceTransformerEmbedder", "Store", "StoreError",
+    "Triple", "TripleGraphRetriever", "VectorRetriever", "WordLlamaEmbedder", "aanswer", "answer",
+    "build_retriever", "by_document", "by_meta", "by_source", "created_after", "created_before",
+    "format_knowledge", "select_chat", "select_embedder", "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:
