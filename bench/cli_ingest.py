@@ -33,10 +33,21 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from .common import BenchServer, bench_cypher, bench_server, clear_database, load_average, print_header, print_table, result_name, write_results
+from .common import (
+    BenchServer,
+    bench_cypher,
+    bench_server,
+    clear_database,
+    load_average,
+    print_header,
+    print_table,
+    result_name,
+    write_results,
+)
 from .datasets import Paragraph, load
 
 __all__ = ["add_arguments", "make_folder", "run"]

@@ -45,7 +45,7 @@ class Dataset:
     paragraphs: list[Paragraph] = field(default_factory=list)
     questions: list[Question] = field(default_factory=list)
 
-    def subset(self, n: int | None) -> "Dataset":
+    def subset(self, n: int | None) -> Dataset:
         """The first ``n`` questions over the whole corpus (the corpus is never cut)."""
         if not n or n >= len(self.questions):
             return self

@@ -30,16 +30,26 @@ import asyncio
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kgrag_neo4j.ids import content_hash
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.types import Chunk, ChunkEdge, Document, RelationType
 
 from . import peers
-from .common import (BenchServer, bench_cypher, bench_server, clear_database, load_average, print_header, print_table,
-                     result_name, write_results)
+from .common import (
+    BenchServer,
+    bench_cypher,
+    bench_server,
+    clear_database,
+    load_average,
+    print_header,
+    print_table,
+    result_name,
+    write_results,
+)
 from .realtext import RealText, chunk_id, chunker, corpus_files, load_realtext, similar_pairs
 
 __all__ = ["add_arguments", "run"]

@@ -23,8 +23,9 @@ import json
 import random
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 MUSIQUE = Path("/work/shared/bench-data/musique/musique.json")

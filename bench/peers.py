@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .common import BenchServer, bench_cypher
 

@@ -300,7 +300,7 @@ def _quality_section(q: dict[str, Any], source: str) -> str:
              "(`python -m bench quality --tune`); `exact vector` is numpy over the stored vectors.\n"]
     settings: dict[str, str] = {}
     for set_name, by_emb in q["sets"].items():
-        for emb, res in by_emb.items():
+        for _emb, res in by_emb.items():
             vec = res["rows"]["vector"]
             rows = []
             for n, m in res["rows"].items():

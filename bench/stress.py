@@ -22,18 +22,19 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from kgrag_neo4j import ids
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
 from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
-from kgrag_neo4j.types import PENDING_HASH_SUFFIX
 from kgrag_neo4j.providers.hashing import HashingEmbedder
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 from kgrag_neo4j.store import Neo4jStore
+from kgrag_neo4j.types import PENDING_HASH_SUFFIX
 
 __all__ = ["StressReport", "add_arguments", "main", "run", "run_stress", "stress_text"]
 

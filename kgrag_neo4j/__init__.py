@@ -70,8 +70,16 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ im
     from .entities.extract_llm import LLMEntityExtractor
     from .entities.extract_offline import OfflineEntityExtractor
     from .errors import (
-        AuthenticationFailed, Cancelled, ConfigurationError, ConnectionFailed, DimensionMismatchError, InputError,
-        KgragError, NotFoundError, ProviderError, StoreError,
+        AuthenticationFailed,
+        Cancelled,
+        ConfigurationError,
+        ConnectionFailed,
+        DimensionMismatchError,
+        InputError,
+        KgragError,
+        NotFoundError,
+        ProviderError,
+        StoreError,
     )
     from .graph_types.triples import Triple
     from .ingestion.chunkers import MarkdownChunker, RecursiveChunker, SemanticChunker
@@ -79,8 +87,17 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ im
     from .ingestion.ingestor import FileResult, Ingestor
     from .options import GraphOptions, IngestGraphOptions, IngestOptions
     from .protocols import (
-        ChatProvider, CommunityStore, DocumentChunkLister, EmbeddingProvider, EntityStore, GraphStore, GraphTraverser,
-        KeywordSearcher, Reranker, Retriever, Store,
+        ChatProvider,
+        CommunityStore,
+        DocumentChunkLister,
+        EmbeddingProvider,
+        EntityStore,
+        GraphStore,
+        GraphTraverser,
+        KeywordSearcher,
+        Reranker,
+        Retriever,
+        Store,
     )
     from .providers.cohere import CohereChat, CohereEmbedder, CohereReranker
     from .providers.hashing import HashingEmbedder
@@ -104,8 +121,20 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ im
     from .triples.buffer import GraphBuffer
     from .triples.learning import ErrorResolutionRecorder
     from .types import (
-        Chunk, ChunkEdge, ChunkFilter, ComponentScores, Document, EdgeContext, IngestResult, RelationType,
-        RetrievalResult, by_document, by_meta, by_source, created_after, created_before,
+        Chunk,
+        ChunkEdge,
+        ChunkFilter,
+        ComponentScores,
+        Document,
+        EdgeContext,
+        IngestResult,
+        RelationType,
+        RetrievalResult,
+        by_document,
+        by_meta,
+        by_source,
+        created_after,
+        created_before,
     )
 
 __all__ = [  # the public surface: the names of _EXPORTS (tests/test_public_api.py holds them equal)

@@ -21,12 +21,12 @@ and passes values as parameters.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Iterator, Mapping
 
 from .errors import CypherRegistryError
 
@@ -113,7 +113,7 @@ def cypher_dir() -> Path:
     raise CypherRegistryError(f"cypher/ folder not found (looked in {packaged} and {checkout})")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_registry(root: str | None = None) -> CypherRegistry:
     """Load (once per root) every ``*.cypher`` file under ``root``."""
     base = Path(root) if root else cypher_dir()

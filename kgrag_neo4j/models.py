@@ -141,7 +141,7 @@ class Community(StructuredNode):
     children = RelationshipFrom("Community", "PARENT")
 
 
-def bind_neomodel(store: "Neo4jStore") -> None:
+def bind_neomodel(store: Neo4jStore) -> None:
     """Make neomodel use the store's driver (and database). neomodel's connection is
     process-wide: bind once, to the store whose graph you want to navigate."""
     db.set_connection(driver=store.driver)

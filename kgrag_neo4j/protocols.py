@@ -7,7 +7,8 @@ silently (vector-only), exactly as the seeds specify.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Protocol, Sequence, runtime_checkable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from .graph_types.communities import Community, CommunityReport
 from .graph_types.context import LocalContext
@@ -215,7 +216,7 @@ class DocumentStates(Protocol):
 class BulkDocumentWriter(Protocol):
     def store_documents(
         self, items: Sequence[tuple[Document, Sequence[Chunk], Sequence[ChunkEdge]]]
-    ) -> "list[str | Exception]":
+    ) -> list[str | Exception]:
         """Many documents (each with its chunks and edges) in few transactions; per document
         its status or the error that refused it, in the order given."""
         ...

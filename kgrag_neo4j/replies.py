@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Callable, Mapping, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, TypeVar
 
 from pydantic import (
     AliasChoices,

@@ -27,13 +27,13 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from .errors import ServerError
-from .validation import check_int
 from .settings import Neo4jSettings
+from .validation import check_int
 
 __all__ = [
     "BROWSER_VERSION",

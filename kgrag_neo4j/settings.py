@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import ConfigurationError
@@ -28,7 +29,7 @@ class Neo4jSettings:
     def __post_init__(self) -> None:
         parts = urlsplit(self.uri)
         try:
-            parts.port
+            parts.port  # noqa: B018 (reading it validates it: ValueError for a bad port)
         except ValueError:
             # the message names the host only: the URI may carry a password
             raise ConfigurationError(
@@ -54,7 +55,7 @@ class Neo4jSettings:
         return self.uri.startswith("neo4j")
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: str | None) -> "Neo4jSettings":
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: str | None) -> Neo4jSettings:
         """Read ``NEO4J_URI``, ``NEO4J_USERNAME``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``;
         keyword overrides that are not None win."""
         env = os.environ if env is None else env
@@ -67,7 +68,7 @@ class Neo4jSettings:
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
-    def with_(self, **changes: Any) -> "Neo4jSettings":
+    def with_(self, **changes: Any) -> Neo4jSettings:
         return replace(self, **changes)
 
     def public_dict(self) -> dict[str, str | None]:

@@ -19,8 +19,9 @@ The OpenTelemetry API is optional: nothing here imports it unless it is installe
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Mapping, Union
+from typing import Any
 
 from .errors import ConfigurationError
 
@@ -29,7 +30,7 @@ __all__ = ["SpanRecorder", "Tracer", "TracerOption", "check_tracer", "span"]
 #: the callable form of a tracer
 Tracer = Callable[[str, Mapping[str, Any]], None]
 #: what a ``tracer=`` option accepts (see the module docstring)
-TracerOption = Union[Tracer, Any, None, bool]
+TracerOption = Tracer | Any | None | bool
 
 INSTRUMENTATION_NAME = "kgrag_neo4j"
 

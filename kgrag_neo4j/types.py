@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .errors import InputError
 from .validation import check_number
@@ -54,7 +55,7 @@ class RelationType(str, enum.Enum):
         return self.value
 
     @classmethod
-    def parse(cls, value: "str | RelationType") -> "RelationType":
+    def parse(cls, value: str | RelationType) -> RelationType:
         """Return the member for ``value``; ``InputError`` names the valid ones otherwise."""
         if isinstance(value, RelationType):
             return value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 from kgrag_neo4j.entities import Entity, EntityMention, EntityRelation
 from kgrag_neo4j.ids import chunk_id, content_hash, document_id

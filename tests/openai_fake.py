@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 
@@ -157,7 +158,7 @@ class LocalOpenAIServer:
         self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._server.serve_forever, name="fake-openai", daemon=True)
 
-    def __enter__(self) -> "LocalOpenAIServer":
+    def __enter__(self) -> LocalOpenAIServer:
         self._thread.start()
         return self
 

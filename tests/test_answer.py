@@ -11,7 +11,7 @@ import pytest
 from kgrag_neo4j.errors import ConfigurationError, InputError
 from kgrag_neo4j.providers.openai import OpenAIChat
 from kgrag_neo4j.providers.select import select_chat
-from kgrag_neo4j.retrieval.answer import NOTHING_FOUND, Answer, AnswerStream, answer, aanswer, cited_numbers
+from kgrag_neo4j.retrieval.answer import NOTHING_FOUND, Answer, AnswerStream, aanswer, answer, cited_numbers
 from kgrag_neo4j.types import EdgeContext, RetrievalResult
 
 from .openai_fake import FakeOpenAI

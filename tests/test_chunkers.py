@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from kgrag_neo4j.errors import ConfigurationError, InputError, KgragError
 from kgrag_neo4j.ingestion import (
-    ChunkPiece,
     Chunker,
+    ChunkPiece,
     MarkdownChunker,
     RecursiveChunker,
     SemanticChunker,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from kgrag_neo4j.cli.search_cmd import honoured_by_reranker, option_of
 from kgrag_neo4j.errors import ConfigurationError
 from kgrag_neo4j.ingestion.ingestor import Ingestor

@@ -5,7 +5,8 @@ is filled with more than ``fetch_k`` better-scoring near-duplicates; the answers
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 

@@ -379,7 +379,7 @@ def test_every_retriever_refuses_another_embedding_model(store, driver, neo4j_se
                  TripleGraphRetriever, PPRRetriever):
         unchecked = Neo4jStore(driver, namespace=store.namespace, database=neo4j_settings.database, settings=neo4j_settings)
 
-        async def attempt(retriever=make(unchecked, other_model), owner=unchecked):
+        async def attempt(retriever=make(unchecked, other_model), owner=unchecked):  # noqa: B008 (bound once, on purpose)
             try:
                 return await retriever.aretrieve("Ned Stark", 3)
             finally:

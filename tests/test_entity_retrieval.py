@@ -17,7 +17,6 @@ Varys is alone. So, with two hops:
 
 from __future__ import annotations
 
-
 import pytest
 
 from kgrag_neo4j.entities.centrality import entity_centrality

@@ -26,10 +26,10 @@ from kgrag_neo4j.errors import (
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
 from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
-from kgrag_neo4j.types import PENDING_HASH_SUFFIX
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.store.runner import connect_driver
+from kgrag_neo4j.types import PENDING_HASH_SUFFIX
 
 from .conftest import TEST_DIMENSIONS
 from .reliability_helpers import (  # noqa: F401  (no_leaked_threads is an autouse fixture)

@@ -4,8 +4,8 @@ GraphStore edge operations and the degradation table."""
 from __future__ import annotations
 
 import logging
-import re
 import math
+import re
 
 import pytest
 

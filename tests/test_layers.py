@@ -65,7 +65,7 @@ def _under(name: str, *prefixes: str) -> bool:
     return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
-def _breaks(rule: "callable") -> list[str]:
+def _breaks(rule: callable) -> list[str]:
     found = []
     for file, names in _graph().items():
         for name in sorted(names):

@@ -13,7 +13,6 @@ Zeta away. Text units, by similarity to the query, with their token counts:
 
 from __future__ import annotations
 
-
 import pytest
 
 from kgrag_neo4j.communities import Community, CommunityReport

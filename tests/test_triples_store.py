@@ -61,7 +61,7 @@ def expected(triples, subject, predicate, obj):
             and (obj is None or normalise_name(t.object) == normalise_name(obj))
         )
 
-    return sorted((t.key() for t in triples if ok(t)))
+    return sorted(t.key() for t in triples if ok(t))
 
 
 def describe(plan, depth=0) -> str:

@@ -10,7 +10,14 @@ import click
 from ..ingestion.batch import IngestObserver
 from .ask_cmd import chat_model, llm_on_command_line, llm_option
 from .context import (
-    FINITE_FLOAT, AppContext, emit_json, handle_errors, namespace_option, pass_app, printable, refuse_unused,
+    FINITE_FLOAT,
+    AppContext,
+    emit_json,
+    handle_errors,
+    namespace_option,
+    pass_app,
+    printable,
+    refuse_unused,
 )
 
 
@@ -106,7 +113,7 @@ class _Terminal(IngestObserver):
         self.quiet = quiet
         self.bar = None
 
-    def __enter__(self) -> "_Terminal":
+    def __enter__(self) -> _Terminal:
         return self
 
     def __exit__(self, *exc) -> bool:

@@ -16,9 +16,10 @@ same on every server, with or without the plugin (untested with GDS here).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import ConfigurationError
 from ..protocols import ChatProvider, CommunityStore

@@ -22,7 +22,8 @@ community's parent is always returned too (a parent is never smaller than its ch
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ..errors import ConfigurationError, InputError
 from ..graph_types.communities import Community, CommunityAssignment, community_id

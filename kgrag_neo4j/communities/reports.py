@@ -10,13 +10,14 @@ is kept separately.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..entities.model import Entity, EntityRelation
 from ..errors import KgragError, ProviderResponseError
-from ..protocols import ChatProvider
 from ..graph_types.communities import Community, CommunityReport
+from ..protocols import ChatProvider
 
 __all__ = ["CommunityReport", "extractive_report", "llm_report"]
 

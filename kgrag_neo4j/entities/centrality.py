@@ -10,7 +10,7 @@ The store only reads; ``entity_centrality`` computes.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 

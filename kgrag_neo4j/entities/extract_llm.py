@@ -31,8 +31,9 @@ import json
 import logging
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from ..errors import ConfigurationError, KgragError, ProviderResponseError
 from ..protocols import ChatProvider
@@ -130,7 +131,7 @@ class ExtractionSchema:
         return out
 
     @classmethod
-    def from_file(cls, path: str) -> "ExtractionSchema":
+    def from_file(cls, path: str) -> ExtractionSchema:
         try:
             with open(path, encoding="utf-8") as handle:
                 data = json.load(handle)
@@ -144,7 +145,7 @@ class ExtractionSchema:
             )
         return cls(data.get("entity_types", ()), data.get("relation_types", ()))
 
-    def merged(self, other: "ExtractionSchema") -> "ExtractionSchema":
+    def merged(self, other: ExtractionSchema) -> ExtractionSchema:
         return ExtractionSchema({**self.entity_types, **other.entity_types}, {**self.relation_types, **other.relation_types})
 
     def __bool__(self) -> bool:

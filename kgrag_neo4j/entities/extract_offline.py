@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
 
 from ..errors import InputError
 from ..validation import check_choice, check_int

@@ -15,8 +15,9 @@ Merging rules (``merge_results``), used wherever two extractions meet:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..graph_types.entities import (
     Entity,

@@ -31,14 +31,15 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider, EntityStore, embed_batched
 from ..validation import check_int
-from .extract_llm import LLMEntityExtractor
 from .chunk_links import ENTITY_EDGE_ORIGIN, entity_chunk_edges, title_name
+from .extract_llm import LLMEntityExtractor
 from .extract_offline import OfflineEntityExtractor
 from .model import Entity, ExtractionResult
 from .resolution import merge_similar_entities, remap_extraction

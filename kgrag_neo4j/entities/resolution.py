@@ -6,7 +6,7 @@ normalisation cannot ("Eddard Stark" / "Ned Stark") when their descriptions embe
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 

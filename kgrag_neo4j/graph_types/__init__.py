@@ -7,8 +7,8 @@ compute them without either importing the other. Not named ``model``: ``models.p
 holds the neomodel classes.
 """
 
-from .context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
 from .communities import Community, CommunityAssignment, CommunityReport, StoredCommunity, community_id
+from .context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
 from .entities import (
     CENTRALITY_KINDS,
     ENTITY_MAX_HOPS,

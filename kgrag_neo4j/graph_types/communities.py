@@ -6,8 +6,9 @@ the store (which writes and reads them).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = ["Community", "CommunityAssignment", "CommunityReport", "StoredCommunity", "community_id"]
 

@@ -5,8 +5,9 @@ it in one round trip; retrieval trims and renders it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = ["LocalContext", "LocalEntity", "LocalRelationship", "LocalReport", "LocalTextUnit"]
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from ..errors import InputError
 from ..types import Chunk, RetrievalResult
@@ -167,7 +168,7 @@ class Entity:
         description: str = "",
         source_chunk_id: str | None = None,
         embedding: Sequence[float] | None = None,
-    ) -> "Entity":
+    ) -> Entity:
         """An entity whose id is ``entity_id(namespace, name, type_)``."""
         return cls(
             id=entity_id(namespace, name, type_),

@@ -8,8 +8,8 @@ from an allow-list: Lango's nine, plus any the caller declares.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping
 
 from ..errors import InputError
 
@@ -136,7 +136,7 @@ class PredicateRegistry:
         extra = sorted(self._names - DEFAULT_PREDICATES)
         return f"PredicateRegistry(extra={extra!r})"
 
-    def with_extra(self, *names: str) -> "PredicateRegistry":
+    def with_extra(self, *names: str) -> PredicateRegistry:
         return PredicateRegistry(sorted((self._names - DEFAULT_PREDICATES) | set(names)))
 
     def validate(self, name: str) -> str:

@@ -5,8 +5,8 @@ an embedding function as an argument).
 """
 
 from .chunkers import (
-    ChunkPiece,
     Chunker,
+    ChunkPiece,
     EmbedFn,
     MarkdownChunker,
     RecursiveChunker,

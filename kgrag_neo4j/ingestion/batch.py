@@ -15,8 +15,9 @@ that ends it; an :class:`IngestObserver` hears of each step as it happens (progr
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AuthenticationFailed, ConnectionFailed, DatabaseNotFound, InputError, KgragError
 from ..types import IngestResult

@@ -16,10 +16,11 @@ import html
 import io
 import os
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import PurePath
-from typing import Iterable, Mapping, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ..errors import ConfigurationError, ExtractionError, InputError, UnsupportedContentType
 

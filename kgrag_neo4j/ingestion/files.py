@@ -14,9 +14,9 @@ from __future__ import annotations
 import glob
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from ..errors import InputError
 

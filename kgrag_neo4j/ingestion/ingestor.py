@@ -19,10 +19,11 @@ import math
 import os
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
@@ -102,7 +103,7 @@ class FileResult:
     exception: KgragError | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def failed(cls, path: str, exc: KgragError) -> "FileResult":
+    def failed(cls, path: str, exc: KgragError) -> FileResult:
         return cls(path, error=f"{type(exc).__name__}: {exc}", exception=exc)
 
     @property
@@ -138,7 +139,7 @@ class _Doc:
     error: KgragError | None = None
 
     @classmethod
-    def failed(cls, error: KgragError) -> "_Doc":
+    def failed(cls, error: KgragError) -> _Doc:
         return cls(error=error)
 
 
@@ -361,8 +362,8 @@ class Ingestor:
         paths: Iterable[str | os.PathLike[str]],
         *,
         content_type: str | None = None,
-        on_result: Callable[["FileResult"], None] | None = None,
-    ) -> list["FileResult"]:
+        on_result: Callable[[FileResult], None] | None = None,
+    ) -> list[FileResult]:
         """Ingest many files, many documents per transaction: what ``kgrag ingest FOLDER`` runs.
 
         Files are read and their content hashes checked against the store a group at a time
@@ -391,8 +392,8 @@ class Ingestor:
         content_type: str | None = None,
         source: str | None = None,
         follow_symlinks: bool = False,
-        observer: "IngestObserver | None" = None,
-    ) -> "IngestTally":
+        observer: IngestObserver | None = None,
+    ) -> IngestTally:
         """Ingest files, folders (recursive) and globs as ``kgrag ingest`` does: the selection
         (what it skips is recorded), ``ingest_paths``, and a stop at an error that ends the
         run; returns the rows and counts (:func:`kgrag_neo4j.ingestion.batch.ingest_run`)."""
@@ -406,8 +407,8 @@ class Ingestor:
         items: Sequence[str],
         *,
         content_type: str | None,
-        on_result: Callable[["FileResult"], None] | None,
-    ) -> list["FileResult"]:
+        on_result: Callable[[FileResult], None] | None,
+    ) -> list[FileResult]:
         out = [FileResult(path=p) for p in items]
         self._check_schema()
         linker = self._linker(stored_outside=None)
@@ -449,7 +450,7 @@ class Ingestor:
         return out
 
     # -- the pipeline -------------------------------------------------------------------
-    def _groups(self, paths: Sequence[str], content_type: str | None) -> Iterator[list["_Doc"]]:
+    def _groups(self, paths: Sequence[str], content_type: str | None) -> Iterator[list[_Doc]]:
         """The files read (or refused) in groups of ``GROUP_FILES`` or ``GROUP_BYTES`` of text."""
         group: list[_Doc] = []
         size = 0
@@ -477,7 +478,7 @@ class Ingestor:
         metadata: Mapping[str, Any] | None,
         content_type: str,
         document_id: str | None,
-    ) -> "_Doc":
+    ) -> _Doc:
         if not source or not isinstance(source, str):
             raise InputError("source must be a non-empty string")
         for what, value in (("source", source), ("title", title), ("text", text)):
@@ -506,7 +507,7 @@ class Ingestor:
         source: str | None = None,
         title: str | None = None,
         metadata: Mapping[str, Any] | None = None,
-    ) -> "_Doc":
+    ) -> _Doc:
         name = os.fsdecode(path)
         ctype = content_type or self.extractors.content_type_for_path(name)
         if content is None:
@@ -553,7 +554,7 @@ class Ingestor:
             raise ExtractionError("Markdown is empty (no text left after extraction)")
         return raw, plain
 
-    def _one(self, doc: "_Doc") -> IngestResult:
+    def _one(self, doc: _Doc) -> IngestResult:
         """A single document through the same pipeline as a folder, in the calling thread,
         as an ``ingest.document`` span."""
         attributes = {"source": doc.source, "content_type": doc.content_type, "strategy": self.options.strategy}
@@ -574,7 +575,7 @@ class Ingestor:
                        "edge_count": result.edge_count, "cancelled": result.cancelled})
         return result
 
-    def _skip_unchanged(self, docs: Sequence["_Doc"]) -> list["_Doc"]:
+    def _skip_unchanged(self, docs: Sequence[_Doc]) -> list[_Doc]:
         """Decide the documents whose stored content hash is theirs (one read for all); they
         get their result and are returned."""
         if not docs:
@@ -591,7 +592,7 @@ class Ingestor:
                 unchanged.append(d)
         return unchanged
 
-    def _batches(self, docs: Sequence["_Doc"]) -> Iterator[list["_Doc"]]:
+    def _batches(self, docs: Sequence[_Doc]) -> Iterator[list[_Doc]]:
         """Chunk the documents and cut them into write batches of about ``BATCH_CHUNKS`` chunks
         (a larger document alone). A document that cannot be chunked gets its error."""
         batch: list[_Doc] = []
@@ -612,7 +613,7 @@ class Ingestor:
         if batch:
             yield batch
 
-    def _chunk_doc(self, d: "_Doc") -> None:
+    def _chunk_doc(self, d: _Doc) -> None:
         plain = d.text
         if d.content_type == "text/markdown":
             plain = d.plain if d.plain is not None else markdown_to_text(d.text)
@@ -633,7 +634,7 @@ class Ingestor:
         if not any(c.content.strip() for c in d.chunks):
             raise InputError(f"{d.source} has no text to chunk")
 
-    def _prepare(self, batch: Sequence["_Doc"]) -> list["_Doc"]:
+    def _prepare(self, batch: Sequence[_Doc]) -> list[_Doc]:
         """Embed the batch's chunks (in ``batch_size`` calls across documents) and build each
         document's own edges (sequence, LLM). Returns the documents ready to link and write."""
         docs = [d for d in batch if d.error is None]
@@ -676,7 +677,7 @@ class Ingestor:
         g = self.options.graph
         return prune_edges(dedupe_edges(edges), min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
 
-    def _link(self, docs: Sequence["_Doc"], linker: "SimilarityLinker | None") -> None:
+    def _link(self, docs: Sequence[_Doc], linker: SimilarityLinker | None) -> None:
         """similar_to edges of the batch (exact within the run, the index for the rest), then
         each document's edges deduplicated and pruned together."""
         if linker is None or not docs:
@@ -691,7 +692,7 @@ class Ingestor:
         for d in docs:
             d.edges = self._pruned(d.edges)
 
-    def _linker(self, *, stored_outside: bool | None) -> "SimilarityLinker | None":
+    def _linker(self, *, stored_outside: bool | None) -> SimilarityLinker | None:
         g = self.options.graph
         if not (g.similarity_edges and isinstance(self.store, GraphStore)):
             return None
@@ -706,7 +707,7 @@ class Ingestor:
             stored_outside=bool(stored_outside),
         )
 
-    def _write(self, docs: Sequence["_Doc"]) -> list["_Doc"]:
+    def _write(self, docs: Sequence[_Doc]) -> list[_Doc]:
         """Write the documents (many per transaction when the store can); each gets its result
         or its error. A lost connection raises."""
         if isinstance(self.store, BulkDocumentWriter):
@@ -784,7 +785,7 @@ class Ingestor:
         return int(self.store.delete_edges(doomed)) if doomed else 0
 
     @staticmethod
-    def _collect(in_flight: tuple[Future, list["_Doc"]]) -> list["_Doc"]:
+    def _collect(in_flight: tuple[Future, list[_Doc]]) -> list[_Doc]:
         """Wait for a batch being written; its documents, each with its result or error."""
         future, batch = in_flight
         future.result()

@@ -13,7 +13,7 @@ Pure apart from the ``nearest`` callable it is given; nothing here touches the s
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 

@@ -13,7 +13,8 @@ Each ``Document`` has the chunk text as ``page_content``, the chunk id as ``id``
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 try:
     from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
@@ -45,14 +46,14 @@ class KgragRetriever(BaseRetriever):
     top_k: int = 5
 
     @model_validator(mode="after")
-    def _check(self) -> "KgragRetriever":
+    def _check(self) -> KgragRetriever:
         check_retriever(self.retriever, self.top_k)
         return self
 
     @classmethod
     def from_mode(
         cls, mode: str, store: Any, embedder: Any, *, top_k: int = 5, filters: Sequence[Any] = (), **options: Any
-    ) -> "KgragRetriever":
+    ) -> KgragRetriever:
         """The retriever of a search mode (``vector``, ``hybrid``, ``graph``, ``ppr``, ``entity``,
         ``local``) with ``options`` as ``kgrag search --mode`` builds it (``build_retriever``:
         an option the mode cannot honour is refused)."""

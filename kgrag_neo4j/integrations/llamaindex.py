@@ -14,7 +14,8 @@ relationship is the document, and whose metadata carries the ids, source, title,
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 try:
     from llama_index.core.callbacks import CallbackManager
@@ -72,7 +73,7 @@ class KgragRetriever(BaseRetriever):
     @classmethod
     def from_mode(
         cls, mode: str, store: Any, embedder: Any, *, top_k: int = 5, filters: Sequence[Any] = (), **options: Any
-    ) -> "KgragRetriever":
+    ) -> KgragRetriever:
         """The retriever of a search mode (``vector``, ``hybrid``, ``graph``, ``ppr``, ``entity``,
         ``local``) with ``options`` as ``kgrag search --mode`` builds it (``build_retriever``:
         an option the mode cannot honour is refused)."""

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..errors import ConfigurationError, InputError, KgragError
 from ..protocols import Store

@@ -17,8 +17,9 @@ import logging
 import math
 import random
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..errors import ProviderError, ProviderResponseError, ProviderTimeout, RateLimitError
 from ..validation import check_int, check_number, check_text

@@ -13,8 +13,9 @@ import logging
 import math
 import os
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from ..errors import ConfigurationError, InputError
 from ..protocols import InputType

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 from ..protocols import InputType
 from ..validation import check_int

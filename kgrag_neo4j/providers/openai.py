@@ -24,7 +24,8 @@ import logging
 import math
 import os
 import time
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from ..errors import ConfigurationError
 from ..protocols import InputType

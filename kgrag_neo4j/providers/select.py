@@ -10,7 +10,7 @@ built here so that ``retrieval/`` imports no provider."""
 from __future__ import annotations
 
 import os
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..errors import NO_CHAT_MESSAGE, ConfigurationError
 from ..protocols import ChatProvider, EmbeddingProvider, Reranker

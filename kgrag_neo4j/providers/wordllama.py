@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import ConfigurationError, InputError
 from ..protocols import InputType
@@ -118,7 +119,7 @@ class WordLlamaEmbedder:
     def __repr__(self) -> str:
         return f"WordLlamaEmbedder({self.config!r}, dim={self.dimensions})"
 
-    def load(self) -> "WordLlamaEmbedder":
+    def load(self) -> WordLlamaEmbedder:
         """Load the model now (it is otherwise loaded on first use); returns ``self``."""
         _load(self.config, self.dimensions)
         return self

@@ -15,8 +15,9 @@ the model is not asked (it could only guess) and the answer says so.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from ..errors import NO_CHAT_MESSAGE, ConfigurationError, InputError
 from ..protocols import ChatProvider
@@ -164,7 +165,7 @@ def _check(query: Any, retriever: Any, chat: Any, top_k: Any) -> None:
 
 def _respond(
     query: str, results: list[RetrievalResult], chat: ChatProvider, *, stream: bool, system_prompt: str, max_context_chars: int
-) -> "Answer | AnswerStream":
+) -> Answer | AnswerStream:
     model = str(getattr(chat, "model", "") or "")
     if not results:
         pieces: Iterator[str] = iter([NOTHING_FOUND])
@@ -187,7 +188,7 @@ def answer(
     stream: bool = False,
     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
     max_context_chars: int = 12000,
-) -> "Answer | AnswerStream":
+) -> Answer | AnswerStream:
     """Retrieve ``top_k`` passages with ``retriever`` (any kgrag retriever) and have ``chat``
     answer from them with citations. ``stream=True`` returns an ``AnswerStream`` (the model's
     ``chat_stream`` when it has one). ``chat=None`` is a ``ConfigurationError`` that says how

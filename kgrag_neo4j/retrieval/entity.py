@@ -32,18 +32,19 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from ..errors import ConfigurationError, InputError
 from ..entities.centrality import degree_centrality, pagerank_centrality
+from ..entities.gazetteer import query_name_keys
+from ..errors import ConfigurationError, InputError
 from ..graph_types.entities import CENTRALITY_KINDS, ENTITY_MAX_HOPS, EntityBoostContext, EntityCandidate
 from ..protocols import EmbeddingProvider, EntityBoostReader, EntityCentralitySource, RoundTripCounter
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
-from ..entities.gazetteer import query_name_keys
+from ..validation import check_choice, check_int, check_number
+from .retrievers import embed_query
 from .scoring import entity_boost
 from .steps import Call, Steps, arun_steps, run_steps
-from .retrievers import embed_query
-from ..validation import check_choice, check_int, check_number
 
 __all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
 

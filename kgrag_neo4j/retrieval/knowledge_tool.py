@@ -16,13 +16,14 @@ embedder when no ``retriever`` is given, and ``top_k`` 5. The output lists the r
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import ConfigurationError, KgragError
 from ..protocols import EmbeddingProvider, Retriever, Store
-from .format import format_knowledge
 from ..validation import check_int
+from .format import format_knowledge
 
 __all__ = ["KNOWLEDGE_TOOL_NAME", "KnowledgeTool", "ToolResult"]
 

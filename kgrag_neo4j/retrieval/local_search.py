@@ -21,15 +21,15 @@ returns the selected text units as results, so the retriever plugs in wherever a
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..errors import ConfigurationError, InputError
 from ..graph_types.context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
 from ..protocols import EmbeddingProvider, LocalContextReader
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
+from ..validation import check_int, check_number
 from .retrievers import embed_query
 from .steps import Call, Steps, arun_steps, run_steps
-from ..validation import check_int, check_number
 
 __all__ = [
     "LocalContext",

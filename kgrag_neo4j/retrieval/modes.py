@@ -12,8 +12,9 @@ came from (entities, relationships, community reports), which the command prints
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider, Reranker, Store

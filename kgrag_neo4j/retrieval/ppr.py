@@ -25,8 +25,9 @@ Results explain themselves: the entities that carried mass into each chunk, with
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -34,8 +35,8 @@ from ..entities.gazetteer import query_name_keys
 from ..errors import ConfigurationError
 from ..options import PPROptions
 from ..protocols import EmbeddingProvider, PPRNeighbourhoodReader, Store
-from ..types import ChunkFilter, ComponentScores, EdgeContext, Neighbourhood, RetrievalResult
 from ..tracing import TracerOption, check_tracer
+from ..types import ChunkFilter, ComponentScores, EdgeContext, Neighbourhood, RetrievalResult
 from .retrievers import _Traced, embed_query
 from .scoring import raw_cosine
 from .steps import Call, Steps
@@ -88,7 +89,7 @@ def personalized_pagerank(
     r /= total
     p = r.copy()
     iterations = 0
-    for iterations in range(1, max_iterations + 1):
+    for iterations in range(1, max_iterations + 1):  # noqa: B007 (the count is read after the loop)
         flow = np.bincount(dst, weights=trans * p[src], minlength=len(nodes)) if len(edges) else np.zeros(len(nodes))
         nxt = (1.0 - damping) * r + damping * flow
         delta = float(np.abs(nxt - p).sum())

@@ -15,8 +15,9 @@ kept in their incoming order; the incoming results are never modified.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import ConfigurationError, InputError, ProviderResponseError
 from ..protocols import ChatProvider

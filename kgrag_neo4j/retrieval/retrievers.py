@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from ..errors import ConnectionFailed, InputError
 from ..entities.gazetteer import query_name_keys
+from ..errors import ConnectionFailed, InputError
 from ..protocols import (
     ChunkScorer,
     EmbedderRegistry,
@@ -27,6 +28,7 @@ from ..protocols import (
 )
 from ..tracing import Tracer, TracerOption, check_tracer, span
 from ..types import NATIVE_MAX_HOPS, ChunkFilter, ComponentScores, RetrievalResult
+from ..validation import check_int, check_number
 from .scoring import (
     GraphOptions,
     blend_and_rank,
@@ -36,7 +38,6 @@ from .scoring import (
     resolve_parents,
 )
 from .steps import Call, Gather, Steps, arun_steps, run_steps
-from ..validation import check_int, check_number
 
 __all__ = ["GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer", "embed_query"]
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generator, TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["Call", "Gather", "Steps", "arun_steps", "retrieve_async", "run_steps"]
 
@@ -35,7 +36,7 @@ class Call:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> "Call":
+    def of(cls, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Call:
         return cls(fn, args, kwargs)
 
     def twin(self) -> Callable[..., Any] | None:
@@ -63,7 +64,7 @@ def _call(step: Call) -> Any:
     return step.fn(*step.args, **step.kwargs)
 
 
-def _sync(step: "Call | Gather") -> Any:
+def _sync(step: Call | Gather) -> Any:
     if isinstance(step, Call):
         return _call(step)
     with ThreadPoolExecutor(max_workers=len(step.calls), thread_name_prefix="kgrag-gather") as pool:
@@ -78,13 +79,13 @@ async def _async_call(step: Call) -> Any:
     return await asyncio.to_thread(_call, step)
 
 
-async def _async(step: "Call | Gather") -> Any:
+async def _async(step: Call | Gather) -> Any:
     if isinstance(step, Call):
         return await _async_call(step)
     return list(await asyncio.gather(*(_async_call(c) for c in step.calls), return_exceptions=True))
 
 
-def run_steps(body: "Steps[T]") -> T:
+def run_steps(body: Steps[T]) -> T:
     value: Any = None
     error: BaseException | None = None
     while True:
@@ -98,7 +99,7 @@ def run_steps(body: "Steps[T]") -> T:
             value, error = None, exc
 
 
-async def arun_steps(body: "Steps[T]") -> T:
+async def arun_steps(body: Steps[T]) -> T:
     value: Any = None
     error: BaseException | None = None
     while True:

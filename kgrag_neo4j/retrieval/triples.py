@@ -18,16 +18,17 @@ logged and skipped, as Lango does.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import ConfigurationError, InputError
-from ..protocols import EmbeddingProvider, Store, TripleExpander
 from ..graph_types.triples import EXPANSION_PREDICATES, ExpandedNode
+from ..protocols import EmbeddingProvider, Store, TripleExpander
 from ..types import ChunkFilter, RetrievalResult
+from ..validation import check_int
 from .retrievers import embed_query
 from .steps import Call, Steps, arun_steps, run_steps
-from ..validation import check_int
 
 __all__ = ["GraphRAGResult", "TripleGraphRetriever", "format_context"]
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Mapping, Sequence, TypeGuard
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeGuard
 
 from ..errors import InputError
 from ..graph_types.communities import StoredCommunity

@@ -85,7 +85,7 @@ class AsyncDrivers:
         self.settings = settings
         self.given = driver
         self.sync = sync
-        self._by_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[AsyncCypherRunner, Any]]" = (
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[AsyncCypherRunner, Any]] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -129,7 +129,7 @@ class AsyncDrivers:
     def close(self) -> None:
         """Close the drivers of loops that stopped without shutting down (not run by
         ``asyncio.run``); a running loop's driver closes when that loop shuts down."""
-        for loop, (runner, closer) in list(self._by_loop.items()):
+        for loop, (_runner, closer) in list(self._by_loop.items()):
             if closer is None or loop.is_running() or loop.is_closed():
                 continue
             loop.run_until_complete(closer.aclose())

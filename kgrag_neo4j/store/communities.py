@@ -9,7 +9,8 @@ hidden from ``list_communities`` at once and removed by ``prune_communities``
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ..errors import InputError, NotFoundError
 from ..graph_types.communities import Community, CommunityReport, StoredCommunity

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import (
     AuthenticationFailed,
@@ -263,10 +264,10 @@ class DocumentsMixin:
                 out[pending.pos] = exc
         return out  # type: ignore[return-value]  # every position was filled above (None only before)
 
-    def _write_group(self, group: list["_Pending"], out: list) -> None:
+    def _write_group(self, group: list[_Pending], out: list) -> None:
         while group:
             try:
-                decided = self.runner.write_fn(lambda tx: self._write_tx(tx, group))
+                decided = self.runner.write_fn(lambda tx: self._write_tx(tx, group))  # noqa: B023 (run before group changes)
             except _Refused as refused:
                 # rolled back: the refused documents get their error, the others go again
                 for pos, error in refused.errors.items():
@@ -289,7 +290,7 @@ class DocumentsMixin:
                 out[pos] = outcome
             return
 
-    def _write_tx(self, tx: TxRunner, group: list["_Pending"]) -> dict[int, str | KgragError]:
+    def _write_tx(self, tx: TxRunner, group: list[_Pending]) -> dict[int, str | KgragError]:
         """One transaction for ``group``; pure (it may run again on a retry). Raises
         ``_Refused`` (which rolls it back) when a chunk id belongs to another document."""
         decided: dict[int, str | KgragError] = {}
@@ -335,7 +336,7 @@ class DocumentsMixin:
             tx.run("graph/store_edges", namespace=self.namespace, rows=edges[start : start + EDGE_ROWS])
         return decided
 
-    def _foreign_chunks(self, tx: TxRunner, group: list["_Pending"]) -> dict[str, dict[str, Any]]:
+    def _foreign_chunks(self, tx: TxRunner, group: list[_Pending]) -> dict[str, dict[str, Any]]:
         """The first chunk of each document of ``group`` that another document owns; chunks
         left staged by an interrupted write of the same document are cleared instead."""
         rows = [{"id": r["id"], "document_id": p.document_id} for p in group for r in p.rows]
@@ -377,7 +378,7 @@ class DocumentsMixin:
             if not deleted:
                 return total
 
-    def _write_large(self, p: "_Pending") -> str:
+    def _write_large(self, p: _Pending) -> str:
         """Stage the chunks (and the edges between them) in transactions of ``STAGE_ROWS``,
         then publish the document in one last, small transaction."""
         state = self.runner.read("documents/document_states", namespace=self.namespace, ids=[p.document_id])

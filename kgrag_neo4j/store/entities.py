@@ -13,7 +13,8 @@ mentions any more; ``DETACH DELETE`` takes their ``IN_COMMUNITY`` links with the
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..errors import ConfigurationError, InputError, NotFoundError
 from ..graph_types.communities import StoredCommunity  # re-exported: it was defined here

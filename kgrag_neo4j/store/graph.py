@@ -4,25 +4,26 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..errors import ConfigurationError, InputError
 from ..options import RRF_K, GraphOptions
 from ..types import (
     NATIVE_MAX_HOPS,
-    Neighbourhood,
     Chunk,
     ChunkEdge,
-    ChunkPair,
     ChunkFilter,
+    ChunkPair,
     ComponentScores,
     EdgeContext,
+    Neighbourhood,
     RelationType,
     RetrievalResult,
     filters_to_param,
 )
-from ._rows import EDGE_ROWS, _check_top_k, consistent, edge_from_row, edge_rows, entity_key_rows, result_from_row
 from ..validation import check_number
+from ._rows import EDGE_ROWS, _check_top_k, consistent, edge_from_row, edge_rows, entity_key_rows, result_from_row
 from .runner import CypherRunner, Plan, Read, read_methods
 
 __all__ = ["GraphMixin", "NATIVE_MAX_HOPS"]

@@ -8,7 +8,8 @@ creates one and closes it on ``close()``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import neo4j
 
@@ -64,7 +65,7 @@ class Neo4jStore(
     @classmethod
     def connect(
         cls, settings: Neo4jSettings, *, namespace: str = DEFAULT_NAMESPACE, verify: bool = True, **options: Any
-    ) -> "Neo4jStore":
+    ) -> Neo4jStore:
         """Open a driver for ``settings`` (owned: ``close()`` closes it) and check it answers."""
         validate_namespace(namespace)  # before the driver exists: a refused name leaks nothing
         driver = connect_driver(settings)
@@ -110,7 +111,7 @@ class Neo4jStore(
             "edition": component["edition"],
         }
 
-    def with_namespace(self, namespace: str) -> "Neo4jStore":
+    def with_namespace(self, namespace: str) -> Neo4jStore:
         """A store on the same driver (borrowed) for another namespace."""
         return Neo4jStore(
             self.driver,
@@ -134,7 +135,7 @@ class Neo4jStore(
         still closes the sync driver)."""
         await self.aio.aclose()
 
-    def __enter__(self) -> "Neo4jStore":
+    def __enter__(self) -> Neo4jStore:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -13,7 +13,8 @@ import functools
 import logging
 import random
 import time
-from typing import Any, Callable, Generator, Iterable, Iterator, Mapping, NamedTuple, Sequence, TypeVar
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase
@@ -136,7 +137,7 @@ T = TypeVar("T")
 Plan = Generator[Read, "Rows", T]
 
 
-def read_methods(plan_fn: Callable[..., "Plan[T]"]) -> tuple[Callable[..., T], Callable[..., Any]]:
+def read_methods(plan_fn: Callable[..., Plan[T]]) -> tuple[Callable[..., T], Callable[..., Any]]:
     """The sync and async store methods of a read plan function ``_name``: ``name`` driven by
     ``self.runner``, ``aname`` by ``self.aio``. Both show the plan's signature and docstring
     (``inspect.signature`` follows ``__wrapped__``), so options and defaults are written once."""
@@ -156,7 +157,7 @@ def read_methods(plan_fn: Callable[..., "Plan[T]"]) -> tuple[Callable[..., T], C
     return method, amethod
 
 
-def run_plan(plan: "Plan[T]", read: Callable[[str, Mapping[str, Any]], "Rows"]) -> T:
+def run_plan(plan: Plan[T], read: Callable[[str, Mapping[str, Any]], Rows]) -> T:
     try:
         request = next(plan)
         while True:
@@ -276,7 +277,7 @@ class CypherRunner:
         q.check_params(params)
         return q
 
-    def run(self, plan: "Plan[T]") -> T:
+    def run(self, plan: Plan[T]) -> T:
         """Drive a read ``Plan`` with this runner's reads."""
         return run_plan(plan, lambda name, params: self.read(name, **params))
 
@@ -317,7 +318,7 @@ class CypherRunner:
             self._trace(name, params, started)
         return out
 
-    def write_fn(self, fn: Callable[["TxRunner"], Any]) -> Any:
+    def write_fn(self, fn: Callable[[TxRunner], Any]) -> Any:
         """Run ``fn`` inside one retried write transaction. ``fn`` may run more than once."""
         started = time.perf_counter()
         with map_neo4j_errors(self.where):

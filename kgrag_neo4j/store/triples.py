@@ -26,7 +26,8 @@ import json
 import math
 import re
 import time
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ..errors import ConfigurationError, InputError
 from ..graph_types.entities import entity_id, normalise_name, normalise_type

@@ -25,8 +25,8 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
 
 from ..errors import ConfigurationError, InputError, KgragError
 from ..validation import check_int
@@ -117,7 +117,7 @@ class GraphBuffer:
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    def start(self) -> "GraphBuffer":
+    def start(self) -> GraphBuffer:
         """Start the background thread (idempotent while running)."""
         with self._cond:
             if self._closed:
@@ -146,7 +146,7 @@ class GraphBuffer:
         self._drain_all()
         return True
 
-    def __enter__(self) -> "GraphBuffer":
+    def __enter__(self) -> GraphBuffer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

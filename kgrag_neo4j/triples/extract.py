@@ -6,7 +6,7 @@ The caller decides where they go, typically ``GraphBuffer.enqueue(extract_triple
 from __future__ import annotations
 
 import logging
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..errors import InputError
 from ..protocols import ChatProvider

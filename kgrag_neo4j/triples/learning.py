@@ -26,8 +26,9 @@ one is given (``record_success`` flushes it first, so propagation sees every fai
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..errors import ConfigurationError, InputError
 from ..protocols import TripleStore

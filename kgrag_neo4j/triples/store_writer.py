@@ -9,7 +9,8 @@ Pure: the store is anything with ``add_triples``.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import InputError
 from ..protocols import ChatProvider
