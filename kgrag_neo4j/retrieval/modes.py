@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, InputError
-from ..protocols import EmbeddingProvider, Reranker, Store
+from ..protocols import EmbeddingProvider, EntityBoostReader, LocalContextReader, Reranker, Store
 from ..types import ChunkFilter, RetrievalResult
 from ..validation import check_int
 
@@ -94,9 +94,13 @@ def build_retriever(
     if mode == "entity":
         from .entity import EntityGraphRetriever
 
+        if not isinstance(store, EntityBoostReader):
+            raise ConfigurationError("entity mode needs a store with the entity capability (Neo4jStore)")
         return EntityGraphRetriever(store, embedder, filters=filters, **options)
     from .local_search import LocalSearchRetriever
 
+    if not isinstance(store, LocalContextReader):
+        raise ConfigurationError("local mode needs a store with the entity capability (Neo4jStore)")
     return LocalSearchRetriever(store, embedder, filters=filters, **options)
 
 

@@ -93,7 +93,8 @@ class _Traced:
     def _span(self, **attrs: Any):
         return span(self.tracer, "retriever.retrieve", {"retriever.type": self.kind, **attrs})
 
-    def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
+    def _retrieve(self, query: str, top_k: int) -> Steps[Any]:
+        """What ``_span_results`` turns into the results (a subclass may return more)."""
         raise NotImplementedError
 
     def _span_attributes(self, top_k: int) -> dict[str, Any]:
@@ -347,28 +348,30 @@ class GraphRetriever(_Traced):
         if propagate:
             need = [cid for cid in list(seed_by_id) + list(entity) if cid not in seed_by_id or seed_by_id[cid].scores.vector is None]
             sims: dict[str, float] = {}
-            if need and similarity is not None:
+            scorer = self.store
+            if need and isinstance(scorer, ChunkScorer):
                 try:
-                    sims = dict((yield Call.of(self.store.score_chunks, embedding, need)))  # type: ignore[attr-defined]
+                    sims = dict((yield Call.of(scorer.score_chunks, embedding, need)))
                 except Exception as exc:
                     self.log.warning("similarity of seeds failed, scoring them as unrelated: %s", exc)
             start: dict[str, float] = {}
             for cid in list(seed_by_id) + [c for c in entity if c not in seed_by_id]:
-                r = seed_by_id.get(cid)
-                sim = r.scores.vector if r is not None and r.scores.vector is not None else sims.get(cid, 0.5)
+                seed = seed_by_id.get(cid)
+                sim = seed.scores.vector if seed is not None and seed.scores.vector is not None else sims.get(cid, 0.5)
                 start[cid] = propagate_seed_score(
                     sim, entity.get(cid, (0.0, []))[0], vector_weight=o.vector_weight, entity_seed_weight=o.entity_weight
                 )
         else:
             start = {r.id: r.score for r in seeds}
         hits = {}
-        if traverse and start:
+        store = self.store
+        if traverse and start and isinstance(store, GraphStore):
             # the seed's per-hop loop for any GraphStore (in an event loop: in a worker thread)
             hits = yield Call.of(
                 expand_per_hop,
                 start,
-                self.store.get_edges,  # type: ignore[attr-defined]
-                self.store.get_incoming_edges if o.bidirectional else None,  # type: ignore[attr-defined]
+                store.get_edges,
+                store.get_incoming_edges if o.bidirectional else None,
                 o,
                 similarity=similarity,
             )

@@ -273,7 +273,7 @@ def expand_per_hop(
         try:
             # (edge, the chunk it leads to, the frontier chunk it leaves from)
             steps = [(e, e.target_id, e.source_id) for e in get_edges(list(frontier))]
-            if options.bidirectional:
+            if get_incoming_edges is not None and options.bidirectional:
                 steps += [(e, e.source_id, e.target_id) for e in get_incoming_edges(list(frontier))]
         except Exception as exc:  # any store failure degrades to "no further hops"
             _log.warning("graph traversal stopped at hop %d of %d: %s", hop, options.max_hops, exc)
