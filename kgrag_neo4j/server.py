@@ -173,8 +173,9 @@ def find_java() -> tuple[str, int]:
     for var in ("KGRAG_JAVA_HOME", "JAVA_HOME"):
         if os.environ.get(var):
             candidates.append(str(Path(os.environ[var]) / "bin" / "java"))
-    if shutil.which("java"):
-        candidates.append(shutil.which("java"))  # type: ignore[arg-type]
+    on_path = shutil.which("java")
+    if on_path:
+        candidates.append(on_path)
     for root in JAVA_SEARCH_ROOTS:
         candidates.extend(str(p) for p in sorted(Path(root).glob("*/bin/java")) if p.exists())
     seen: list[str] = []

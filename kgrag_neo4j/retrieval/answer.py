@@ -151,7 +151,8 @@ class AnswerStream:
         self.answer = Answer(self.query, text, self.citations, self.results, self.model)
 
 
-def _check(query: Any, retriever: Any, chat: Any, top_k: Any) -> None:
+def _check(query: Any, retriever: Any, chat: Any, top_k: Any) -> ChatProvider:
+    """``chat``, once the arguments of an ``answer`` are known to be usable."""
     if not isinstance(query, str) or not query.strip():
         raise InputError("the question must be non-empty text")
     if chat is None:
@@ -161,6 +162,7 @@ def _check(query: Any, retriever: Any, chat: Any, top_k: Any) -> None:
     if not callable(getattr(retriever, "retrieve", None)):
         raise ConfigurationError(f"retriever must have retrieve(query, top_k); got {type(retriever).__name__}")
     check_int(top_k, "top_k", minimum=1, error=InputError)
+    return chat
 
 
 def _respond(
@@ -193,9 +195,9 @@ def answer(
     answer from them with citations. ``stream=True`` returns an ``AnswerStream`` (the model's
     ``chat_stream`` when it has one). ``chat=None`` is a ``ConfigurationError`` that says how
     to configure a chat model."""
-    _check(query, retriever, chat, top_k)
+    model = _check(query, retriever, chat, top_k)
     results = list(retriever.retrieve(query, top_k))
-    return _respond(query, results, chat, stream=stream, system_prompt=system_prompt, max_context_chars=max_context_chars)  # type: ignore[arg-type]
+    return _respond(query, results, model, stream=stream, system_prompt=system_prompt, max_context_chars=max_context_chars)
 
 
 async def aanswer(
@@ -213,8 +215,16 @@ async def aanswer(
 
     from .steps import retrieve_async
 
-    _check(query, retriever, chat, top_k)
+    model = _check(query, retriever, chat, top_k)
     results = list(await retrieve_async(retriever, query, top_k))
     return await asyncio.to_thread(
-        _respond, query, results, chat, stream=False, system_prompt=system_prompt, max_context_chars=max_context_chars  # type: ignore[arg-type]
+        _respond_whole, query, results, model, system_prompt=system_prompt, max_context_chars=max_context_chars
     )
+
+
+def _respond_whole(
+    query: str, results: list[RetrievalResult], chat: ChatProvider, *, system_prompt: str, max_context_chars: int
+) -> Answer:
+    out = _respond(query, results, chat, stream=False, system_prompt=system_prompt, max_context_chars=max_context_chars)
+    assert isinstance(out, Answer)  # stream=False always answers whole
+    return out

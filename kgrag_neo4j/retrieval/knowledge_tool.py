@@ -102,7 +102,7 @@ class KnowledgeTool:
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
         }
 
-    def search(self, query: str) -> ToolResult:
+    def search(self, query: object) -> ToolResult:
         """Retrieve ``top_k`` results for ``query`` and format them; errors become the
         result's ``error`` (bad input, database or provider failures)."""
         if not isinstance(query, str) or not query.strip():
@@ -129,7 +129,7 @@ class KnowledgeTool:
         unknown = sorted(set(arguments) - {"query"})
         if unknown:
             return ToolResult(error=f"invalid args: unknown argument(s) {', '.join(unknown)}")
-        return self.search(arguments.get("query"))  # type: ignore[arg-type]
+        return self.search(arguments.get("query"))
 
     def run(self, query: str) -> str:
         """The text for the model (an error as ``Error: ...``), for function-wrapping frameworks."""
