@@ -156,6 +156,19 @@ def test_wordllama_is_symmetric_and_batch_independent(offline):
     assert together[1] == pytest.approx(alone[0], abs=1e-6)
 
 
+@pytest.mark.parametrize("dim", [256, 64])
+def test_wordllama_unpadded_pooling_equals_wordllamas_own_padded_average(offline, dim):
+    # a batch of very different lengths (the padding WordLlama adds is largest there), words
+    # outside any ordinary vocabulary, and one text of a single token
+    texts = [CAT, "ok", REVENUE * 40, "Zyxqv Ωmega naïve café 東京 🙂", CAT_PARAPHRASE + " " + CAT * 3]
+    e = WordLlamaEmbedder(dim=dim)
+    ours = e.embed(texts)
+    model = wordllama_module._load("l2_supercat", dim)
+    for mine, theirs in zip(ours, model.embed(texts, norm=False).tolist()):
+        length = math.sqrt(sum(x * x for x in theirs))
+        assert mine == pytest.approx([x / length for x in theirs], abs=1e-6)
+
+
 def test_wordllama_smaller_dims_are_the_renormalised_prefix_of_the_shipped_256(offline):
     full = WordLlamaEmbedder().embed([CAT])[0]
     small = WordLlamaEmbedder(dim=64).embed([CAT])[0]

