@@ -37,7 +37,7 @@ INSTRUMENTATION_NAME = "kgrag_neo4j"
 
 def _otel_default() -> Any:
     try:
-        from opentelemetry import trace  # type: ignore[import-not-found]
+        from opentelemetry import trace
     except ImportError:
         return None
     return trace.get_tracer(INSTRUMENTATION_NAME)

@@ -52,7 +52,7 @@ def ask(app: AppContext, question, mode, top_k, filters, stream, llm, embedder, 
     """
     from ..errors import InputError
     from ..providers.select import describe_embedder, select_embedder
-    from ..retrieval.answer import answer
+    from ..retrieval.answer import Answer, AnswerStream, answer
 
     if stream and as_json:
         raise InputError("--stream and --json do not go together: JSON is printed once the answer is whole")
@@ -64,12 +64,14 @@ def ask(app: AppContext, question, mode, top_k, filters, stream, llm, embedder, 
     retriever = build_retriever(mode, store, emb, filters=[parse_filter(f) for f in filters])
     if stream:
         streamed = answer(question, retriever=retriever, chat=chat, top_k=top_k, stream=True)
+        assert isinstance(streamed, AnswerStream)  # what stream=True returns
         for piece in streamed:
             click.echo(piece, nl=False)
         click.echo("")
         _print_sources(streamed.citations)
         return
     result = answer(question, retriever=retriever, chat=chat, top_k=top_k)
+    assert isinstance(result, Answer)  # what stream=False returns
     if as_json:
         emit_json({"mode": mode, "namespace": namespace, **result.to_json()})
         return

@@ -66,8 +66,13 @@ def build(app: AppContext, namespace, embedder, documents, merge_threshold, batc
 
         schema = ExtractionSchema.from_file(schema_file) if schema_file else ExtractionSchema()
         schema = schema.merged(ExtractionSchema(entity_types or (), relation_types or ()))
-        options = {"entity_types": schema.entity_types, "relation_types": schema.relation_types, "strict_types": True} if schema else {}
-        extractor = LLMEntityExtractor(chat_model(llm), namespace=namespace, **options)
+        if schema:
+            extractor = LLMEntityExtractor(
+                chat_model(llm), namespace=namespace,
+                entity_types=schema.entity_types, relation_types=schema.relation_types, strict_types=True,
+            )
+        else:
+            extractor = LLMEntityExtractor(chat_model(llm), namespace=namespace)
     names: list[str] = []
     if names_file:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +20,9 @@ from .context import (
     printable,
     refuse_unused,
 )
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar  # what click.progressbar returns; click exports no public name for it
 
 
 @click.command("ingest")
@@ -111,15 +115,14 @@ class _Terminal(IngestObserver):
 
     def __init__(self, *, quiet: bool):
         self.quiet = quiet
-        self.bar = None
+        self.bar: ProgressBar[int] | None = None
 
     def __enter__(self) -> _Terminal:
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> None:
         if self.bar is not None:
             self.bar.__exit__(*exc)
-        return False
 
     def skipped(self, skipped) -> None:
         if not self.quiet:

@@ -72,7 +72,7 @@ class Gazetteer:
 
     def __init__(self, names: Iterable[str], *, min_length: int = 2):
         try:
-            import ahocorasick  # type: ignore[import-untyped]  # pyahocorasick ships no stubs
+            import ahocorasick
         except ImportError as exc:  # a core dependency: only a broken install gets here
             raise ConfigurationError('the gazetteer needs pyahocorasick: pip install "kgrag-neo4j"') from exc
         self._automaton = ahocorasick.Automaton()

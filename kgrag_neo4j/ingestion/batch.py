@@ -130,8 +130,7 @@ def ingest_run(
     the file's resolved path). A failing file is recorded and the others go on; an error that
     ends the run (the database gone) stops it, and the files not written are recorded as
     not attempted."""
-    paths = [os.fspath(p) for p in paths]
-    selection = select_files(paths, extensions=ingestor.extractors.extensions, follow_symlinks=follow_symlinks)
+    selection = select_files([os.fspath(p) for p in paths], extensions=ingestor.extractors.extensions, follow_symlinks=follow_symlinks)
     files = [os.fspath(f) for f in selection.files]
     if source is not None and len(files) != 1:
         raise InputError(f"source names one document; the paths give {len(files)} files")
@@ -145,9 +144,10 @@ def ingest_run(
 
     def report(outcome: FileResult) -> None:
         reported.add(outcome.path)
-        if outcome.error is not None:
+        if outcome.exception is not None:  # FileResult.failed sets it with error
             tally.fail(outcome.path, outcome.exception)
         else:
+            assert outcome.result is not None, "a FileResult holds its result or its error"
             tally.record(outcome.path, outcome.result)
         watch.finished(outcome)
 

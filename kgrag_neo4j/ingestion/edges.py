@@ -322,7 +322,7 @@ def extract_batch_edges(
     if not batches:
         return []
 
-    def run(index: int, batch: list[Chunk]) -> list[ChunkEdge]:
+    def run(index: int, batch: Sequence[Chunk]) -> list[ChunkEdge]:
         if cancel is not None and cancel.is_set():
             return []
         messages = [{"role": "user", "content": build_edge_prompt(batch)}]
@@ -484,10 +484,10 @@ def build_document_edges(
     store). The Ingestor builds the same edges, its similarity ones across the namespace."""
     edges = build_text_edges(chunks, options, cancel=cancel, logger=logger)
     if options.similarity_edges:
-        embedded = [c for c in chunks if c.embedding is not None and len(c.embedding) > 0]
+        embedded = [(c.id, c.embedding) for c in chunks if c.embedding is not None and len(c.embedding) > 0]
         edges += similarity_edges(
-            [c.id for c in embedded],
-            [c.embedding for c in embedded],
+            [chunk_id for chunk_id, _ in embedded],
+            [embedding for _, embedding in embedded],
             k=options.similarity_top_k,
             threshold=options.similarity_threshold,
         )

@@ -581,7 +581,7 @@ class MarkdownExtractor:
 _PDF_INSTALL_HINT = 'PDF extraction needs pypdf: pip install "kgrag-neo4j[pdf]"'
 
 
-def _import_pypdf():  # type: ignore[no-untyped-def]
+def _import_pypdf():
     try:
         import pypdf
     except ImportError as exc:

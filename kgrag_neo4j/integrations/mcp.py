@@ -52,12 +52,15 @@ def _sdk() -> tuple[Any, type[Exception]]:
         from mcp.server.mcpserver import MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
     except ImportError:
-        try:
-            from mcp.server.fastmcp import FastMCP as MCPServer  # mcp 1.x
-            from mcp.server.fastmcp.exceptions import ToolError
-        except ImportError as exc:
-            raise ConfigurationError('the MCP server needs the mcp package: pip install "kgrag-neo4j[mcp]"') from exc
-    return MCPServer, ToolError
+        pass
+    else:
+        return MCPServer, ToolError
+    try:
+        from mcp.server.fastmcp import FastMCP  # type: ignore[attr-defined, unused-ignore]  # mcp 1.x only; mypy sees whichever mcp is installed (2.x dropped FastMCP)
+        from mcp.server.fastmcp.exceptions import ToolError as FastMCPToolError
+    except ImportError as exc:
+        raise ConfigurationError('the MCP server needs the mcp package: pip install "kgrag-neo4j[mcp]"') from exc
+    return FastMCP, FastMCPToolError
 
 
 def _inside(path: Path, roots: Sequence[Path]) -> bool:

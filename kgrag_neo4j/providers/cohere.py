@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..errors import ConfigurationError, InputError
 from ..protocols import InputType
@@ -184,7 +184,7 @@ class _CohereProvider(RetryingProvider):
     _classify = staticmethod(_classify)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 

@@ -11,7 +11,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     AuthenticationFailed,
@@ -45,6 +45,7 @@ from ._rows import (
     result_from_row,
     same_content,
 )
+from .aio import AsyncDrivers
 from .runner import CypherRunner, Plan, Read, TxRunner
 
 __all__ = [
@@ -184,10 +185,12 @@ class DocumentsMixin:
     runner: CypherRunner
     namespace: str
     vector_overfetch: int
+    aio: AsyncDrivers
 
-    def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
-
-    def _chunk_text_is_namespaced(self) -> Plan[bool]: ...
+    if TYPE_CHECKING:  # defined by SchemaMixin
+        def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
+        def _check_embedding(self, embedding: Any, what: str) -> Plan[list[float]]: ...
+        def _chunk_text_is_namespaced(self) -> Plan[bool]: ...
 
     def keyword_query(self, text: str) -> str:
         """The Lucene query a keyword search of ``text`` sends ('' when no term is left)."""
@@ -241,7 +244,7 @@ class DocumentsMixin:
         claimed: dict[str, str] = {}  # chunk id -> the document of this call that has it
         for pos, item in enumerate(items):
             document, chunks = item[0], item[1]
-            edges: Sequence[ChunkEdge] = item[2] if len(item) == 3 else ()  # type: ignore[misc]  # mypy cannot narrow a union of tuples by len()
+            edges: Sequence[ChunkEdge] = item[2] if len(item) == 3 else ()
             try:
                 doc_props, rows = self._prepare(document, chunks)
                 pending = _Pending(pos, document.id, doc_props, rows, edge_rows(edges) if edges else [])

@@ -14,7 +14,7 @@ mentions any more; ``DETACH DELETE`` takes their ``IN_COMMUNITY`` links with the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, InputError, NotFoundError
 from ..graph_types.communities import StoredCommunity  # re-exported: it was defined here
@@ -70,7 +70,10 @@ class EntitiesMixin:
     namespace: str
     vector_overfetch: int
 
-    def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
+    if TYPE_CHECKING:  # defined by SchemaMixin and DocumentsMixin
+        def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
+        def _check_embedding(self, embedding: Any, what: str) -> Plan[list[float]]: ...
+        def vector_fetch_k(self, top_k: int) -> int: ...
 
     def _entity_from_row(self, row: Mapping[str, Any]) -> Entity:
         return entity_from_row(row, self.namespace)
@@ -105,7 +108,7 @@ class EntitiesMixin:
                 if e.embedding is not None
                 else None
             )
-            row = {
+            row: dict[str, Any] = {
                 "id": e.id,
                 "name": e.name,
                 "name_key": normalise_name(e.name),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, InputError
 from ..options import RRF_K, GraphOptions
@@ -39,9 +39,11 @@ class GraphMixin:
     namespace: str
     vector_overfetch: int
 
-    def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
-
-    def _keyword_query(self, text: str) -> Plan[str]: ...
+    if TYPE_CHECKING:  # defined by SchemaMixin and DocumentsMixin
+        def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
+        def _check_embedding(self, embedding: Any, what: str) -> Plan[list[float]]: ...
+        def _keyword_query(self, text: str) -> Plan[str]: ...
+        def vector_fetch_k(self, top_k: int) -> int: ...
 
     def store_edges(self, edges: Sequence[ChunkEdge]) -> int:
         """Idempotent upsert; duplicates keep the highest weight. Returns edges written (edges

@@ -38,6 +38,9 @@ class NamespaceInfo:
 class NamespacesMixin:
     runner: CypherRunner
     namespace: str
+    _model: str | None
+    _config: dict[str, Any] | None
+    _checked_models: set[tuple[str, int]]
 
     def list_namespaces(self) -> list[NamespaceInfo]:
         """Every namespace of the database (not only this store's), by name."""

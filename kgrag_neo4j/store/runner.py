@@ -14,7 +14,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, overload
 
 import neo4j
 from neo4j import GraphDatabase
@@ -41,13 +41,28 @@ DEFAULT_RETRY_SECONDS = 15.0
 DEFAULT_CONNECT_SECONDS = 5.0
 
 
+DriverT = TypeVar("DriverT")
+
+
+@overload
+def connect_driver(
+    settings: Neo4jSettings, *, max_retry_seconds: float = ..., connect_seconds: float = ...
+) -> neo4j.Driver: ...
+@overload
+def connect_driver(
+    settings: Neo4jSettings,
+    *,
+    max_retry_seconds: float = ...,
+    connect_seconds: float = ...,
+    factory: Callable[..., DriverT],
+) -> DriverT: ...
 def connect_driver(
     settings: Neo4jSettings,
     *,
     max_retry_seconds: float = DEFAULT_RETRY_SECONDS,
     connect_seconds: float = DEFAULT_CONNECT_SECONDS,
     factory: Callable[..., Any] = GraphDatabase.driver,
-) -> neo4j.Driver:
+) -> Any:
     """A driver for ``settings`` with bounded waits (so an outage fails, never hangs);
     ``factory=AsyncGraphDatabase.driver`` makes the async twin with the same options."""
     auth = (settings.user, settings.password) if settings.password is not None else None
@@ -300,13 +315,13 @@ class CypherRunner:
 
     def write_tx(self, steps: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Rows]:
         """Run several write statements in ONE transaction: all of them land, or none."""
-        prepared: list[tuple[CypherQuery, Mapping[str, Any]]] = []
+        prepared: list[tuple[CypherQuery, dict[str, Any]]] = []
         for name, params in steps:
             q = self.registry[name]
             if q.mode != "write":
                 raise StoreError(f"{q.path}:{q.line}: {name} is mode {q.mode}, not write")
             q.check_params(params)
-            prepared.append((q, params))
+            prepared.append((q, dict(params)))  # the driver copies them into a dict anyway
         started = time.perf_counter()
 
         def work(tx: neo4j.ManagedTransaction) -> list[Rows]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import ConfigurationError, DimensionMismatchError, InputError, SchemaNotReady
 from ..validation import check_int
+from .aio import AsyncDrivers
 from .runner import CypherRunner, Plan, Read
 
 __all__ = ["SchemaMixin", "SchemaStatus", "REQUIRED_INDEXES"]
@@ -67,10 +68,13 @@ def _chunk_text_namespaced(indexes: list[dict[str, Any]]) -> bool:
 class SchemaMixin:
     runner: CypherRunner
     namespace: str
+    aio: AsyncDrivers
     _dimensions: int | None
     _model: str | None
     _chunk_text_namespaced: bool | None = None
     _config: dict[str, Any] | None = None
+    #: (model, dimensions) pairs found compatible, made on first use
+    _checked_models: set[tuple[str, int]]
 
     def init_schema(self, dimensions: int, *, model: str | None = None, timeout: float = 300.0) -> SchemaStatus:
         """Create constraints and indexes idempotently and wait until they are ONLINE.
@@ -212,7 +216,7 @@ class SchemaMixin:
         if (model, dimensions) in self._compatible_models():
             return
         # what this store last read or recorded (a write path reads it first), else one read
-        if getattr(self, "_config", None):
+        if self._config:
             config = dict(self._config)
         else:
             config = yield from self._embedding_config()

@@ -40,6 +40,7 @@ from ..graph_types.triples import (
     normalise_predicate,
 )
 from ..validation import check_int, check_number
+from .aio import AsyncDrivers
 from .runner import CypherRunner, Plan, Read
 
 __all__ = [
@@ -102,7 +103,7 @@ def triple_rows(namespace: str, triples: Iterable[Triple], registry: PredicateRe
         meta = dict(t.metadata)
         subject_type = normalise_type(meta.get("subject_type") or DEFAULT_ENTITY_TYPE)
         object_type = normalise_type(meta.get("object_type") or DEFAULT_ENTITY_TYPE)
-        row = {
+        row: dict[str, Any] = {
             "subject_id": entity_id(namespace, t.subject, subject_type),
             "subject": _SPACES.sub(" ", t.subject).strip(),
             "subject_key": normalise_name(t.subject),
@@ -159,6 +160,7 @@ def _triple_from_row(row: Mapping[str, Any]) -> Triple:
 class TriplesMixin:
     runner: CypherRunner
     namespace: str
+    aio: AsyncDrivers
 
     # -- write ----------------------------------------------------------------------------
     def add_triples(self, triples: Iterable[Triple], *, registry: PredicateRegistry | None = None) -> int:
