@@ -686,7 +686,7 @@ class Ingestor:
         if not embedded:
             return
         owner = {c.id: d for d, c in embedded}
-        found = linker.link([c.id for _, c in embedded], [c.embedding for _, c in embedded])  # type: ignore[misc]
+        found = linker.link([c.id for _, c in embedded], [c.embedding for _, c in embedded if c.embedding is not None])
         for e in found:
             owner[e.source_id].edges.append(e)
         for d in docs:
@@ -718,7 +718,7 @@ class Ingestor:
             outcomes = []
             for d in docs:
                 try:
-                    status = self.store.store_document(d.document, d.chunks)  # type: ignore[arg-type]
+                    status = self.store.store_document(d.document, d.chunks)  # type: ignore[arg-type]  # _prepare passes chunked documents only
                     if status != "unchanged" and d.edges and isinstance(self.store, GraphStore):
                         self.store.store_edges(d.edges)
                     outcomes.append(status)
@@ -727,7 +727,7 @@ class Ingestor:
         cross, pending = self._cross_document_wanted(), self._pending_hash()
         for d, outcome in zip(docs, outcomes):
             if isinstance(outcome, Exception):
-                d.error = outcome  # type: ignore[assignment]
+                d.error = outcome  # type: ignore[assignment]  # the store refuses with KgragError values only
                 continue
             assert d.document is not None
             document = dataclasses.replace(d.document, content_hash=d.digest) if pending else d.document
@@ -929,7 +929,7 @@ class Ingestor:
             embedded = [c for page in held for chunks in page.values() for c in chunks if c.embedding is not None]
             if len(embedded) <= linker.window:
                 linker.stored_outside = False
-                linker.preload([c.id for c in embedded], [c.embedding for c in embedded])  # type: ignore[misc]
+                linker.preload([c.id for c in embedded], [c.embedding for c in embedded if c.embedding is not None])
             source = held
         total = 0
         done = 0
@@ -942,7 +942,7 @@ class Ingestor:
                     edges += self._pruned(build_text_edges(chunks, g, cancel=self.cancel_event, logger=self.log))
             if linker is not None:
                 embedded = [c for chunks in page.values() for c in chunks if c.embedding is not None]
-                edges += linker.link([c.id for c in embedded], [c.embedding for c in embedded], add=False)  # type: ignore[misc]
+                edges += linker.link([c.id for c in embedded], [c.embedding for c in embedded if c.embedding is not None], add=False)
             edges = self._pruned(edges)
             total += self.store.store_edges(edges) if edges else 0
             if linker is not None:

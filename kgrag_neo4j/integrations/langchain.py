@@ -26,7 +26,8 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
     raise ConfigurationError('the LangChain adapter needs langchain-core: pip install "kgrag-neo4j[langchain]"') from exc
 from pydantic import ConfigDict, model_validator
 
-from ..types import RetrievalResult
+from ..protocols import EmbeddingProvider, Store
+from ..types import ChunkFilter, RetrievalResult
 from . import aretrieve, check_retriever, result_metadata
 
 __all__ = ["KgragRetriever", "to_document"]
@@ -52,7 +53,8 @@ class KgragRetriever(BaseRetriever):
 
     @classmethod
     def from_mode(
-        cls, mode: str, store: Any, embedder: Any, *, top_k: int = 5, filters: Sequence[Any] = (), **options: Any
+        cls, mode: str, store: Store, embedder: EmbeddingProvider, *, top_k: int = 5, filters: Sequence[ChunkFilter] = (),
+        **options: Any,
     ) -> KgragRetriever:
         """The retriever of a search mode (``vector``, ``hybrid``, ``graph``, ``ppr``, ``entity``,
         ``local``) with ``options`` as ``kgrag search --mode`` builds it (``build_retriever``:

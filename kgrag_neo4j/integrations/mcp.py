@@ -160,7 +160,7 @@ def _without_private(fn: Any) -> Any:
     async def tool(query: str, top_k: int = 5) -> dict[str, Any]:
         return await fn(query, top_k)
 
-    tool.__signature__ = signature.replace(parameters=public)  # type: ignore[attr-defined]
+    tool.__signature__ = signature.replace(parameters=public)  # type: ignore[attr-defined]  # MCP builds the tool's schema from the signature it shows
     return tool
 
 

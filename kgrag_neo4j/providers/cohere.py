@@ -118,7 +118,7 @@ def _classify(exc: BaseException) -> Failure | None:
     try:
         from cohere.core.parse_error import ParsingError
     except ImportError:  # older SDKs have no ParsingError
-        ParsingError = ()  # type: ignore[assignment,misc]
+        ParsingError = ()  # type: ignore[assignment,misc]  # an empty tuple: the except clause then catches nothing
 
     if isinstance(exc, ParsingError):
         return Failure("bad_body", exc.status_code, body_detail(exc.body))
