@@ -19,9 +19,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "kgrag_neo4j"
 DOMAIN = ("retrieval", "ingestion", "entities", "communities", "triples", "providers", "cli", "integrations")
 VENDOR_SDKS = ("cohere", "openai", "anthropic", "wordllama", "sentence_transformers")
 
-#: imports allowed to break a rule (none: keep it that way)
-KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()
-
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
@@ -69,8 +66,7 @@ def _breaks(rule: callable) -> list[str]:
     found = []
     for file, names in _graph().items():
         for name in sorted(names):
-            known = any(file == f and _under(name, m) for f, m in KNOWN_EXCEPTIONS)
-            if rule(file, name) and not known:
+            if rule(file, name):
                 found.append(f"{file} imports {name}")
     return found
 
