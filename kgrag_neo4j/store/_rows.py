@@ -61,6 +61,11 @@ def is_torn(row: Mapping[str, Any]) -> bool:
     chunk = row.get("chunk") or {}
     if not chunk.get("id"):
         return True  # a node deleted while the statement ran
+    via = row.get("via")
+    if via is not None and via.get("weight") is None:
+        return True  # the edge it was reached by, deleted (an edge rebuild) while the statement ran
+    if "score" in row and row["score"] is None:
+        return True  # a score computed from what was deleted meanwhile
     written_by = chunk.get("document_hash")
     if written_by is None:
         return False  # a chunk stored before versions were recorded

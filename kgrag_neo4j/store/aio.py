@@ -22,7 +22,7 @@ from neo4j import exceptions as neo4j_exc
 
 from ..errors import ConfigurationError
 from ..settings import Neo4jSettings
-from .runner import CypherRunner, Plan, RaceRetry, Rows, T, connect_driver, map_neo4j_errors
+from .runner import ConcurrentDelete, CypherRunner, Plan, RaceRetry, Rows, T, connect_driver, map_neo4j_errors
 
 __all__ = ["AsyncCypherRunner", "AsyncDrivers", "connect_async_driver"]
 
@@ -59,7 +59,7 @@ class AsyncCypherRunner:
                     ) as session:
                         rows = await session.execute_read(work)
                     break
-                except (neo4j_exc.Neo4jError, neo4j_exc.ResultFailedError) as exc:
+                except (neo4j_exc.Neo4jError, neo4j_exc.ResultFailedError, ConcurrentDelete) as exc:
                     await asyncio.sleep(retry.pause(exc))
         self.round_trips += 1
         if self.sync.tracer is not None:

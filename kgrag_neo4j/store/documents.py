@@ -46,7 +46,7 @@ from ._rows import (
     same_content,
 )
 from .aio import AsyncDrivers
-from .runner import CypherRunner, Plan, Read, TxRunner
+from .runner import ConcurrentDelete, CypherRunner, Plan, Read, TxRunner
 
 __all__ = [
     "BATCH_CHUNKS",
@@ -153,6 +153,13 @@ class _Pending:
             return True
         size = len(self.doc_props.get("content") or "") + sum(len(r["props"]["content"]) for r in self.rows)
         return size > LARGE_DOCUMENT_BYTES
+
+
+def _check_vanished(ids: Sequence[str]) -> None:
+    """Raise (the runner then runs the transaction again) when a concurrent delete removed
+    a document this transaction was writing."""
+    if ids:
+        raise ConcurrentDelete(f"document {ids[0]!r} was deleted by a concurrent transaction while it was written")
 
 
 def _transactions(pending: Sequence[_Pending]) -> list[list[_Pending]]:
@@ -297,14 +304,13 @@ class DocumentsMixin:
         """One transaction for ``group``; pure (it may run again on a retry). Raises
         ``_Refused`` (which rolls it back) when a chunk id belongs to another document."""
         decided: dict[int, str | KgragError] = {}
-        written = {
-            w["id"]: w["before"]
-            for w in tx.run(
-                "documents/upsert_documents",
-                namespace=self.namespace,
-                documents=[{"id": p.document_id, "props": p.doc_props} for p in group],
-            )[0]["written"]
-        }
+        upserted = tx.run(
+            "documents/upsert_documents",
+            namespace=self.namespace,
+            documents=[{"id": p.document_id, "props": p.doc_props} for p in group],
+        )[0]
+        _check_vanished(upserted["vanished"])
+        written = {w["id"]: w["before"] for w in upserted["written"]}
         todo = []
         for p in group:
             if p.document_id not in written:
@@ -411,8 +417,11 @@ class DocumentsMixin:
             found = tx.run("documents/document_states", namespace=self.namespace, ids=[p.document_id])
             if found and found[0]["foreign"]:
                 raise InputError(f"document id {p.document_id!r} belongs to another namespace")
-            tx.run("documents/upsert_documents", namespace=self.namespace,
-                   documents=[{"id": p.document_id, "props": p.doc_props}])
+            upserted = tx.run("documents/upsert_documents", namespace=self.namespace,
+                              documents=[{"id": p.document_id, "props": p.doc_props}])[0]
+            _check_vanished(upserted["vanished"])
+            if not upserted["written"]:
+                raise InputError(f"document id {p.document_id!r} belongs to another namespace")
             tx.run("documents/publish_staged_chunks", namespace=self.namespace, document_id=p.document_id)
             for start in range(0, len(kept_rows), CHUNK_ROWS):
                 tx.run("chunks/upsert_chunks", namespace=self.namespace,

@@ -31,7 +31,7 @@ from ..errors import (
 )
 from ..settings import Neo4jSettings
 
-__all__ = ["CypherRunner", "Plan", "Read", "RaceRetry", "connect_driver", "map_neo4j_errors", "read_methods", "run_plan"]
+__all__ = ["ConcurrentDelete", "CypherRunner", "Plan", "Read", "RaceRetry", "connect_driver", "map_neo4j_errors", "read_methods", "run_plan"]
 
 log = logging.getLogger("kgrag_neo4j.store")
 
@@ -90,6 +90,15 @@ _RACE_FIRST_PAUSE = 0.05
 _RACE_MAX_PAUSE = 1.0
 
 
+class ConcurrentDelete(TransientStoreError):
+    """Raised by a transaction function that finds a node it merged deleted by a transaction
+    that committed meanwhile. Neo4j does not always fail such a write with
+    ``CONCURRENT_DELETE_CODE``: a property write can pass and the node then reads as all-null
+    (seen under the stress run: a document replaced while another writer deleted it). The
+    statement reports it and the runner retries like any lost race; if the retries run out it
+    surfaces as this ``TransientStoreError``."""
+
+
 def underlying_error(exc: BaseException) -> BaseException:
     """The server error a driver ``ResultFailedError`` stands for.
 
@@ -106,6 +115,8 @@ def lost_race(exc: BaseException) -> bool:
     """True when running the transaction again is the cure: a concurrent delete met
     (``CONCURRENT_DELETE_CODE``) or a transient error the driver could not retry itself."""
     root = underlying_error(exc)
+    if isinstance(root, ConcurrentDelete):
+        return True
     if not isinstance(root, neo4j_exc.Neo4jError):
         return False
     return root.code == CONCURRENT_DELETE_CODE or bool(root.is_retryable())
@@ -276,7 +287,7 @@ class CypherRunner:
                     if access_mode == neo4j.READ_ACCESS:
                         return session.execute_read(work)
                     return session.execute_write(work)
-            except (neo4j_exc.Neo4jError, neo4j_exc.ResultFailedError) as exc:
+            except (neo4j_exc.Neo4jError, neo4j_exc.ResultFailedError, ConcurrentDelete) as exc:
                 time.sleep(retry.pause(exc))
 
     def _trace(self, name: str, params: Mapping[str, Any], started: float) -> None:
