@@ -223,32 +223,14 @@ def _line_of(lines: list[str], needle: str, start: int) -> int:
     return start + 1
 
 
+#: a string (with backslash escapes), a backticked name or a comment, each possibly unclosed
+_LITERAL = re.compile(r"""'(?:\\.|[^'\\])*(?:'|\\?\Z)|"(?:\\.|[^"\\])*(?:"|\\?\Z)|`[^`]*(?:`|\Z)|//[^\n]*|/\*.*?(?:\*/|\Z)""", re.S)
+
+
 def _strip_literals(text: str) -> str:
-    """Blank out strings, backticked names and comments so ``$`` inside them is not a param."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch in ("'", '"', "`"):
-            j = i + 1
-            while j < n and text[j] != ch:
-                j += 2 if text[j] == "\\" and ch != "`" else 1
-            out.append(" " * (min(j, n - 1) - i + 1))
-            i = j + 1
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(" " * (j - i))
-            i = j
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
+    """Blank out strings, backticked names and comments so ``$`` inside them is not a param
+    (same length as ``text``: statement splitting maps positions back)."""
+    return _LITERAL.sub(lambda m: " " * len(m.group()), text)
 
 
 _PARAM_USE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")

@@ -103,3 +103,26 @@ def test_no_python_module_builds_cypher_from_strings():
                 if pattern.search(text):
                     offenders.append(f"{path.name}:{node.lineno}")
     assert offenders == []
+
+
+@pytest.mark.parametrize(
+    "text, used",
+    [
+        ("RETURN $a", {"a"}),
+        ("RETURN 'it''s $no' + $yes", {"yes"}),
+        ("RETURN 'escaped \\' $no' + $yes", {"yes"}),
+        ('RETURN "double \\" $no" + $yes', {"yes"}),
+        ("RETURN `odd $name` AS $yes", {"yes"}),
+        ("RETURN $yes // $no\n, $also", {"yes", "also"}),
+        ("RETURN /* $no\n $no2 */ $yes", {"yes"}),
+        ("RETURN $yes, 'unclosed $no", {"yes"}),
+        ("RETURN $yes /* unclosed $no", {"yes"}),
+        ("RETURN 'ends in a backslash \\", set()),
+        ("RETURN 'a\\\\' + $yes", {"yes"}),
+    ],
+)
+def test_parameters_inside_literals_and_comments_are_not_parameters(text, used):
+    from kgrag_neo4j.cypher_registry import _strip_literals, used_parameters
+
+    assert used_parameters(text) == used
+    assert len(_strip_literals(text)) == len(text)  # statement splitting maps positions back

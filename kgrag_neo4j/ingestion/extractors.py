@@ -630,12 +630,19 @@ def _normalise_content_type(content_type: str) -> str:
 
 
 def _extension_of(path: str | os.PathLike[str]) -> tuple[str, str]:
+    # os.path, not PurePath: called once per file of a folder ingest, where pathlib's
+    # parsing cost more than the read (same answers: PurePath.suffix ignores a leading dot)
+    stem, ext = os.path.splitext(os.path.basename(os.fspath(path)))
+    if stem and len(ext) > 1:
+        return stem + ext, ext.lower()
     name = PurePath(os.fspath(path)).name
     return name, PurePath(name).suffix.lower()
 
 
 def _lookup_extension(path: str | os.PathLike[str], table: Mapping[str, str]) -> str:
     name, ext = _extension_of(path)
+    if ext in table:
+        return table[ext]
     known = ", ".join(sorted(table))
     if not ext:
         raise UnsupportedContentType(f"{name!r} has no file extension; supported: {known}")

@@ -236,12 +236,17 @@ class Ingestor:
         self.cancel_event = cancel if cancel is not None else threading.Event()
         self._schema_checked = False
         self._fingerprints: dict[str, str] = {}
+        self._namespace_of: tuple[object, str] = (None, "")
         self._default_chunkers: dict[str, Chunker] = {}
 
     @property
     def _namespace(self) -> str:
         """The store's namespace (ids embed it); "default" for a store that has none."""
-        return self.store.namespace if isinstance(self.store, Namespaced) else "default"
+        # a runtime protocol check costs ~20 us and this runs once per document
+        store = self.store
+        if self._namespace_of[0] is not store:
+            self._namespace_of = (store, store.namespace if isinstance(store, Namespaced) else "default")
+        return self._namespace_of[1]
 
     # -- cancellation -------------------------------------------------------------------
 
@@ -515,7 +520,7 @@ class Ingestor:
             # or floods the run), at most max_bytes
             content = read_regular_file(path, max_bytes=self.extractors.max_bytes)
             if source is None:
-                source = str(Path(name).resolve())  # one document however the file is reached
+                source = os.path.realpath(name)  # one document however the file is reached (Path.resolve's answer)
         if source is None:
             source = name
         if not _is_utf8(source):
@@ -532,7 +537,7 @@ class Ingestor:
         doc = self._identify(
             raw,
             source=source,
-            title=title if title is not None else _shown(Path(name).name),
+            title=title if title is not None else _shown(os.path.basename(name) or Path(name).name),
             metadata=metadata,
             content_type=ctype,
             document_id=None,
