@@ -46,7 +46,7 @@ from ._rows import (
     same_content,
 )
 from .aio import AsyncDrivers
-from .runner import ConcurrentDelete, CypherRunner, Plan, Read, TxRunner
+from .runner import CypherRunner, Plan, Read, TxRunner, check_vanished
 
 __all__ = [
     "BATCH_CHUNKS",
@@ -153,13 +153,6 @@ class _Pending:
             return True
         size = len(self.doc_props.get("content") or "") + sum(len(r["props"]["content"]) for r in self.rows)
         return size > LARGE_DOCUMENT_BYTES
-
-
-def _check_vanished(ids: Sequence[str]) -> None:
-    """Raise (the runner then runs the transaction again) when a concurrent delete removed
-    a document this transaction was writing."""
-    if ids:
-        raise ConcurrentDelete(f"document {ids[0]!r} was deleted by a concurrent transaction while it was written")
 
 
 def _transactions(pending: Sequence[_Pending]) -> list[list[_Pending]]:
@@ -309,7 +302,7 @@ class DocumentsMixin:
             namespace=self.namespace,
             documents=[{"id": p.document_id, "props": p.doc_props} for p in group],
         )[0]
-        _check_vanished(upserted["vanished"])
+        check_vanished("document", upserted["vanished"])
         written = {w["id"]: w["before"] for w in upserted["written"]}
         todo = []
         for p in group:
@@ -414,12 +407,11 @@ class DocumentsMixin:
         kept_rows = [{**r, "embedding": None} for r in p.rows if r["id"] in kept]
 
         def publish(tx: TxRunner) -> str:
-            found = tx.run("documents/document_states", namespace=self.namespace, ids=[p.document_id])
-            if found and found[0]["foreign"]:
-                raise InputError(f"document id {p.document_id!r} belongs to another namespace")
+            # the upsert says all the publish needs: another tenant's id (not written), a
+            # concurrent delete (vanished), or the hash it had before (null: a new document)
             upserted = tx.run("documents/upsert_documents", namespace=self.namespace,
                               documents=[{"id": p.document_id, "props": p.doc_props}])[0]
-            _check_vanished(upserted["vanished"])
+            check_vanished("document", upserted["vanished"])
             if not upserted["written"]:
                 raise InputError(f"document id {p.document_id!r} belongs to another namespace")
             tx.run("documents/publish_staged_chunks", namespace=self.namespace, document_id=p.document_id)
@@ -429,7 +421,7 @@ class DocumentsMixin:
             for start in range(0, len(outer), EDGE_ROWS):
                 tx.run("graph/store_edges", namespace=self.namespace, rows=outer[start : start + EDGE_ROWS])
             tx.run("documents/park_stale_chunks", namespace=self.namespace, document_id=p.document_id)
-            return "replaced" if found else "new"
+            return "new" if upserted["written"][0]["before"] is None else "replaced"
 
         status = self.runner.write_fn(publish)
         self._purge_staging(p.document_id)  # the old version's chunks, parked by publish

@@ -47,7 +47,7 @@ from ._rows import (
     metadata_text,
     unit_weight,
 )
-from .runner import ConcurrentDelete, CypherRunner, Plan, Read, read_methods
+from .runner import CypherRunner, Plan, Read, check_vanished, read_methods
 
 __all__ = [
     "ENTITY_MAX_HOPS",
@@ -127,8 +127,7 @@ class EntitiesMixin:
 
             def work(tx, batch=batch) -> int:
                 row = tx.run("entities/upsert_entities", namespace=self.namespace, build=build, rows=batch)[0]
-                if row["vanished"]:
-                    raise ConcurrentDelete(f"entity {row['vanished'][0]!r} was deleted by a concurrent transaction while it was written")
+                check_vanished("entity", row["vanished"])
                 taken = set(row["ids"])
                 foreign = [r["id"] for r in batch if r["id"] not in taken]
                 if foreign:  # raised inside the transaction: the batch is rolled back

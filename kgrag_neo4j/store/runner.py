@@ -31,7 +31,7 @@ from ..errors import (
 )
 from ..settings import Neo4jSettings
 
-__all__ = ["ConcurrentDelete", "CypherRunner", "Plan", "Read", "RaceRetry", "connect_driver", "map_neo4j_errors", "read_methods", "run_plan"]
+__all__ = ["ConcurrentDelete", "CypherRunner", "Plan", "Read", "RaceRetry", "check_vanished", "connect_driver", "map_neo4j_errors", "read_methods", "run_plan"]
 
 log = logging.getLogger("kgrag_neo4j.store")
 
@@ -97,6 +97,13 @@ class ConcurrentDelete(TransientStoreError):
     (seen under the stress run: a document replaced while another writer deleted it). The
     statement reports it and the runner retries like any lost race; if the retries run out it
     surfaces as this ``TransientStoreError``."""
+
+
+def check_vanished(what: str, ids: Sequence[str]) -> None:
+    """Raise ``ConcurrentDelete`` (the runner then runs the transaction again) for the ids a
+    statement reports as deleted under it (its ``vanished`` column)."""
+    if ids:
+        raise ConcurrentDelete(f"{what} {ids[0]!r} was deleted by a concurrent transaction while it was written")
 
 
 def underlying_error(exc: BaseException) -> BaseException:
