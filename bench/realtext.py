@@ -170,6 +170,14 @@ def _read_man(path: Path) -> str:
     return roff_to_text(source)
 
 
+def _man_query(path: Path) -> str:
+    try:
+        q = _man_name_line(_read_man(path))
+    except Exception:  # as in the corpus: an unreadable page gives nothing
+        return ""
+    return q if len(q.split()) >= 3 else ""
+
+
 def _python_pages() -> Iterator[tuple[str, Path]]:
     for p in sorted(PYTHON_DOCS.rglob("*.html")):
         if p.name in ("genindex.html", "search.html", "py-modindex.html") or p.name.startswith("genindex-"):
@@ -226,7 +234,13 @@ def _build(target: int) -> None:
     sources = [(name, path, _read_python) for name, path in _python_pages()] + [(name, path, _read_man) for name, path in _man_pages()]
     for name, path, read in sources:
         if len(texts) >= target:
-            break
+            if read is _read_man:
+                # the queries describe manual pages, so a corpus that ends before them (10k
+                # chunks are all Python manual) still takes them from every page
+                q = _man_query(path)
+                if q:
+                    queries.append(q)
+            continue
         try:
             text = read(path)
         except Exception:  # a page the extractors cannot read is not part of the corpus
@@ -240,12 +254,15 @@ def _build(target: int) -> None:
         files.append(file_name)
         doc_chunks.append(len(pieces))
         texts += pieces
-        if name.startswith("man/"):
+        if read is _read_man:
             q = _man_name_line(text)
             if len(q.split()) >= 3:
                 queries.append(q)
         if len(files) % 2000 == 0:
             print(f"    corpus: {len(files):,} pages, {len(texts):,} chunks ({time.perf_counter() - started:.0f}s)", flush=True)
+    if len(queries) < QUERIES:
+        raise SystemExit(f"the real-text corpus found {len(queries)} manual-page descriptions for queries, "
+                         f"{QUERIES} needed: are {', '.join(PACKAGES[1:])} installed?")
     rng = np.random.default_rng(SEED)
     picked = sorted(rng.choice(len(queries), size=min(QUERIES, len(queries)), replace=False).tolist())
     queries = [queries[i] for i in picked]

@@ -32,6 +32,9 @@ log = logging.getLogger("kgrag_neo4j.store.graph")
 
 #: chunks per vector-index read of graph/nearest_chunks
 NEAREST_ROWS = 500
+#: graph/retrieve_vector_seeded unrolls this many hops; graph/retrieve (NATIVE_MAX_HOPS) does
+#: the rest, and whatever uses keyword or entity seeds or filters
+VECTOR_SEEDED_MAX_HOPS = 2
 
 
 class GraphMixin:
@@ -325,17 +328,12 @@ class GraphMixin:
         keyword_weight = options.seed_keyword_weight
         entity_weight = options.entity_weight
         keyword_query = (yield from self._keyword_query(query)) if keyword_weight > 0 else ""
-        key_rows = entity_key_rows(entity_keys)
-        rows = yield from consistent(
-            "graph/retrieve",
+        key_rows = entity_key_rows(entity_keys) if entity_weight > 0 else []
+        shared = dict(
             namespace=self.namespace,
             embedding=vector,
-            keyword_query=keyword_query,
-            keyword_weight=float(keyword_weight),
-            rrf_k=RRF_K,
             seed_top_k=options.seed_top_k,
             fetch_k=self.vector_fetch_k(options.seed_top_k),
-            filter=filters_to_param(filters),
             max_hops=options.max_hops,
             hop_decay=list(options.hop_decay),
             vector_weight=float(options.vector_weight),
@@ -345,10 +343,22 @@ class GraphMixin:
             min_weight=float(options.min_traversal_score),
             top_k=top_k,
             blend=options.blend,
-            entity_keys=key_rows if entity_weight > 0 else [],
-            entity_seed_weight=entity_weight,
-            entity_max_chunks=options.entity_max_chunks,
         )
+        if not keyword_query and not key_rows and not filters and options.max_hops <= VECTOR_SEEDED_MAX_HOPS:
+            # the same rows as graph/retrieve's, for less work (see the Cypher file)
+            rows = yield from consistent("graph/retrieve_vector_seeded", **shared)
+        else:
+            rows = yield from consistent(
+                "graph/retrieve",
+                **shared,
+                keyword_query=keyword_query,
+                keyword_weight=float(keyword_weight),
+                rrf_k=RRF_K,
+                filter=filters_to_param(filters),
+                entity_keys=key_rows,
+                entity_seed_weight=entity_weight,
+                entity_max_chunks=options.entity_max_chunks,
+            )
         blend, graph_weight, vector_weight = options.blend, options.graph_weight, options.vector_weight
         seed_keyword_weight, entity_seed_weight = keyword_weight, entity_weight
         out: list[RetrievalResult] = []
