@@ -170,11 +170,9 @@ def _read_man(path: Path) -> str:
     return roff_to_text(source)
 
 
-def _man_query(path: Path) -> str:
-    try:
-        q = _man_name_line(_read_man(path))
-    except Exception:  # as in the corpus: an unreadable page gives nothing
-        return ""
+def _man_query(text: str) -> str:
+    """The query a manual page gives: its description, if it has three words or more."""
+    q = _man_name_line(text)
     return q if len(q.split()) >= 3 else ""
 
 
@@ -233,17 +231,18 @@ def _build(target: int) -> None:
     # the Python manual first, then the manual pages by section and name
     sources = [(name, path, _read_python) for name, path in _python_pages()] + [(name, path, _read_man) for name, path in _man_pages()]
     for name, path, read in sources:
-        if len(texts) >= target:
-            if read is _read_man:
-                # the queries describe manual pages, so a corpus that ends before them (10k
-                # chunks are all Python manual) still takes them from every page
-                q = _man_query(path)
-                if q:
-                    queries.append(q)
+        # the queries describe manual pages, so a corpus that is full before them (10k chunks
+        # are all Python manual) still reads every page for its description
+        full = len(texts) >= target
+        if full and read is not _read_man:
             continue
         try:
             text = read(path)
         except Exception:  # a page the extractors cannot read is not part of the corpus
+            continue
+        if read is _read_man and (q := _man_query(text)):
+            queries.append(q)
+        if full:
             continue
         pieces = [p.content for p in split.chunk(text)] if text.strip() else []
         pieces = [p for p in pieces if p.strip()]
@@ -254,10 +253,6 @@ def _build(target: int) -> None:
         files.append(file_name)
         doc_chunks.append(len(pieces))
         texts += pieces
-        if read is _read_man:
-            q = _man_name_line(text)
-            if len(q.split()) >= 3:
-                queries.append(q)
         if len(files) % 2000 == 0:
             print(f"    corpus: {len(files):,} pages, {len(texts):,} chunks ({time.perf_counter() - started:.0f}s)", flush=True)
     if len(queries) < QUERIES:

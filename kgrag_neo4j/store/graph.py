@@ -20,6 +20,7 @@ from ..types import (
     Neighbourhood,
     RelationType,
     RetrievalResult,
+    filters_active,
     filters_to_param,
 )
 from ..validation import check_number
@@ -329,6 +330,7 @@ class GraphMixin:
         entity_weight = options.entity_weight
         keyword_query = (yield from self._keyword_query(query)) if keyword_weight > 0 else ""
         key_rows = entity_key_rows(entity_keys) if entity_weight > 0 else []
+        filter_param = filters_to_param(filters)
         shared = dict(
             namespace=self.namespace,
             embedding=vector,
@@ -344,7 +346,8 @@ class GraphMixin:
             top_k=top_k,
             blend=options.blend,
         )
-        if not keyword_query and not key_rows and not filters and options.max_hops <= VECTOR_SEEDED_MAX_HOPS:
+        plain = not keyword_query and not key_rows and not filters_active(filter_param)
+        if plain and options.max_hops <= VECTOR_SEEDED_MAX_HOPS:
             # the same rows as graph/retrieve's, for less work (see the Cypher file)
             rows = yield from consistent("graph/retrieve_vector_seeded", **shared)
         else:
@@ -354,7 +357,7 @@ class GraphMixin:
                 keyword_query=keyword_query,
                 keyword_weight=float(keyword_weight),
                 rrf_k=RRF_K,
-                filter=filters_to_param(filters),
+                filter=filter_param,
                 entity_keys=key_rows,
                 entity_seed_weight=entity_weight,
                 entity_max_chunks=options.entity_max_chunks,
