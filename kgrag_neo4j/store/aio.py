@@ -22,7 +22,7 @@ from neo4j import exceptions as neo4j_exc
 
 from ..errors import ConfigurationError
 from ..settings import Neo4jSettings
-from .runner import ConcurrentDelete, CypherRunner, Plan, RaceRetry, Rows, T, connect_driver, map_neo4j_errors
+from .runner import ConcurrentDelete, CypherRunner, Plan, RaceRetry, Rows, T, connect_driver, log_safe, map_neo4j_errors
 
 __all__ = ["AsyncCypherRunner", "AsyncDrivers", "connect_async_driver"]
 
@@ -44,20 +44,21 @@ class AsyncCypherRunner:
 
     async def read(self, name: str, /, **params: Any) -> Rows:
         q = self.sync.read_query(name, params)
+        sent = log_safe(params)
         started = time.perf_counter()
 
-        async def work(tx: neo4j.AsyncManagedTransaction) -> Rows:
-            result = await tx.run(q.text, params)
+        async def rows_of(result: neo4j.AsyncResult) -> Rows:
             return [dict(zip(r.keys(), r.values())) async for r in result]
 
         retry = RaceRetry()
         with map_neo4j_errors(self.sync.where):
             while True:
                 try:
-                    async with self.driver.session(
-                        database=self.sync.database, default_access_mode=neo4j.READ_ACCESS
-                    ) as session:
-                        rows = await session.execute_read(work)
+                    # as the sync runner: the driver's managed read, BEGIN sent with the RUN
+                    rows: Rows = await self.driver.execute_query(
+                        q.text, sent, routing_=neo4j.RoutingControl.READ, database_=self.sync.database,
+                        bookmark_manager_=None, result_transformer_=rows_of,
+                    )
                     break
                 except (neo4j_exc.Neo4jError, neo4j_exc.ResultFailedError, ConcurrentDelete) as exc:
                     await asyncio.sleep(retry.pause(exc))
