@@ -143,6 +143,38 @@ def test_a_folder_in_batches_with_failures_reported_per_file(store, driver, hash
     assert duplicates(driver, store.namespace) == 0
 
 
+class _SizedStore(Neo4jStore):
+    """The real store, recording how many chunks each bulk write carried."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sizes: list[int] = []
+
+    def store_documents(self, items):
+        items = list(items)
+        self.sizes.append(sum(len(item[1]) for item in items))
+        return super().store_documents(items)
+
+
+def test_the_first_groups_and_batches_are_small_and_double(driver, schema_ready, namespace, hashing_embedder, tmp_path, monkeypatch):
+    # the writer gets work soon: 2 chunks, then 4, then 8 (the most), as the files arrive in
+    # groups of 3, 6, then 12 (one read each)
+    import kgrag_neo4j.ingestion.ingestor as ingestor_module
+
+    for name, value in (("FIRST_GROUP_FILES", 3), ("GROUP_FILES", 12), ("FIRST_BATCH_CHUNKS", 2), ("BATCH_CHUNKS", 8)):
+        monkeypatch.setattr(ingestor_module, name, value)
+    store = _SizedStore(driver, namespace=namespace)
+    paths = _folder(tmp_path, 40)
+    results = Ingestor(store, hashing_embedder).ingest_paths(paths)
+    assert [r.status for r in results] == ["new"] * 40
+    # groups 3 | 6 | 12 | 12 | 7; batches cut inside each group at the current limit
+    assert store.sizes == [2, 1, 4, 2, 8, 4, 8, 4, 7]
+    assert len(documents(driver, namespace)) == 40
+    before = store.runner.round_trips
+    assert [r.status for r in Ingestor(store, hashing_embedder).ingest_paths(paths)] == ["unchanged"] * 40
+    assert store.runner.round_trips - before == 5
+
+
 class _SlowStore(Neo4jStore):
     """The real store, with each bulk write held open a little and its interval recorded."""
 

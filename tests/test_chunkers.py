@@ -22,7 +22,7 @@ from kgrag_neo4j.ingestion import (
     markdown_to_text,
     split_sentences,
 )
-from kgrag_neo4j.ingestion.chunkers import consecutive_cosines, percentile
+from kgrag_neo4j.ingestion.chunkers import SENTENCE_BOUNDARY, consecutive_cosines, percentile
 
 # --------------------------------------------------------------------------- sentences
 
@@ -110,6 +110,37 @@ def test_chunkers_refuse_non_text(chunker: Chunker) -> None:
 
 def test_short_text_is_one_stripped_chunk() -> None:
     assert RecursiveChunker().chunk("  Just one line.\n") == [ChunkPiece("Just one line.")]
+
+
+_PIECES = st.sampled_from(["word", "Word.", "x", " ", "  ", "\n", "\n\n", " \n \n ", "\t", "e.g.", "3.14", "Dr.", "?", "é", "\u00a0"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=400), st.sampled_from([(8, 2), (30, 10), (512, 50)]))
+def test_a_text_under_the_size_is_what_the_splitter_returns(pieces: list[str], budget: tuple[int, int]) -> None:
+    # RecursiveChunker answers a text under its size without langchain: the same as langchain
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    text = "".join(pieces)
+    chunker = RecursiveChunker(max_tokens=budget[0], overlap_tokens=budget[1])
+    if not text.strip() or len(text) >= chunker._chunk_chars:
+        return
+    splitter = RecursiveCharacterTextSplitter(
+        separators=[r"\n[^\S\n]*\n\s*", r"\n", SENTENCE_BOUNDARY, r"\s+", ""], is_separator_regex=True,
+        keep_separator="end", chunk_size=chunker._chunk_chars, chunk_overlap=budget[1] * 4, length_function=len,
+        strip_whitespace=True)
+    assert [p.content for p in chunker.chunk(text)] == splitter.split_text(text)
+
+
+def test_a_folder_of_short_texts_never_imports_langchain() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from kgrag_neo4j.ingestion import RecursiveChunker; "
+            "print(RecursiveChunker().chunk('A short paragraph. Two sentences.')[0].content, "
+            "'langchain_text_splitters' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["A", "short", "paragraph.", "Two", "sentences.", "False"]
 
 
 def _prose(sentences: int, *, seed: int = 0, paragraph_every: int = 0) -> str:

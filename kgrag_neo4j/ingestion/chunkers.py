@@ -145,19 +145,29 @@ class RecursiveChunker:
         # The budget is measured in characters (tokens * 4) rather than by summing
         # estimate_tokens per piece: rounding every short word up to a whole token would
         # over-count word-level merges by up to 4x and leave chunks far below the limit.
-        # imported here: langchain (and pydantic) take most of the CLI's start-up, and a
-        # re-ingest of unchanged files never chunks anything
-        from langchain_text_splitters import RecursiveCharacterTextSplitter
+        self._chunk_chars = tokens_to_chars(max_tokens)
+        self._splitter: Any = None
 
-        self._splitter = RecursiveCharacterTextSplitter(
-            separators=[r"\n[^\S\n]*\n\s*", r"\n", SENTENCE_BOUNDARY, r"\s+", ""],
-            is_separator_regex=True,
-            keep_separator="end",
-            chunk_size=tokens_to_chars(max_tokens),
-            chunk_overlap=tokens_to_chars(overlap_tokens),
-            length_function=len,
-            strip_whitespace=True,
-        )
+    def _split(self, text: str) -> list[str]:
+        if len(text) < self._chunk_chars:
+            # what the splitter returns for a text under its size (its pieces keep every
+            # character and merge back into one, stripped; tests/test_chunkers.py compares),
+            # without building it: langchain and pydantic take a quarter second to import,
+            # a folder of one-paragraph files never needs them
+            return [text.strip()]
+        if self._splitter is None:
+            from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+            self._splitter = RecursiveCharacterTextSplitter(
+                separators=[r"\n[^\S\n]*\n\s*", r"\n", SENTENCE_BOUNDARY, r"\s+", ""],
+                is_separator_regex=True,
+                keep_separator="end",
+                chunk_size=self._chunk_chars,
+                chunk_overlap=tokens_to_chars(self.overlap_tokens),
+                length_function=len,
+                strip_whitespace=True,
+            )
+        return list(self._splitter.split_text(text))
 
     def __repr__(self) -> str:
         return (
@@ -168,7 +178,7 @@ class RecursiveChunker:
     def chunk(self, text: str) -> list[ChunkPiece]:
         if not _check_text(text).strip():
             return []
-        return [ChunkPiece(piece) for piece in self._splitter.split_text(text)]
+        return [ChunkPiece(piece) for piece in self._split(text)]
 
 
 # --------------------------------------------------------------------------- markdown
