@@ -156,7 +156,8 @@ class _SizedStore(Neo4jStore):
         return super().store_documents(items)
 
 
-def test_the_first_groups_and_batches_are_small_and_double(driver, schema_ready, namespace, hashing_embedder, tmp_path, monkeypatch):
+def test_the_first_groups_and_batches_are_small_and_double(driver, schema_ready, namespace, make_namespace, hashing_embedder, tmp_path,
+                                                            monkeypatch):
     # the writer gets work soon: 2 chunks, then 4, then 8 (the most), as the files arrive in
     # groups of 3, 6, then 12 (one read each)
     import kgrag_neo4j.ingestion.ingestor as ingestor_module
@@ -173,6 +174,11 @@ def test_the_first_groups_and_batches_are_small_and_double(driver, schema_ready,
     before = store.runner.round_trips
     assert [r.status for r in Ingestor(store, hashing_embedder).ingest_paths(paths)] == ["unchanged"] * 40
     assert store.runner.round_trips - before == 5
+    # with similarity edges the batches are full from the start: a chunk is linked to its own
+    # and earlier batches, so a small first batch would give its chunks fewer candidates
+    linked = _SizedStore(driver, namespace=make_namespace())
+    Ingestor(linked, hashing_embedder, graph=IngestGraphOptions(similarity_edges=True)).ingest_paths(_folder(tmp_path, 40))
+    assert linked.sizes == [8, 4, 8, 4, 8, 4, 4]
 
 
 class _SlowStore(Neo4jStore):

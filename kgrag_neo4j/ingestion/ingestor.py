@@ -441,11 +441,14 @@ class Ingestor:
                 if on_result is not None:
                     on_result(out[d.position])
 
-        batch_limit = _Doubling(FIRST_BATCH_CHUNKS, BATCH_CHUNKS)
+        # not with similarity edges: a chunk is linked to the chunks of its own and earlier
+        # batches, so smaller first batches would give their chunks fewer candidates
+        ramp = linker is None
+        batch_limit = _Doubling(FIRST_BATCH_CHUNKS if ramp else BATCH_CHUNKS, BATCH_CHUNKS)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgrag-ingest-writer") as writer:
             in_flight: tuple[Future, list[_Doc]] | None = None
             try:
-                for group in self._groups(items, content_type):
+                for group in self._groups(items, content_type, ramp=ramp):
                     docs = [d for d in group if d.error is None]
                     done = [d for d in group if d.error is not None] + self._skip_unchanged(docs)
                     finish(done)
@@ -472,12 +475,12 @@ class Ingestor:
         return out
 
     # -- the pipeline -------------------------------------------------------------------
-    def _groups(self, paths: Sequence[str], content_type: str | None) -> Iterator[list[_Doc]]:
-        """The files read (or refused) in groups of ``GROUP_FILES`` (the first ones smaller) or
-        ``GROUP_BYTES`` of text."""
+    def _groups(self, paths: Sequence[str], content_type: str | None, *, ramp: bool) -> Iterator[list[_Doc]]:
+        """The files read (or refused) in groups of ``GROUP_FILES`` (with ``ramp``, the first
+        ones smaller) or ``GROUP_BYTES`` of text."""
         group: list[_Doc] = []
         size = 0
-        files = _Doubling(FIRST_GROUP_FILES, GROUP_FILES)
+        files = _Doubling(FIRST_GROUP_FILES if ramp else GROUP_FILES, GROUP_FILES)
         for position, path in enumerate(paths):
             try:
                 self._stop_if_cancelled(path)
