@@ -333,25 +333,3 @@ def test_describe_falls_back_to_name_and_size_for_other_embedders():
 
     assert describe_embedder(Custom()) == "custom-3 (Custom; 3 dims)"
 
-
-def test_load_in_background_starts_a_local_model_loading_and_never_raises():
-    from kgrag_neo4j.providers.select import load_in_background
-
-    class Loads:
-        def __init__(self, error=None):
-            self.called = threading.Event()
-            self.thread = None
-            self.error = error
-
-        def load(self):
-            self.thread = threading.current_thread()
-            self.called.set()
-            if self.error:
-                raise self.error
-
-    fine, failing = Loads(), Loads(ConfigurationError("no weights"))
-    load_in_background(fine)
-    load_in_background(failing)  # the first embed reports it; nothing escapes here
-    assert fine.called.wait(10) and failing.called.wait(10)
-    assert fine.thread is not threading.main_thread() and fine.thread.daemon
-    load_in_background(HashingEmbedder(8))  # nothing to load: no thread, no error

@@ -65,7 +65,7 @@ def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, 
     """
     from ..ingestion.edges import IngestGraphOptions
     from ..ingestion.ingestor import Ingestor
-    from ..providers.select import describe_embedder, load_in_background, select_embedder
+    from ..providers.select import describe_embedder, select_embedder
 
     ctx = click.get_current_context()
     refuse_unused(ctx, ("graph_batch_size", "graph_batch_overlap", "graph_workers", "cross_document"),
@@ -74,7 +74,6 @@ def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, 
     if llm_on_command_line(ctx) and not extract_graph:
         raise click.UsageError("--llm chooses the model of --extract-graph; add --extract-graph (or drop --llm)")
     emb = select_embedder(embedder)
-    load_in_background(emb)  # while the store connects and the files are listed
     click.echo(f"embedder: {describe_embedder(emb)}", err=True)
     graph = IngestGraphOptions(
         graph_extraction=chat_model(llm) if extract_graph else None,

@@ -9,9 +9,7 @@ built here so that ``retrieval/`` imports no provider."""
 
 from __future__ import annotations
 
-import logging
 import os
-import threading
 from collections.abc import Mapping
 
 from ..errors import NO_CHAT_MESSAGE, ConfigurationError
@@ -23,10 +21,8 @@ from .wordllama import WordLlamaEmbedder
 
 __all__ = [
     "CHAT_NAMES", "EMBEDDER_NAMES", "NO_CHAT_MESSAGE", "RERANKER_NAMES", "describe_chat", "describe_embedder",
-    "embedder_for_model", "load_in_background", "select_chat", "select_embedder", "select_reranker",
+    "embedder_for_model", "select_chat", "select_embedder", "select_reranker",
 ]
-
-log = logging.getLogger(__name__)
 
 EMBEDDER_NAMES = ("cohere", "hashing", "local", "minilm", "openai", "wordllama")
 CHAT_NAMES = ("cohere", "openai")
@@ -94,24 +90,6 @@ def embedder_for_model(model: str | None, *, env: Mapping[str, str] = os.environ
     if embedder.name != model:
         raise ConfigurationError(f"recorded embedder {model!r} cannot be rebuilt (got {embedder.name!r}); name one with --embedder")
     return embedder
-
-
-def load_in_background(embedder: EmbeddingProvider) -> None:
-    """Start loading a local embedder's model (its ``load()``, when it has one) on a daemon
-    thread, so that it loads while the caller connects and reads files; the first ``embed``
-    waits for it (WordLlama: a quarter second of a 3 s folder ingest). A load that fails here
-    fails again at that first ``embed``, with its error."""
-    load = getattr(embedder, "load", None)
-    if not callable(load):
-        return
-
-    def run() -> None:
-        try:
-            load()
-        except Exception as exc:  # reported by the first embed, which loads again
-            log.debug("loading %r in the background failed: %s", embedder, exc)
-
-    threading.Thread(target=run, name="kgrag-embedder-load", daemon=True).start()
 
 
 def describe_embedder(embedder: EmbeddingProvider) -> str:
