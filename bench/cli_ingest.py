@@ -5,8 +5,8 @@
   database that has its schema but no data; the same folder again (every file unchanged);
   then into an emptied database with ``--similarity-edges``. Next to it, in the same run, the
   raw ``UNWIND ... CREATE`` of the same paragraphs as chunks (precomputed WordLlama vectors,
-  250 rows per transaction: the ceiling of bench/ingest.py), so the ratio holds on a busy
-  machine.
+  250 rows per transaction: the ceiling of bench/ingest.py, its rows handed to the driver as
+  kgrag hands them), so the ratio holds on a busy machine.
 - The build commands at three sizes (the paragraphs of MuSiQue, HotpotQA and 2Wiki, one file
   each: 1,600 / 3,200 / 6,400 files by default): ``kgrag edges build --no-sequence``
   (similarity edges over what is stored) and ``kgrag entities build``, each after an ingest
@@ -36,6 +36,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from kgrag_neo4j.store.runner import log_safe
 
 from .common import (
     BenchServer,
@@ -134,7 +136,7 @@ def raw_ceiling(srv: BenchServer, items: Sequence[Paragraph]) -> dict[str, Any]:
         t0 = time.perf_counter()
         with srv.driver.session(database=srv.settings.database) as s:
             for start in range(0, len(rows), per_tx):
-                s.execute_write(lambda tx: tx.run(statement, rows=rows[start:start + per_tx]).consume())
+                s.execute_write(lambda tx: tx.run(statement, log_safe({"rows": rows[start:start + per_tx]})).consume())
         secs = time.perf_counter() - t0
         r = {"wall_seconds": round(secs, 2), "chunks_per_s": round(len(rows) / secs, 1), "rows_per_tx": per_tx,
              "server_cpu_seconds": round(srv.cpu_seconds() - cpu, 2) if cpu is not None else None, "load_before": load}
