@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ..blas import one_blas_thread
 from ..errors import DimensionMismatchError, InputError
 from .model import Entity, EntityMention, EntityRelation, ExtractionResult, merge_results
 
@@ -93,7 +94,8 @@ def merge_similar_entities(
         kept = [m for m, ok in zip(members, usable) if ok]
         uf = _UnionFind(len(kept))
         for start in range(0, len(kept), _BLOCK):
-            sims = matrix[start : start + _BLOCK] @ matrix.T
+            with one_blas_thread():
+                sims = matrix[start : start + _BLOCK] @ matrix.T
             rows, cols = np.nonzero(sims >= threshold)
             for r, c in zip(rows.tolist(), cols.tolist()):
                 if start + r < c:

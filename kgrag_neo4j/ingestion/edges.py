@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from ..blas import one_blas_thread
 from ..errors import DimensionMismatchError, InputError
 from ..options import IngestGraphOptions, check_batching
 from ..protocols import ChatProvider
@@ -420,7 +421,8 @@ def similarity_edges(
     matrix = np.asarray(embeddings, dtype=np.float64)
     norms = np.linalg.norm(matrix, axis=1)
     unit = np.divide(matrix, norms[:, None], out=np.zeros_like(matrix), where=norms[:, None] > 0)
-    sims = unit @ unit.T
+    with one_blas_thread():
+        sims = unit @ unit.T
     np.fill_diagonal(sims, -np.inf)
 
     edges: list[ChunkEdge] = []

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from ..blas import one_blas_thread
 from ..types import ChunkEdge, RelationType
 from ..validation import check_int, check_number
 
@@ -104,7 +105,8 @@ class SimilarityLinker:
     def _exact(self, ids: list[str], unit: np.ndarray, known: list[str], matrix: np.ndarray, out: list[dict[str, float]]) -> None:
         k = min(self.top_k + 1, len(known))  # + 1: a chunk finds itself first
         for start in range(0, len(ids), 1024):
-            sims = unit[start : start + 1024] @ matrix.T
+            with one_blas_thread():  # beside the database writing on the same machine
+                sims = unit[start : start + 1024] @ matrix.T
             if k < sims.shape[1]:
                 top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
             else:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..blas import one_blas_thread
 from ..errors import ConfigurationError, InputError
 from ..protocols import InputType
 from ..validation import check_int, check_text
@@ -72,9 +73,10 @@ class _Pooler:
     ``WordLlamaInference.embed`` pads every text of a batch to the longest one and gathers a
     (texts x longest x dims) array before it averages. Here each slice of texts becomes a
     (texts x distinct tokens) count matrix, multiplied by those tokens' vectors: the sum of
-    every text's token vectors in one BLAS call. Same float32 sums (in another order), then the
-    mean; for the 3,141 MuSiQue paragraphs in batches of 64, 0.11 s against 0.38 s for
-    gathering every token's vector and ``np.add.reduceat``, and 1.48 s for WordLlama's own."""
+    every text's token vectors in one BLAS call (on one thread, ``blas.one_blas_thread``). Same
+    float32 sums (in another order), then the mean; for the 3,141 MuSiQue paragraphs in batches
+    of 64, 0.11 s against 0.38 s for gathering every token's vector and ``np.add.reduceat``,
+    and 1.48 s for WordLlama's own."""
 
     #: texts per count matrix: at most SLICE x vocabulary float32 (4 MB for 32,000 tokens)
     SLICE = 32
@@ -107,7 +109,8 @@ class _Pooler:
             tokens, column = np.unique(flat, return_inverse=True)
             row = np.repeat(np.arange(len(part)), lengths)
             counts = np.bincount(row * tokens.size + column, minlength=len(part) * tokens.size)
-            sums = counts.reshape(len(part), tokens.size).astype(np.float32) @ self.matrix[tokens]
+            with one_blas_thread():
+                sums = counts.reshape(len(part), tokens.size).astype(np.float32) @ self.matrix[tokens]
             filled = np.flatnonzero(lengths)
             out[start + filled] = sums[filled] / lengths[filled, None].astype(np.float32)
         return out
