@@ -19,7 +19,9 @@ the peers at the same candidate counts and at their default 10, and the tables p
 side the rows whose seed recall is equal.
 
 Systems are timed round-robin, query by query (the order rotates), so load from anything
-else on the machine falls on all of them alike.
+else on the machine falls on all of them alike. Before the timed pass every system runs every
+query once, untimed: the server is fresh, and until the JVM has compiled what a statement
+runs, its time is partly warm-up; a production server runs its statements all day.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ LANGCHAIN = "langchain-neo4j Neo4jVector"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queries", type=int, default=200, help="query vectors per measurement (default 200)")
     p.add_argument("--no-peers", action="store_true", help="skip neo4j-graphrag and langchain-neo4j")
+    p.add_argument("--warmup", type=int, default=None,
+                   help="untimed queries per system before the timed pass (default: every query once)")
 
 
 #: a search returns (chunk id, hop) in rank order; hop 0 are the seeds
@@ -179,7 +183,9 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
                       **{f"{label}, ratio {r}": SEEDS * r for r in ratios for label in (GRAPHRAG, LANGCHAIN)}}
         vector_at = {fetch[f]: (VECTOR if f == 4 else f"{VECTOR}, overfetch {f}") for f in OVERFETCH}
         print(f"  [{corpus.n:,}] timing {len(systems)} systems x {len(queries)} queries (2 hops, both directions)", flush=True)
-        out["systems"] = measure(systems, queries, *stores.values(), truth=truth)
+        warmup = len(queries) if getattr(args, "warmup", None) is None else args.warmup
+        out["warmup_queries_per_system"] = warmup
+        out["systems"] = measure(systems, queries, *stores.values(), truth=truth, warmup=warmup)
         for name, s in out["systems"].items():
             s["candidates"] = candidates[name]
             vec = out["systems"].get(vector_at.get(candidates[name], ""))

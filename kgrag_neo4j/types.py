@@ -378,7 +378,7 @@ def filters_active(param: Mapping[str, Any]) -> bool:
 
 def load_metadata(raw: Any) -> dict[str, Any]:
     """Metadata as stored (JSON text) back to a dict; anything unreadable becomes {}."""
-    if not raw:
+    if not raw or raw == "{}":  # most chunks: no parse per retrieved row
         return {}
     if isinstance(raw, dict):
         return raw

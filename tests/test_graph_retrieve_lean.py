@@ -53,6 +53,13 @@ def full_params(lean: dict) -> dict:
                 entity_keys=[], entity_seed_weight=0.0, entity_max_chunks=25)
 
 
+def lean_rows(store, params: dict, q) -> list[dict]:
+    """The lean statement's rows: one record, its ``rows`` column."""
+    records = store.runner.read("graph/retrieve_vector_seeded", **params, embedding=q)
+    assert len(records) == 1 and list(records[0]) == ["rows"]
+    return records[0]["rows"]
+
+
 def test_the_lean_statement_returns_graph_retrieve_rows_exactly(store, random_graph):
     rng, topics = random_graph
     queries = [vector(rng, t, noise=0.3) for t in topics]
@@ -65,7 +72,7 @@ def test_the_lean_statement_returns_graph_retrieve_rows_exactly(store, random_gr
                     min_weight=min_weight, top_k=top_k, blend=blend)
         for q in queries[:2]:
             a = store.runner.read("graph/retrieve", **full_params(lean), embedding=q)
-            b = store.runner.read("graph/retrieve_vector_seeded", **lean, embedding=q)
+            b = lean_rows(store, lean, q)
             assert a == b, (blend, both, hops, relations, min_weight, top_k, seeds, decay)
             compared += 1
             hop2_rows += sum(r["hop"] == 2 for r in a)
@@ -82,12 +89,12 @@ def test_hop_two_is_skipped_only_when_it_cannot_place_a_row(store, random_graph)
     base = dict(namespace=store.namespace, seed_top_k=8, fetch_k=200, max_hops=2, hop_decay=[1.0, 0.7, 0.5],
                 vector_weight=0.7, graph_weight=0.3, bidirectional=True, relations=None, min_weight=0.0, blend="seed")
     small = dict(base, top_k=10)
-    rows = store.runner.read("graph/retrieve_vector_seeded", **small, embedding=q)
+    rows = lean_rows(store, small, q)
     assert [r["hop"] for r in rows].count(2) == 0
     assert rows == store.runner.read("graph/retrieve", **full_params(small), embedding=q)
     pruned = store.runner.profile("graph/retrieve_vector_seeded", **small, embedding=q)
     large = dict(base, top_k=60)
-    rows = store.runner.read("graph/retrieve_vector_seeded", **large, embedding=q)
+    rows = lean_rows(store, large, q)
     assert any(r["hop"] == 2 for r in rows)
     assert rows == store.runner.read("graph/retrieve", **full_params(large), embedding=q)
     expanded = store.runner.profile("graph/retrieve_vector_seeded", **large, embedding=q)

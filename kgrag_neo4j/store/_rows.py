@@ -76,10 +76,13 @@ def is_torn(row: Mapping[str, Any]) -> bool:
     return title_then is not None and title_then != row.get("title")
 
 
-def consistent(name: str, **params: Any) -> Plan[list[dict[str, Any]]]:
-    """The rows of a retrieval statement, without torn rows (a read ``Plan``)."""
+def consistent(name: str, *, listed: str | None = None, **params: Any) -> Plan[list[dict[str, Any]]]:
+    """The rows of a retrieval statement, without torn rows (a read ``Plan``). ``listed``: the
+    statement returns its rows as a list in this column of one record."""
     for _ in range(TORN_READ_RETRIES + 1):
         rows = yield Read(name, params)
+        if listed is not None:
+            rows = rows[0][listed] if rows else []
         if not any(is_torn(r) for r in rows):
             return rows
     return [r for r in rows if not is_torn(r)]

@@ -331,7 +331,7 @@ class GraphMixin:
         keyword_query = (yield from self._keyword_query(query)) if keyword_weight > 0 else ""
         key_rows = entity_key_rows(entity_keys) if entity_weight > 0 else []
         filter_param = filters_to_param(filters)
-        shared = dict(
+        shared: dict[str, Any] = dict(
             namespace=self.namespace,
             embedding=vector,
             seed_top_k=options.seed_top_k,
@@ -349,7 +349,7 @@ class GraphMixin:
         plain = not keyword_query and not key_rows and not filters_active(filter_param)
         if plain and options.max_hops <= VECTOR_SEEDED_MAX_HOPS:
             # the same rows as graph/retrieve's, for less work (see the Cypher file)
-            rows = yield from consistent("graph/retrieve_vector_seeded", **shared)
+            rows = yield from consistent("graph/retrieve_vector_seeded", listed="rows", **shared)
         else:
             rows = yield from consistent(
                 "graph/retrieve",
