@@ -47,3 +47,22 @@ def test_search_and_ingest_call_the_library():
         assert retriever not in search
     for step in ("select_files", "IngestTally", "RUN_ENDING_ERRORS", "ingest_paths", "ingest_file"):
         assert step not in ingest
+
+
+def _tokenizers_parallelism_seen_by_the_cli(env: dict[str, str]) -> str:
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os, sys; sys.argv = ['kgrag', '--help']\n"
+            "from kgrag_neo4j.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('PARALLELISM=' + os.environ.get('TOKENIZERS_PARALLELISM', '<unset>'))")
+    run_env = {k: v for k, v in os.environ.items() if k != "TOKENIZERS_PARALLELISM"} | env
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=run_env).stdout
+    return out.strip().splitlines()[-1]
+
+
+def test_the_cli_runs_the_tokenizer_on_one_thread_unless_the_user_chose():
+    assert _tokenizers_parallelism_seen_by_the_cli({}) == "PARALLELISM=false"
+    assert _tokenizers_parallelism_seen_by_the_cli({"TOKENIZERS_PARALLELISM": "true"}) == "PARALLELISM=true"
