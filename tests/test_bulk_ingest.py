@@ -99,6 +99,66 @@ def test_a_document_of_another_namespace_is_refused_alone(store, driver, hashing
     driver.execute_query("MATCH (n {namespace: $ns}) DETACH DELETE n", ns=other.namespace)
 
 
+def test_new_documents_are_written_by_one_statement_and_the_rest_by_the_careful_ones(store, driver, hashing_embedder, monkeypatch):
+    """New documents get their chunks from documents/write_documents (CREATE, no ownership
+    test per chunk); a taken chunk id rolls that back and the careful statements decide."""
+    sent: list[str] = []
+    real_run = store_documents_module.TxRunner.run
+
+    def spy(self, name, /, **params):  # records the statement; the real server runs it
+        sent.append(name)
+        return real_run(self, name, **params)
+
+    monkeypatch.setattr(store_documents_module.TxRunner, "run", spy)
+    items = [_doc(store, f"fast/{i}.txt", [f"owl {i} night", f"fox {i} den"], hashing_embedder) for i in range(3)]
+    assert store.store_documents(items) == ["new", "new", "new"]
+    assert sent == ["documents/write_documents"]
+    state = documents(driver, store.namespace)
+    assert {d: s["chunks"] for d, s in state.items()} == {d.id: {c.id for c in cs} for d, cs in items}
+    assert _count(driver, "MATCH (c:Chunk {namespace: $ns}) WHERE c.embedding IS NOT NULL "
+                  "AND c.document_hash IS NOT NULL AND c.name IS NOT NULL RETURN count(c)", ns=store.namespace) == 6
+
+    # stored documents (unchanged or replaced) go through chunks/upsert_chunks as before
+    sent.clear()
+    changed = (Document(id=items[1][0].id, source="fast/1.txt", content="v2", content_hash="v2"), items[1][1][:1])
+    assert store.store_documents([items[0], changed]) == ["unchanged", "replaced"]
+    assert sent == ["documents/write_documents", "chunks/upsert_chunks", "documents/drop_stale_chunks"]
+    assert documents(driver, store.namespace)[items[1][0].id]["chunks"] == {items[1][1][0].id}
+
+    # a new document that takes another's chunk id: the fast statement fails on the id
+    # constraint, the careful ones refuse that document alone and write the other
+    sent.clear()
+    thief_doc, thief_chunks = _doc(store, "fast/thief.txt", ["stolen"], hashing_embedder)
+    thief = (thief_doc, [Chunk(id=items[2][1][0].id, document_id=thief_doc.id, content="stolen", embedding=thief_chunks[0].embedding)])
+    fine = _doc(store, "fast/fine.txt", ["badger sett"], hashing_embedder)
+    outcomes = store.store_documents([thief, fine])
+    assert isinstance(outcomes[0], InputError) and f"already belongs to document {items[2][0].id!r}" in str(outcomes[0])
+    assert outcomes[1] == "new"
+    assert sent[0] == "documents/write_documents" and "chunks/upsert_chunks" in sent
+    state = documents(driver, store.namespace)
+    assert thief_doc.id not in state and state[fine[0].id]["chunks"] == {c.id for c in fine[1]}
+    assert state[items[2][0].id]["chunks"] == {c.id for c in items[2][1]}
+    assert duplicates(driver, store.namespace) == 0 and orphan_chunks(driver, store.namespace) == 0
+
+
+def test_a_new_document_with_parent_links_is_written_by_the_careful_statements(store, driver, hashing_embedder, monkeypatch):
+    sent: list[str] = []
+    real_run = store_documents_module.TxRunner.run
+    monkeypatch.setattr(store_documents_module.TxRunner, "run",
+                        lambda self, name, /, **params: sent.append(name) or real_run(self, name, **params))
+    doc, chunks = _doc(store, "parents.txt", ["whole section", "first part", "second part"], hashing_embedder)
+    parent = chunks[0]
+    parent.embedding = None
+    for c in chunks[1:]:
+        c.parent_id = parent.id
+    plain = _doc(store, "plain.txt", ["no parents here"], hashing_embedder)
+    assert store.store_documents([(doc, chunks), plain]) == ["new", "new"]
+    assert sent == ["documents/write_documents", "chunks/upsert_chunks"]
+    assert _count(driver, "MATCH (c:Chunk {namespace: $ns})-[:CHILD_OF]->(p:Chunk {id: $parent}) RETURN count(c)",
+                  ns=store.namespace, parent=parent.id) == 2
+    assert set(documents(driver, store.namespace)) == {doc.id, plain[0].id}
+
+
 # -- ingest_paths ---------------------------------------------------------------------------
 
 

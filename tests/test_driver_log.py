@@ -34,6 +34,12 @@ def test_log_safe_keeps_short_lists_readable_and_leaves_other_values():
     assert params["name"] == "x" and params["n"] == 3 and params["m"] == {"a": [1] * 50}
 
 
+def test_a_short_list_of_maps_is_not_printed_whole():
+    # one document with its chunks and their vectors is a list of one map
+    params = log_safe({"documents": [{"id": "d", "chunks": [{"embedding": [0.5] * 256}] * 1000}]})
+    assert repr(params["documents"]) == "[<1 items>]"
+
+
 FLOATS_IN_A_ROW = re.compile(r"(-?\d+\.\d+(e-?\d+)?, ){16}")
 
 

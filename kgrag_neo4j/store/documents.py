@@ -46,7 +46,7 @@ from ._rows import (
     same_content,
 )
 from .aio import AsyncDrivers
-from .runner import CypherRunner, Plan, Read, TxRunner, check_vanished
+from .runner import CypherRunner, Plan, Read, TxRunner, check_vanished, is_constraint_violation
 
 __all__ = [
     "BATCH_CHUNKS",
@@ -129,6 +129,11 @@ def keyword_lucene_query(escaped: str, namespace: str | None) -> str:
     return f'+namespace:"{phrase}"^0 +{terms}'
 
 
+class _ChunkIdTaken(Exception):
+    """Raised inside a write transaction to roll it back: a new document's chunk id is taken,
+    so the group is written again through the statements that tell who owns it."""
+
+
 class _Refused(Exception):
     """Raised inside a write transaction to roll it back: these documents (by position) are
     refused; the others are written again without them."""
@@ -147,6 +152,9 @@ class _Pending:
     doc_props: dict[str, Any]
     rows: list[dict[str, Any]]
     edge_rows: list[dict[str, Any]]
+
+    def has_parents(self) -> bool:
+        return any(r["parent_id"] is not None for r in self.rows)
 
     def is_large(self) -> bool:
         if len(self.rows) > LARGE_DOCUMENT_CHUNKS:
@@ -267,10 +275,15 @@ class DocumentsMixin:
                 out[pending.pos] = exc
         return out  # type: ignore[return-value]  # every position was filled above (None only before)
 
-    def _write_group(self, group: list[_Pending], out: list) -> None:
+    def _write_group(self, group: list[_Pending], out: list, *, fresh: bool = True) -> None:
         while group:
             try:
-                decided = self.runner.write_fn(lambda tx: self._write_tx(tx, group))  # noqa: B023 (run before group changes)
+                decided = self.runner.write_fn(lambda tx: self._write_tx(tx, group, fresh=fresh))  # noqa: B023 (run before group changes)
+            except _ChunkIdTaken:
+                # rolled back: a new document's chunk id was taken; the careful statements
+                # tell who owns it (or take over a staged leftover of the same document)
+                fresh = False
+                continue
             except _Refused as refused:
                 # rolled back: the refused documents get their error, the others go again
                 for pos, error in refused.errors.items():
@@ -286,33 +299,44 @@ class DocumentsMixin:
                 # Why: one document the database refuses (or a batch too big for its memory)
                 # must not take the others down: write them again in halves, down to one
                 half = len(group) // 2
-                self._write_group(group[:half], out)
-                self._write_group(group[half:], out)
+                self._write_group(group[:half], out, fresh=fresh)
+                self._write_group(group[half:], out, fresh=fresh)
                 return
             for pos, outcome in decided.items():
                 out[pos] = outcome
             return
 
-    def _write_tx(self, tx: TxRunner, group: list[_Pending]) -> dict[int, str | KgragError]:
-        """One transaction for ``group``; pure (it may run again on a retry). Raises
-        ``_Refused`` (which rolls it back) when a chunk id belongs to another document."""
+    def _write_tx(self, tx: TxRunner, group: list[_Pending], *, fresh: bool) -> dict[int, str | KgragError]:
+        """One transaction for ``group``; pure (it may run again on a retry). With ``fresh``,
+        the chunks of new documents are created by the documents' own statement (a taken
+        chunk id raises ``_ChunkIdTaken``). Raises ``_Refused`` (which rolls it back) when a
+        chunk id belongs to another document."""
         decided: dict[int, str | KgragError] = {}
-        upserted = tx.run(
-            "documents/upsert_documents",
-            namespace=self.namespace,
-            documents=[{"id": p.document_id, "props": p.doc_props} for p in group],
-        )[0]
+        documents = [
+            {"id": p.document_id, "props": p.doc_props,
+             # rows with a parent link need the careful statement (it MERGEs the parent)
+             "chunks": p.rows if fresh and not p.has_parents() else None}
+            for p in group
+        ]
+        try:
+            upserted = tx.run("documents/write_documents", namespace=self.namespace, documents=documents)[0]
+        except Exception as exc:
+            if fresh and is_constraint_violation(exc):
+                raise _ChunkIdTaken() from exc
+            raise
         check_vanished("document", upserted["vanished"])
-        written = {w["id"]: w["before"] for w in upserted["written"]}
-        todo = []
+        written = {w["id"]: w for w in upserted["written"]}
+        ours, todo = [], []
         for p in group:
             if p.document_id not in written:
                 decided[p.pos] = InputError(f"document id {p.document_id!r} belongs to another namespace")
                 continue
-            before = written[p.document_id]
+            before = written[p.document_id]["before"]
             # the same content written again (a concurrent ingest got there first) is harmless
             decided[p.pos] = "new" if before is None else "unchanged" if same_content(before, p.doc_props["content_hash"]) else "replaced"
-            todo.append(p)
+            ours.append(p)
+            if not written[p.document_id]["created"]:
+                todo.append(p)
         rows = [r for p in todo for r in p.rows]
         conflicts: list[dict[str, Any]] = []
         for start in range(0, len(rows), CHUNK_ROWS):
@@ -329,11 +353,11 @@ class DocumentsMixin:
                     InputError(f"chunk id {c['id']!r} already belongs to document {c['owner']!r}"),
                 )
             raise _Refused(errors)
-        replaced = sorted(p.document_id for p in todo if written[p.document_id] is not None)
+        replaced = sorted(p.document_id for p in todo if written[p.document_id]["before"] is not None)
         if replaced:
             tx.run("documents/drop_stale_chunks", namespace=self.namespace, ids=replaced)
 
-        edges = [e for p in todo for e in p.edge_rows]
+        edges = [e for p in ours for e in p.edge_rows]
         for start in range(0, len(edges), EDGE_ROWS):
             tx.run("graph/store_edges", namespace=self.namespace, rows=edges[start : start + EDGE_ROWS])
         return decided

@@ -118,6 +118,11 @@ def underlying_error(exc: BaseException) -> BaseException:
     return seen
 
 
+def is_constraint_violation(exc: BaseException) -> bool:
+    """Whether a statement failed on a uniqueness constraint (an id that is taken)."""
+    return isinstance(underlying_error(exc), neo4j_exc.ConstraintError)
+
+
 def lost_race(exc: BaseException) -> bool:
     """True when running the transaction again is the cure: a concurrent delete met
     (``CONCURRENT_DELETE_CODE``) or a transient error the driver could not retry itself."""
@@ -262,12 +267,15 @@ class _LoggedList(list[Any]):
     """A list parameter with a short ``repr``. The driver formats every RUN's parameters for
     its debug log before it looks at the log level (``bolt5.run``): for a 250-chunk write with
     its vectors that was 43 ms of client CPU per transaction, 0.16 ms for one query vector.
-    The driver packs it as the list it is."""
+    The driver packs it as the list it is. A few scalars (``hop_decay``) stay readable; a
+    few maps do not, as one of them may hold a document's chunks and their vectors."""
 
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return list.__repr__(self) if len(self) <= 8 else f"[<{len(self)} items>]"
+        if len(self) <= 8 and not any(isinstance(v, (list, dict)) for v in self):
+            return list.__repr__(self)
+        return f"[<{len(self)} items>]"
 
 
 def log_safe(params: Mapping[str, Any]) -> dict[str, Any]:

@@ -259,21 +259,29 @@ class SchemaMixin:
         return self._dimensions
 
     def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]:
+        if self._dimensions is not None:  # known: no plan to run (a bulk write checks 1,000s)
+            return checked_vector(embedding, self._dimensions, what)
         return self.runner.run(self._check_embedding(embedding, what))
 
     def _check_embedding(self, embedding: Any, what: str) -> Plan[list[float]]:
         """``check_embedding`` as a read ``Plan``: the sync and async read paths share it."""
         dims = yield from self._expected_dimensions()
-        try:
-            vector = [float(x) for x in embedding]
-        except (TypeError, ValueError):
-            raise InputError(f"{what} is not a list of numbers") from None
-        if len(vector) != dims:
-            raise DimensionMismatchError(
-                f"{what} has {len(vector)} dimensions; the database's vector index has {dims}",
-                expected=dims,
-                got=len(vector),
-            )
-        if not all(map(math.isfinite, vector)):
-            raise InputError(f"{what} contains NaN or infinity")
-        return vector
+        return checked_vector(embedding, dims, what)
+
+
+def checked_vector(embedding: Any, dims: int, what: str) -> list[float]:
+    """``embedding`` as a list of ``dims`` finite floats, or the error that names ``what``."""
+    try:
+        vector = list(map(float, embedding))
+    except (TypeError, ValueError):
+        raise InputError(f"{what} is not a list of numbers") from None
+    if len(vector) != dims:
+        raise DimensionMismatchError(
+            f"{what} has {len(vector)} dimensions; the database's vector index has {dims}",
+            expected=dims,
+            got=len(vector),
+        )
+    # a finite sum has finite terms (one C loop); an infinite one may only have overflowed
+    if not math.isfinite(sum(vector)) and not all(map(math.isfinite, vector)):
+        raise InputError(f"{what} contains NaN or infinity")
+    return vector
