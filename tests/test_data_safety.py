@@ -163,8 +163,20 @@ def test_cypher_run_with_another_namespaces_ids_neither_reads_nor_writes_it(stor
             code, _, err = _run(kgrag, name, **params(name, document_id=owner, **extra))
             assert code == 0, (name, err)
 
+    # the one-statement write: with the victim's document id it sets nothing and creates no
+    # chunk; with a new document of the attacker's, the victim's chunk ids fail it whole
+    chunks = [{"id": c, "props": {"content": "overwritten"}, "embedding": None} for c in chunk_ids]
+    code, _, err = _run(kgrag, "documents/write_documents",
+                        **params("documents/write_documents", documents=[{"id": doc_id, "props": props, "chunks": chunks}]))
+    assert code == 0, err
+    code, _, err = _run(kgrag, "documents/write_documents",
+                        **params("documents/write_documents",
+                                 documents=[{"id": "doc_attacker_new_" + other.namespace, "props": props, "chunks": chunks}]))
+    assert code != 0 and "ConstraintValidationFailed" in err and "Traceback" not in err
+
     assert _snapshot(driver, victim.namespace) == before
     assert _fetch(driver, "MATCH (c:Chunk) WHERE c.namespace = $ns RETURN count(c) AS n", ns=other.namespace) == [{"n": 0}]
+    assert _fetch(driver, "MATCH (d:Document {id: $id}) RETURN count(d) AS n", id="doc_attacker_new_" + other.namespace) == [{"n": 0}]
 
 
 # -- 3. clearing triples leaves what the entity extractor wrote ----------------------------------
