@@ -97,3 +97,11 @@ def test_a_vocabulary_with_a_token_across_words_is_tokenized_whole(tokenizer):
     config = json.loads(tokenizer.to_str())
     config["model"]["vocab"]["a\u2581b"] = len(config["model"]["vocab"])
     assert WordTokens.for_tokenizer(Tokenizer.from_str(json.dumps(config))) is None
+
+
+def test_separators_that_do_not_come_back_mean_whole_texts(tokenizer):
+    words = WordTokens.for_tokenizer(tokenizer)
+    words._separator_id = 4  # a byte token the words do not hold: no piece splits as sent
+    texts = ["the river mill", "  two  spaces", ""]
+    assert _words(words, texts) == _whole(tokenizer, texts)
+    assert words._words == {}  # nothing half-learned was kept

@@ -39,9 +39,8 @@ MAX_WORDS = 1 << 18
 class WordTokens:
     """``ids(texts)``: each text's token ids as native uint16 bytes."""
 
-    def __init__(self, whole: Any, bare: Any, separator_id: int, specials: tuple[str, ...]) -> None:
-        self._whole = whole  # the tokenizer as configured: for the texts words cannot do
-        self._bare = bare  # the same without its normalizer: for words already normalized
+    def __init__(self, tokenizer: Any, separator_id: int, specials: tuple[str, ...]) -> None:
+        self._tokenizer = tokenizer
         self._separator_id = separator_id
         self._specials = ("\x00", *specials)
         self._words: dict[str, bytes] = {}
@@ -49,29 +48,27 @@ class WordTokens:
     @classmethod
     def for_tokenizer(cls, tokenizer: Any) -> WordTokens | None:
         """A ``WordTokens`` for ``tokenizer`` (an HF ``tokenizers.Tokenizer``) when tokenizing
-        word by word gives exactly its ids, else None."""
-        from tokenizers import Tokenizer
-
-        config = json.loads(tokenizer.to_str())
-        model = config.get("model") or {}
-        vocab = model.get("vocab")
+        word by word gives exactly its ids, else None. Reads its parts, not its JSON (which
+        took a quarter second for the Llama-2 vocabulary)."""
         expected = {"type": "Sequence", "normalizers": [
             {"type": "Prepend", "prepend": SPACE},
             {"type": "Replace", "pattern": {"String": " "}, "content": SPACE},
         ]}
-        if (config.get("normalizer") != expected or config.get("pre_tokenizer") is not None
-                or model.get("type") != "BPE" or not model.get("byte_fallback") or model.get("dropout")
-                or model.get("continuing_subword_prefix") or model.get("end_of_word_suffix")
-                or not isinstance(vocab, dict) or "<0x00>" not in vocab or max(vocab.values()) > 0xFFFF):
+        normalizer, model = tokenizer.normalizer, tokenizer.model
+        if (normalizer is None or json.loads(normalizer.__getstate__()) != expected
+                or tokenizer.pre_tokenizer is not None or type(model).__name__ != "BPE"
+                or not model.byte_fallback or model.dropout or model.continuing_subword_prefix
+                or model.end_of_word_suffix):
             return None
-        added = config.get("added_tokens") or []
-        if any(a.get("normalized") or not a.get("content") for a in added):
+        vocab = tokenizer.get_vocab(with_added_tokens=False)
+        if "<0x00>" not in vocab or max(vocab.values()) > 0xFFFF:
+            return None
+        if any("\x00" in token or SPACE in token.lstrip(SPACE) for token in vocab):
+            return None
+        added = list(tokenizer.get_added_tokens_decoder().values())
+        if any(a.normalized or not a.content for a in added):
             return None  # matched in the normalized text: a search of the raw text could miss it
-        if any(re.search(f"[^{SPACE}]{SPACE}", token) or "\x00" in token for token in vocab):
-            return None
-        bare = Tokenizer.from_str(tokenizer.to_str())
-        bare.normalizer = None
-        return cls(tokenizer, bare, int(vocab["<0x00>"]), tuple(a["content"] for a in added))
+        return cls(tokenizer, int(vocab["<0x00>"]), tuple(a.content for a in added))
 
     def ids(self, texts: list[str]) -> list[bytes]:
         words = self._words
@@ -81,19 +78,34 @@ class WordTokens:
         split = [_WORD.findall(SPACE + t.replace(" ", SPACE)) if t and not any(s in t for s in specials) else None
                  for t in texts]
         missing = set(itertools.chain.from_iterable(s for s in split if s)).difference(words)
-        if missing:
-            self._learn(sorted(missing), words)
-        out = []
-        for text, parts in zip(texts, split):
-            if parts is not None:
-                out.append(b"".join(map(words.__getitem__, parts)))
-            elif text:
-                out.append(np.asarray(self._whole.encode(text, add_special_tokens=False).ids, dtype=np.uint16).tobytes())
-            else:
-                out.append(b"")
+        if missing and not self._learn(sorted(missing), words):
+            # a separator did not come back (for_tokenizer rules it out): whole texts then
+            return [self._whole(t) for t in texts]
+        return [b"".join(map(words.__getitem__, parts)) if parts is not None else self._whole(text)
+                for text, parts in zip(texts, split)]
+
+    def _encode(self, pieces: list[list[str]]) -> list[list[bytes] | None]:
+        """Each piece's words' ids, or None for a piece whose separators did not come back.
+
+        The words are normalized already; the tokenizer normalizes again what gives them back:
+        each piece is sent as NUL + the words joined by NUL, with every ``▁`` a space (a space
+        and a ``▁`` both become ``▁``), and its normalizer puts the first ``▁`` before the NUL.
+        That leading ``▁`` (whose ids are dropped) keeps the text from being empty, which the
+        normalizer would leave empty, so a word that is a lone ``▁`` comes back too."""
+        raw = ["\x00" + "\x00".join(p).replace(SPACE, " ") for p in pieces]
+        out: list[list[bytes] | None] = []
+        for piece, enc in zip(pieces, self._tokenizer.encode_batch_fast(raw, add_special_tokens=False)):
+            ids = np.asarray(enc.ids, dtype=np.uint16)
+            cuts = np.flatnonzero(ids == self._separator_id)
+            if len(cuts) != len(piece):
+                out.append(None)
+                continue
+            data = ids.tobytes()
+            ends = [*cuts[1:].tolist(), len(ids)]
+            out.append([data[2 * (a + 1) : 2 * b] for a, b in zip(cuts.tolist(), ends)])
         return out
 
-    def _learn(self, missing: list[str], words: dict[str, bytes]) -> None:
+    def _learn(self, missing: list[str], words: dict[str, bytes]) -> bool:
         pieces: list[list[str]] = []
         current: list[str] = []
         size = 0
@@ -105,16 +117,11 @@ class WordTokens:
                 current, size = [], 0
         if current:
             pieces.append(current)
-        encoded = self._bare.encode_batch_fast(["\x00".join(p) for p in pieces], add_special_tokens=False)
-        for piece, enc in zip(pieces, encoded):
-            ids = np.asarray(enc.ids, dtype=np.uint16)
-            cuts = np.flatnonzero(ids == self._separator_id)
-            if len(cuts) != len(piece) - 1:  # excluded by for_tokenizer; one word at a time then
-                for w, one in zip(piece, self._bare.encode_batch_fast(piece, add_special_tokens=False)):
-                    words[w] = np.asarray(one.ids, dtype=np.uint16).tobytes()
-                continue
-            data = ids.tobytes()
-            starts = [0, *(cuts + 1).tolist()]
-            ends = [*cuts.tolist(), len(ids)]
-            for w, a, b in zip(piece, starts, ends):
-                words[w] = data[2 * a : 2 * b]
+        for piece, found in zip(pieces, self._encode(pieces)):
+            if found is None:
+                return False
+            words.update(zip(piece, found))
+        return True
+
+    def _whole(self, text: str) -> bytes:
+        return np.asarray(self._tokenizer.encode(text, add_special_tokens=False).ids, dtype=np.uint16).tobytes() if text else b""

@@ -13,13 +13,16 @@ import logging
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..blas import one_blas_thread
 from ..errors import ConfigurationError, InputError
 from ..protocols import InputType
 from ..validation import check_int, check_text
 from ._texts import check_input_type, check_texts
+
+if TYPE_CHECKING:
+    from ._word_tokens import WordTokens
 
 __all__ = ["WordLlamaEmbedder"]
 
@@ -84,8 +87,6 @@ class _Pooler:
     def __init__(self, model: Any) -> None:
         from tokenizers import Tokenizer
 
-        from ._word_tokens import WordTokens
-
         self.matrix = model.embedding
         # a copy: the model's own tokenizer stays as WordLlama configured it (padding on)
         self.tokenizer = Tokenizer.from_str(model.tokenizer.to_str())
@@ -94,13 +95,20 @@ class _Pooler:
         # the same ids without the character offsets nobody reads (tokenizers >= 0.20): a third
         # less time in the tokenizer
         self._encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
-        # word by word, each word once, where that gives the same ids (l2_supercat: half the time)
-        self._words = WordTokens.for_tokenizer(self.tokenizer)
+        # word by word, each word once, where that gives the same ids (l2_supercat: half the
+        # time); decided on the first texts, so a run that embeds nothing never reads the vocabulary
+        self._words: WordTokens | None = None
+        self._words_checked = False
 
     def _slices(self, texts: list[str]) -> Iterator[tuple[int, Any, Any]]:
         """(start, token counts, every token id in order) for each slice of ``SLICE`` texts."""
         import numpy as np
 
+        if not self._words_checked:
+            from ._word_tokens import WordTokens
+
+            self._words = WordTokens.for_tokenizer(self.tokenizer)
+            self._words_checked = True
         if self._words is not None:
             data = self._words.ids(texts)
             for start in range(0, len(data), self.SLICE):
