@@ -196,8 +196,9 @@ def _check_vectors(vectors: Sequence[Any], dimensions: int) -> list[list[float]]
 
     Lists of numbers (what the embedders give) are checked where they are: right lengths and a
     finite sum (finite terms, one C loop per vector; the store makes them floats); turning
-    them into an array and back cost 0.9 s of CPU in a 30,000-chunk ingest. Anything else goes through numpy, and what fails either
-    test through ``_check_vector`` (an infinite sum may only have overflowed)."""
+    them into an array and back cost 0.9 s of CPU in a 30,000-chunk ingest. Anything else goes
+    through numpy, and what fails either test through ``_check_vector`` (an infinite sum may
+    only have overflowed)."""
     if type(vectors) is list and all(type(v) is list and len(v) == dimensions for v in vectors):
         try:
             if math.isfinite(sum(map(sum, vectors))):

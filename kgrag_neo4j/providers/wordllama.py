@@ -8,6 +8,7 @@ Hugging Face hub.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import threading
@@ -95,20 +96,20 @@ class _Pooler:
         # the same ids without the character offsets nobody reads (tokenizers >= 0.20): a third
         # less time in the tokenizer
         self._encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
-        # word by word, each word once, where that gives the same ids (l2_supercat: half the
-        # time); decided on the first texts, so a run that embeds nothing never reads the vocabulary
-        self._words: WordTokens | None = None
-        self._words_checked = False
+
+    @functools.cached_property
+    def _words(self) -> WordTokens | None:
+        """Word by word, each word once, where that gives the same ids (l2_supercat: half the
+        time); looked up on the first texts, so a run that embeds nothing never reads the
+        vocabulary."""
+        from ._word_tokens import WordTokens
+
+        return WordTokens.for_tokenizer(self.tokenizer)
 
     def _slices(self, texts: list[str]) -> Iterator[tuple[int, Any, Any]]:
         """(start, token counts, every token id in order) for each slice of ``SLICE`` texts."""
         import numpy as np
 
-        if not self._words_checked:
-            from ._word_tokens import WordTokens
-
-            self._words = WordTokens.for_tokenizer(self.tokenizer)
-            self._words_checked = True
         if self._words is not None:
             data = self._words.ids(texts)
             for start in range(0, len(data), self.SLICE):
