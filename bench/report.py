@@ -236,7 +236,8 @@ def _ingest_section(ing: dict[str, Any], source: str) -> str:
         if "from_text_x_ceiling" in r:
             lines.append(f"- kgrag from text: {r['from_text_x_ceiling']:.2f}x the ceiling")
         for key, label in (("from_text_x_graphrag_chunks", "neo4j-graphrag writing chunk nodes"),
-                           ("from_text_x_graphrag_lexical", "neo4j-graphrag writing its lexical graph")):
+                           ("from_text_x_graphrag_lexical", "neo4j-graphrag writing its lexical graph"),
+                           ("from_text_x_two_writers", "the raw statement with two writers at once (not the ceiling: kgrag from text writes two at once)")):
             if key in r:
                 lines.append(f"- kgrag from text: {r[key]:.2f}x {label}")
         parts.append("\n".join(lines) + "\n")

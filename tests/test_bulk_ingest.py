@@ -4,6 +4,7 @@ and by the index; large documents written in several transactions and published 
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -212,8 +213,14 @@ class _SizedStore(Neo4jStore):
 
     def store_documents(self, items):
         items = list(items)
-        self.sizes.append(sum(len(item[1]) for item in items))
+        # in the folder's order (two batches may be written at once): by their first file
+        self.sizes.append((items[0][0].source, sum(len(item[1]) for item in items)))
+        self.sizes.sort()
         return super().store_documents(items)
+
+    @property
+    def batch_sizes(self) -> list[int]:
+        return [size for _, size in self.sizes]
 
 
 def test_the_first_groups_and_batches_are_small_and_double(driver, schema_ready, namespace, make_namespace, hashing_embedder, tmp_path,
@@ -229,7 +236,7 @@ def test_the_first_groups_and_batches_are_small_and_double(driver, schema_ready,
     results = Ingestor(store, hashing_embedder).ingest_paths(paths)
     assert [r.status for r in results] == ["new"] * 40
     # groups 3 | 6 | 12 | 12 | 7; batches cut inside each group at the current limit
-    assert store.sizes == [2, 1, 4, 2, 8, 4, 8, 4, 7]
+    assert store.batch_sizes == [2, 1, 4, 2, 8, 4, 8, 4, 7]
     assert len(documents(driver, namespace)) == 40
     before = store.runner.round_trips
     assert [r.status for r in Ingestor(store, hashing_embedder).ingest_paths(paths)] == ["unchanged"] * 40
@@ -238,7 +245,7 @@ def test_the_first_groups_and_batches_are_small_and_double(driver, schema_ready,
     # and earlier batches, so a small first batch would give its chunks fewer candidates
     linked = _SizedStore(driver, namespace=make_namespace())
     Ingestor(linked, hashing_embedder, graph=IngestGraphOptions(similarity_edges=True)).ingest_paths(_folder(tmp_path, 40))
-    assert linked.sizes == [8, 4, 8, 4, 8, 4, 4]
+    assert linked.batch_sizes == [8, 4, 8, 4, 8, 4, 4]
 
 
 class _SlowStore(Neo4jStore):
@@ -279,6 +286,49 @@ def test_the_next_batch_is_embedded_while_the_current_one_is_written(driver, sch
     # (a sequential loop embeds each batch after the previous one is written)
     assert len(embedder.times) == 3
     assert embedder.times[1] < store.writes[0][1] and embedder.times[2] < store.writes[1][1], (embedder.times, store.writes)
+
+
+class _OverlapStore(Neo4jStore):
+    """The real store, with each bulk write held open a little, counting how many run at once."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._lock = threading.Lock()
+        self._open = 0
+        self.most_at_once = 0
+
+    def store_documents(self, items):
+        with self._lock:
+            self._open += 1
+            self.most_at_once = max(self.most_at_once, self._open)
+        try:
+            time.sleep(0.3)
+            return super().store_documents(items)
+        finally:
+            with self._lock:
+                self._open -= 1
+
+
+def test_two_batches_are_written_at_once_unless_one_needs_the_last_committed(driver, schema_ready, make_namespace, hashing_embedder,
+                                                                            tmp_path, monkeypatch):
+    import kgrag_neo4j.ingestion.ingestor as ingestor_module
+
+    monkeypatch.setattr(ingestor_module, "BATCH_CHUNKS", 4)
+    plain = _OverlapStore(driver, namespace=make_namespace())
+    results = Ingestor(plain, hashing_embedder, batch_size=4).ingest_paths(_folder(tmp_path, 16))
+    assert [r.status for r in results] == ["new"] * 16
+    # the database runs each transaction's statement on one thread: a second writer keeps
+    # the other core busy while the main thread embeds the next batch
+    assert plain.most_at_once == ingestor_module.WRITERS == 2
+    assert len(documents(driver, plain.namespace)) == 16
+    assert duplicates(driver, plain.namespace) == 0 and orphan_chunks(driver, plain.namespace) == 0
+    # a chunk's similarity edges may point to a chunk of the batch before: that batch must be
+    # committed first, so the batches are written one at a time
+    linked = _OverlapStore(driver, namespace=make_namespace())
+    graph = IngestGraphOptions(similarity_edges=True, similarity_threshold=0.0, similarity_top_k=3)
+    results = Ingestor(linked, hashing_embedder, batch_size=4, graph=graph).ingest_paths(_folder(tmp_path, 16))
+    assert [r.status for r in results] == ["new"] * 16
+    assert linked.most_at_once == 1
 
 
 def test_a_lost_connection_stops_the_folder(store, hashing_embedder, tmp_path):
@@ -434,7 +484,7 @@ def test_a_cancelled_folder_writes_nothing_more_and_says_so_per_file(store, driv
     written = [r for r in results if r.status == "new"]
     cancelled = [r for r in results if isinstance(r.exception, Cancelled)]
     assert written and cancelled and len(written) + len(cancelled) == 9
-    assert len(written) <= 6  # at most the batch in flight and the one being prepared
+    assert len(written) <= 3 * ingestor_module.WRITERS  # at most the batches in flight
     assert set(documents(driver, store.namespace)) == {r.result.document_id for r in written}
     assert all("cancelled" in str(r.error) for r in cancelled)
     # one span for the run, with its counts

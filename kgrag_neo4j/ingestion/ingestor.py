@@ -19,6 +19,7 @@ import math
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -92,6 +93,9 @@ BATCH_CHUNKS = 1_000
 #: chunked and embedded before anything was written left it idle for a fifth of a 3 s ingest
 FIRST_GROUP_FILES = 128
 FIRST_BATCH_CHUNKS = 64
+#: write transactions ``ingest_paths`` keeps open at once: the database runs a transaction's
+#: statement on one thread, so one writer left a core idle while the next batch was embedded
+WRITERS = 2
 #: documents whose chunks ``build_edges`` reads (and whose edges it writes) at a time
 EDGE_PAGE_DOCUMENTS = 200
 
@@ -457,33 +461,38 @@ class Ingestor:
         # batches, so smaller first batches would give their chunks fewer candidates
         ramp = linker is None
         batch_limit = _Doubling(FIRST_BATCH_CHUNKS if ramp else BATCH_CHUNKS, BATCH_CHUNKS)
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgrag-ingest-writer") as writer:
-            in_flight: tuple[Future, list[_Doc]] | None = None
+        writers = self._writers(linker)
+        with ThreadPoolExecutor(max_workers=writers, thread_name_prefix="kgrag-ingest-writer") as writer:
+            in_flight: deque[tuple[Future, list[_Doc]]] = deque()
             try:
                 for group in self._groups(items, content_type, ramp=ramp):
                     docs = [d for d in group if d.error is None]
                     done = [d for d in group if d.error is not None] + self._skip_unchanged(docs)
                     finish(done)
                     for batch in self._batches([d for d in docs if d.result is None], batch_limit):
-                        ready = self._prepare(batch)  # while the previous batch is being written
+                        ready = self._prepare(batch)  # while the previous batches are being written
                         prepared = {id(d) for d in ready}
                         finish([d for d in batch if id(d) not in prepared])
-                        if in_flight is not None and linker is not None and \
-                                _chunks_of(in_flight[1]) + _chunks_of(ready) > linker.window:
+                        if in_flight and linker is not None and \
+                                _chunks_of(in_flight[-1][1]) + _chunks_of(ready) > linker.window:
                             # chunks leaving the linker's window must be committed: the index
                             # answers for them from now on
-                            finish(self._collect(in_flight))
-                            in_flight = None
+                            while in_flight:
+                                finish(self._collect(in_flight.popleft()))
                         self._link(ready, linker)
-                        if in_flight is not None:
-                            finish(self._collect(in_flight))
-                        in_flight = (writer.submit(self._write, ready), ready) if ready else None
-                if in_flight is not None:
-                    finish(self._collect(in_flight))
-                    in_flight = None
+                        while len(in_flight) >= writers:
+                            finish(self._collect(in_flight.popleft()))
+                        if ready and self.cancel_event.is_set():
+                            # cancelled while the batches ahead were written: not this one
+                            finish(self._cancelled(ready))
+                            ready = []
+                        if ready:
+                            in_flight.append((writer.submit(self._write, ready), ready))
+                while in_flight:
+                    finish(self._collect(in_flight.popleft()))
             finally:
-                if in_flight is not None:
-                    in_flight[0].cancel()
+                for future, _ in in_flight:
+                    future.cancel()
         return out
 
     # -- the pipeline -------------------------------------------------------------------
@@ -698,9 +707,7 @@ class Ingestor:
                     except KgragError as exc:
                         d.error = exc
         if self.cancel_event.is_set():
-            for d in docs:
-                if d.error is None:
-                    d.error = Cancelled(f"ingest of {d.source} cancelled; nothing of it was written")
+            self._cancelled(docs)
             return []
         ready = [d for d in docs if d.error is None]
         if ready:
@@ -713,6 +720,13 @@ class Ingestor:
                 # similarity edges follow in _link, across the run and the stored namespace
                 d.edges = self._pruned(build_text_edges(d.chunks, g, cancel=self.cancel_event, logger=self.log))
         return ready
+
+    @staticmethod
+    def _cancelled(docs: list[_Doc]) -> list[_Doc]:
+        for d in docs:
+            if d.error is None:
+                d.error = Cancelled(f"ingest of {d.source} cancelled; nothing of it was written")
+        return docs
 
     def _pruned(self, edges: Sequence[ChunkEdge]) -> list[ChunkEdge]:
         g = self.options.graph
@@ -824,6 +838,14 @@ class Ingestor:
         stored = [e for e in self.store.get_edges(list(chunk_ids)) if e.origin in origins]
         doomed = edges_to_prune(stored, min_weight=g.min_edge_weight, max_edges_per_chunk=g.max_edges_per_chunk)
         return int(self.store.delete_edges(doomed)) if doomed else 0
+
+    def _writers(self, linker: SimilarityLinker | None) -> int:
+        """How many batches ``ingest_paths`` writes at once: ``WRITERS`` where no batch's write
+        needs an earlier one committed, else one at a time (similarity edges point to chunks
+        of earlier batches; cross-document edges read the documents written before)."""
+        if linker is not None or self._cross_document_wanted() or not isinstance(self.store, BulkDocumentWriter):
+            return 1
+        return WRITERS
 
     @staticmethod
     def _collect(in_flight: tuple[Future, list[_Doc]]) -> list[_Doc]:

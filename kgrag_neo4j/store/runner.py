@@ -12,6 +12,7 @@ import contextlib
 import functools
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, TypeVar, overload
@@ -302,6 +303,7 @@ class CypherRunner:
         self.tracer = tracer
         #: statements sent since creation; lets tests and benchmarks count round trips
         self.round_trips = 0
+        self._count_lock = threading.Lock()  # an ingest writes from two threads
 
     def query(self, name: str) -> CypherQuery:
         return self.registry[name]
@@ -323,7 +325,8 @@ class CypherRunner:
                 time.sleep(retry.pause(exc))
 
     def _trace(self, name: str, params: Mapping[str, Any], started: float) -> None:
-        self.round_trips += 1
+        with self._count_lock:
+            self.round_trips += 1
         if self.tracer is not None:
             self.tracer(name, params, time.perf_counter() - started)
 
