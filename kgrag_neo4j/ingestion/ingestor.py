@@ -87,7 +87,7 @@ GROUP_FILES = 2_048
 GROUP_BYTES = 32_000_000
 #: chunks per write batch of ``ingest_paths``: one transaction each (``Store.store_documents``
 #: splits further if it must); a document with more chunks is a batch of its own
-BATCH_CHUNKS = 1_000
+BATCH_CHUNKS = 2_000
 #: a run's first group and first batch are this small, and each next one twice the last (up to
 #: the sizes above), so the writer gets work early: a first batch of 1,000 chunks read, hashed,
 #: chunked and embedded before anything was written left it idle for a fifth of a 3 s ingest
