@@ -460,8 +460,11 @@ class Ingestor:
         # not with similarity edges: a chunk is linked to the chunks of its own and earlier
         # batches, so smaller first batches would give their chunks fewer candidates
         ramp = linker is None
-        batch_limit = _Doubling(FIRST_BATCH_CHUNKS if ramp else BATCH_CHUNKS, BATCH_CHUNKS)
         writers = self._writers(linker)
+        # one writer at a time: half the size, which that writer commits sooner (a larger
+        # transaction costs the server less CPU but kept a lone writer waiting: bench/NOTES.md)
+        most = BATCH_CHUNKS if writers > 1 else max(1, BATCH_CHUNKS // 2)
+        batch_limit = _Doubling(FIRST_BATCH_CHUNKS if ramp else most, most)
         with ThreadPoolExecutor(max_workers=writers, thread_name_prefix="kgrag-ingest-writer") as writer:
             in_flight: deque[tuple[Future, list[_Doc]]] = deque()
             try:
