@@ -86,7 +86,8 @@ Progress = Callable[[str, Mapping[str, Any]], None]
 GROUP_FILES = 2_048
 GROUP_BYTES = 32_000_000
 #: chunks per write batch of ``ingest_paths``: one transaction each (``Store.store_documents``
-#: splits further if it must); a document with more chunks is a batch of its own
+#: splits further if it must); a document with more chunks is a batch of its own; half of it
+#: when batches are written one at a time
 BATCH_CHUNKS = 2_000
 #: a run's first group and first batch are this small, and each next one twice the last (up to
 #: the sizes above), so the writer gets work early: a first batch of 1,000 chunks read, hashed,
@@ -406,7 +407,9 @@ class Ingestor:
         Files are read and their content hashes checked against the store a group at a time
         (one read per ``GROUP_FILES`` files or ``GROUP_BYTES`` of text: unchanged files cost no
         chunking and no embedding); the changed ones are chunked, embedded and written in batches of about
-        ``BATCH_CHUNKS`` chunks, one transaction each, while the next batch is embedded.
+        ``BATCH_CHUNKS`` chunks, one transaction each, ``WRITERS`` at once while the next batch
+        is embedded (one at a time, and half the size, when a batch's edges may point to the
+        batch before it).
         Each document is still all or nothing, and a failing file (unreadable, empty, refused
         by the store) is reported in its ``FileResult`` without stopping the others; a lost
         connection to the database stops the run (it raises). ``on_result`` is called once
