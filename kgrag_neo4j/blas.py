@@ -8,6 +8,10 @@ text, times their vectors) took 7.6 s of CPU on 2 cores, and 0.3 s on one thread
 ``one_blas_thread()`` limits BLAS to one thread while any kgrag thread is inside it and puts
 the process's setting back when the last one leaves. The setting is process-wide: BLAS work
 of the application on other threads meanwhile runs on one thread too.
+
+The thread that limits is not always the one that puts the setting back. threadpoolctl 3.8
+lets only the thread that last set OpenBLAS's pool size set it again while that thread lives
+and silently ignores the others, so each change here gives that control up again at once.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ def one_blas_thread() -> Iterator[None]:
 
                 _controller = ThreadpoolController()
             _restore = _controller.limit(limits=1, user_api="blas")
+            _give_up_control()
         _inside += 1
     try:
         yield
@@ -43,4 +48,15 @@ def one_blas_thread() -> Iterator[None]:
             _inside -= 1
             if _inside == 0 and _restore is not None:
                 _restore.restore_original_limits()
+                _give_up_control()
                 _restore = None
+
+
+def _give_up_control() -> None:
+    # clears the controlling thread only if it is this one, so an application thread that
+    # holds the control for its own limit keeps it; threadpoolctl before 3.8 has no such control
+    from threadpoolctl import OpenBLASController
+
+    clear = getattr(OpenBLASController, "clear_controlling_thread", None)
+    if clear is not None:
+        clear()

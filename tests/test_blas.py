@@ -28,6 +28,7 @@ np.ones((2, 2)) @ np.ones((2, 2))  # numpy's BLAS is loaded
 before = _blas_threads()
 assert before, "numpy has no BLAS threadpool to limit"
 first_inside, second_in, release = threading.Event(), threading.Event(), threading.Event()
+second_out = threading.Event()
 seen = {}
 
 def first():
@@ -37,6 +38,9 @@ def first():
         second_in.wait(10)
     seen["first left"] = _blas_threads()  # the second is still inside: still one thread
     release.set()
+    # alive while the second puts the setting back: threadpoolctl 3.8 lets only the thread
+    # that last set OpenBLAS's limit set it again while that thread lives
+    second_out.wait(10)
 
 def second():
     first_inside.wait(10)
@@ -44,6 +48,8 @@ def second():
         second_in.set()
         release.wait(10)
         seen["second"] = _blas_threads()
+    seen["second left"] = _blas_threads()
+    second_out.set()
 
 threads = [threading.Thread(target=first), threading.Thread(target=second)]
 for t in threads:
@@ -51,6 +57,7 @@ for t in threads:
 for t in threads:
     t.join(20)
 assert seen["first"] == seen["first left"] == seen["second"] == [1] * len(before), (seen, before)
+assert seen["second left"] == before, (seen, before)
 assert _blas_threads() == before, (_blas_threads(), before)
 print("ok")
 """
