@@ -163,10 +163,37 @@ def test_wordllama_unpadded_pooling_equals_wordllamas_own_padded_average(offline
     texts = [CAT, "ok", REVENUE * 40, "Zyxqv Ωmega naïve café 東京 🙂", CAT_PARAPHRASE + " " + CAT * 3]
     e = WordLlamaEmbedder(dim=dim)
     ours = e.embed(texts)
-    model = wordllama_module._load("l2_supercat", dim)
+    model = wordllama_module._library_model("l2_supercat", 256, None if dim == 256 else dim)  # WordLlama's own loader
     for mine, theirs in zip(ours, model.embed(texts, norm=False).tolist()):
         length = math.sqrt(sum(x * x for x in theirs))
         assert mine == pytest.approx([x / length for x in theirs], abs=1e-6)
+
+
+def test_wordllama_files_read_directly_are_the_model_wordllama_loads(offline):
+    import numpy as np
+
+    ours = wordllama_module._from_files(wordllama_module._package_dir(), "l2_supercat", 256)
+    assert ours is not None
+    theirs = wordllama_module._library_model("l2_supercat", 256, None)
+    assert ours.embedding.dtype == np.float32 and ours.embedding.flags.c_contiguous
+    assert np.array_equal(ours.embedding, theirs.embedding)
+    # the same tokenizer: WordLlama's, with its padding taken off as kgrag pools without it
+    from tokenizers import Tokenizer
+
+    unpadded = Tokenizer.from_str(theirs.tokenizer.to_str())
+    unpadded.no_padding()
+    assert ours.tokenizer.to_str() == unpadded.to_str()
+    assert ours.tokenizer.padding is None and ours.tokenizer.truncation is None
+
+
+def test_wordllama_loads_through_wordllama_where_the_files_are_not_as_expected(offline, monkeypatch):
+    direct = WordLlamaEmbedder().embed([CAT, REVENUE])
+    monkeypatch.setattr(wordllama_module, "_TENSOR", "no.such.tensor")
+    assert wordllama_module._from_files(wordllama_module._package_dir(), "l2_supercat", 256) is None
+    model = wordllama_module._load_uncached("l2_supercat", 256)  # through WordLlama.load
+    monkeypatch.setattr(wordllama_module, "_models", {("l2_supercat", 256): model})
+    monkeypatch.setattr(wordllama_module, "_poolers", {})
+    assert WordLlamaEmbedder().embed([CAT, REVENUE]) == direct  # the same matrix and tokenizer: the same floats
 
 
 def test_wordllama_smaller_dims_are_the_renormalised_prefix_of_the_shipped_256(offline):
@@ -228,7 +255,8 @@ def test_wordllama_touches_neither_the_network_nor_the_root_logger():
         from kgrag_neo4j.providers import WordLlamaEmbedder
         v = WordLlamaEmbedder().embed(["offline please"])
         root = logging.getLogger()
-        print(len(v[0]), len(root.handlers), root.level)
+        import sys
+        print(len(v[0]), len(root.handlers), root.level, "wordllama" in sys.modules)
         """
     )
     run = subprocess.run(
@@ -239,7 +267,8 @@ def test_wordllama_touches_neither_the_network_nor_the_root_logger():
         env={"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["256", "0", str(logging.WARNING)]
+    # (and never imported wordllama: its files are read directly)
+    assert run.stdout.split() == ["256", "0", str(logging.WARNING), "False"]
 
 
 # --- SentenceTransformerEmbedder (extra "local": not installed here) ------------------------------

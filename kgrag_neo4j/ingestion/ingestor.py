@@ -112,6 +112,33 @@ class _Doubling:
         self.limit = max(1, min(self.limit * 2, self.most))
 
 
+class _Batcher:
+    """Documents cut into write batches of about ``limit.limit`` chunks (a larger document
+    alone; the limit grows after each batch). A batch runs on across the groups the files are
+    read in: the last documents of a group wait for the next group's rather than go alone in a
+    small transaction (each commit costs the database about the same whatever its size)."""
+
+    def __init__(self, limit: _Doubling) -> None:
+        self.limit = limit
+        self.batch: list[_Doc] = []
+        self.size = 0
+
+    def add(self, d: _Doc) -> list[_Doc] | None:
+        """Take a chunked document; the batch it closed, if adding it would overflow one."""
+        n = len(d.chunks)
+        full = None
+        if self.batch and self.size + n > self.limit.limit:
+            full = self.take()
+            self.limit.grow()
+        self.batch.append(d)
+        self.size += n
+        return full
+
+    def take(self) -> list[_Doc]:
+        batch, self.batch, self.size = self.batch, [], 0
+        return batch
+
+
 @dataclass(frozen=True, slots=True)
 class FileResult:
     """What ``Ingestor.ingest_paths`` (or ``aingest_paths``) did with one file: its
@@ -468,32 +495,39 @@ class Ingestor:
         # transaction costs the server less CPU but kept a lone writer waiting: bench/NOTES.md)
         most = BATCH_CHUNKS if writers > 1 else max(1, BATCH_CHUNKS // 2)
         batch_limit = _Doubling(FIRST_BATCH_CHUNKS if ramp else most, most)
+        batcher = _Batcher(batch_limit)
         with ThreadPoolExecutor(max_workers=writers, thread_name_prefix="kgrag-ingest-writer") as writer:
             in_flight: deque[tuple[Future, list[_Doc]]] = deque()
+
+            def send(batch: list[_Doc]) -> None:
+                ready = self._prepare(batch)  # while the previous batches are being written
+                prepared = {id(d) for d in ready}
+                finish([d for d in batch if id(d) not in prepared])
+                if in_flight and linker is not None and \
+                        _chunks_of(in_flight[-1][1]) + _chunks_of(ready) > linker.window:
+                    # chunks leaving the linker's window must be committed: the index
+                    # answers for them from now on
+                    while in_flight:
+                        finish(self._collect(in_flight.popleft()))
+                self._link(ready, linker)
+                while len(in_flight) >= writers:
+                    finish(self._collect(in_flight.popleft()))
+                if ready and self.cancel_event.is_set():
+                    # cancelled while the batches ahead were written: not this one
+                    finish(self._cancelled(ready))
+                    ready = []
+                if ready:
+                    in_flight.append((writer.submit(self._write, ready), ready))
+
             try:
                 for group in self._groups(items, content_type, ramp=ramp):
                     docs = [d for d in group if d.error is None]
                     done = [d for d in group if d.error is not None] + self._skip_unchanged(docs)
                     finish(done)
-                    for batch in self._batches([d for d in docs if d.result is None], batch_limit):
-                        ready = self._prepare(batch)  # while the previous batches are being written
-                        prepared = {id(d) for d in ready}
-                        finish([d for d in batch if id(d) not in prepared])
-                        if in_flight and linker is not None and \
-                                _chunks_of(in_flight[-1][1]) + _chunks_of(ready) > linker.window:
-                            # chunks leaving the linker's window must be committed: the index
-                            # answers for them from now on
-                            while in_flight:
-                                finish(self._collect(in_flight.popleft()))
-                        self._link(ready, linker)
-                        while len(in_flight) >= writers:
-                            finish(self._collect(in_flight.popleft()))
-                        if ready and self.cancel_event.is_set():
-                            # cancelled while the batches ahead were written: not this one
-                            finish(self._cancelled(ready))
-                            ready = []
-                        if ready:
-                            in_flight.append((writer.submit(self._write, ready), ready))
+                    for batch in self._batches([d for d in docs if d.result is None], batcher):
+                        send(batch)
+                if batcher.batch:
+                    send(batcher.take())
                 while in_flight:
                     finish(self._collect(in_flight.popleft()))
             finally:
@@ -647,27 +681,20 @@ class Ingestor:
                 unchanged.append(d)
         return unchanged
 
-    def _batches(self, docs: Sequence[_Doc], chunks: _Doubling) -> Iterator[list[_Doc]]:
-        """Chunk the documents and cut them into write batches of about ``chunks.limit`` chunks
-        (a larger document alone). A document that cannot be chunked gets its error."""
-        batch: list[_Doc] = []
-        size = 0
+    def _batches(self, docs: Sequence[_Doc], batcher: _Batcher) -> Iterator[list[_Doc]]:
+        """Chunk the documents and yield the write batches they fill (``_Batcher``); the
+        documents of a batch not yet full wait in the batcher. A document that cannot be
+        chunked gets its error and is reported with its batch."""
         for d in docs:
             try:
                 self._chunk_doc(d)
             except KgragError as exc:
                 d.error = exc
-                batch.append(d)  # reported with its batch
+                batcher.batch.append(d)
                 continue
-            n = len(d.chunks)
-            if batch and size + n > chunks.limit:
-                yield batch
-                batch, size = [], 0
-                chunks.grow()
-            batch.append(d)
-            size += n
-        if batch:
-            yield batch
+            full = batcher.add(d)
+            if full is not None:
+                yield full
 
     def _chunk_doc(self, d: _Doc) -> None:
         plain = d.text
@@ -695,6 +722,9 @@ class Ingestor:
         document's own edges (sequence, LLM). Returns the documents ready to link and write."""
         docs = [d for d in batch if d.error is None]
         if not docs:
+            return []
+        if self.cancel_event.is_set():
+            self._cancelled(docs)
             return []
         try:
             if len(docs) > 1:
