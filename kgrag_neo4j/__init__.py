@@ -12,13 +12,7 @@ Names resolve lazily, so ``import kgrag_neo4j`` loads neither a vendor SDK nor a
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
-
-try:
-    __version__ = version("kgrag-neo4j")
-except PackageNotFoundError:  # a source checkout that was never installed
-    __version__ = "0.0.0"
 
 #: public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -155,7 +149,23 @@ __all__ = [  # the public surface: the names of _EXPORTS (tests/test_public_api.
 ]
 
 
+__version__: str  # set by __getattr__ on first use
+
+
+def _version() -> str:
+    # looked up on first use: importlib.metadata (email, zipfile) took 0.1 s of every import
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kgrag-neo4j")
+    except PackageNotFoundError:  # a source checkout that was never installed
+        return "0.0.0"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        value = globals()[name] = _version()
+        return value
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'kgrag_neo4j' has no attribute {name!r}")

@@ -23,6 +23,16 @@ def test_every_exported_name_resolves(name):
     assert getattr(kgrag_neo4j, name) is not None
 
 
+def test_version_is_the_installed_distributions_and_costs_no_import_until_asked():
+    from importlib.metadata import version
+
+    assert kgrag_neo4j.__version__ == version("kgrag-neo4j")
+    # importlib.metadata (email, zipfile) was 0.1 s of every `kgrag` command
+    code = "import sys, kgrag_neo4j.cli; print('importlib.metadata' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0 and done.stdout.split() == ["False"], done.stderr
+
+
 def _type_checking_imports() -> dict[str, str]:
     """name -> module (relative to the package) of the ``if TYPE_CHECKING:`` block of
     kgrag_neo4j/__init__.py, read from its source."""
