@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[dev,bench]"
 	@# an editable install leaves the package's bytecode to the first import, which writes none
 	@# under PYTHONDONTWRITEBYTECODE: every `kgrag` command then compiled 100 modules (0.1 s)
-	$(BIN)/python -m compileall -q kgrag_neo4j >/dev/null
+	$(BIN)/python -m compileall -q kgrag_neo4j
 	touch $(STAMP)
 
 ## install: virtual environment with the package and its test extras

@@ -53,8 +53,9 @@ def one_blas_thread() -> Iterator[None]:
 
 
 def _give_up_control() -> None:
-    # clears the controlling thread only if it is this one, so an application thread that
-    # holds the control for its own limit keeps it; threadpoolctl before 3.8 has no such control
+    # clears the controlling thread only if it is this one: an application thread that holds
+    # the control for its own limit keeps it, unless kgrag runs on that very thread inside the
+    # application's limit (which then ends the control early). threadpoolctl before 3.8 has none
     from threadpoolctl import OpenBLASController
 
     clear = getattr(OpenBLASController, "clear_controlling_thread", None)

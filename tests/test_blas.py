@@ -3,6 +3,7 @@ when kgrag threads overlap inside it."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -27,6 +28,7 @@ def _blas_threads():
 np.ones((2, 2)) @ np.ones((2, 2))  # numpy's BLAS is loaded
 before = _blas_threads()
 assert before, "numpy has no BLAS threadpool to limit"
+assert 1 not in before, ("BLAS is on one thread already: nothing to see", before)
 first_inside, second_in, release = threading.Event(), threading.Event(), threading.Event()
 second_out = threading.Event()
 seen = {}
@@ -66,7 +68,9 @@ print("ok")
 def test_one_thread_inside_and_the_setting_back_after_overlapping_users():
     # in a process of its own: the BLAS setting is process-wide, and threads other tests leave
     # behind (a cancelled ingest finishing its batch) would take part
-    done = subprocess.run([sys.executable, "-c", _OVERLAP], capture_output=True, text=True, timeout=120)
+    # two BLAS threads to begin with, whatever the machine's cores
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}
+    done = subprocess.run([sys.executable, "-c", _OVERLAP], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 

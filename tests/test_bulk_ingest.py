@@ -498,6 +498,70 @@ def test_a_cancelled_folder_writes_nothing_more_and_says_so_per_file(store, driv
     assert sorted(r.status for r in again) == sorted(["unchanged"] * len(written) + ["new"] * len(cancelled))
 
 
+def _small_groups(monkeypatch, *, files: int, chunks: int) -> None:
+    import kgrag_neo4j.ingestion.ingestor as ingestor_module
+
+    for name, value in (("FIRST_GROUP_FILES", files), ("GROUP_FILES", files), ("FIRST_BATCH_CHUNKS", chunks), ("BATCH_CHUNKS", chunks)):
+        monkeypatch.setattr(ingestor_module, name, value)
+
+
+def _loads_recorded(ingestor: Ingestor, events: list) -> None:
+    real = ingestor._load_file
+
+    def load(path, **kwargs):
+        events.append(("load", path))
+        return real(path, **kwargs)
+
+    ingestor._load_file = load
+
+
+def test_a_batch_held_over_to_the_next_group_is_cancelled_with_the_run(store, driver, hashing_embedder, tmp_path, monkeypatch):
+    from kgrag_neo4j.errors import Cancelled
+
+    # groups of 3 files, batches of 2 chunks: the third file waits for the next group's
+    _small_groups(monkeypatch, files=3, chunks=2)
+    paths = _folder(tmp_path, 9)
+    embedder = CountingEmbedder(hashing_embedder)
+    ingestor = Ingestor(store, embedder)
+    real = ingestor._load_file
+
+    def cancel_at_the_next_group(path, **kwargs):
+        if path == str(paths[3]):
+            ingestor.cancel()
+        return real(path, **kwargs)
+
+    ingestor._load_file = cancel_at_the_next_group
+    results = ingestor.ingest_paths(paths)
+    assert [r.status for r in results[:2]] == ["new", "new"]
+    assert all(isinstance(r.exception, Cancelled) for r in results[2:]), [r.status for r in results]
+    assert set(documents(driver, store.namespace)) == {r.result.document_id for r in results[:2]}
+    assert embedder.calls == 1  # the held-over file was not even embedded after the cancel
+
+
+class _PoisonedChunker(RecursiveChunker):
+    """Refuses a text that says POISON, as a chunker refuses what it cannot cut."""
+
+    def chunk(self, text):
+        if "POISON" in text:
+            raise InputError("the chunker refused this text")
+        return super().chunk(text)
+
+
+def test_a_file_that_cannot_be_chunked_is_reported_before_the_next_group_is_read(store, driver, hashing_embedder, tmp_path, monkeypatch):
+    _small_groups(monkeypatch, files=4, chunks=2)
+    paths = _folder(tmp_path, 6)
+    (tmp_path / "poison.txt").write_text("POISON for the chunker\n")
+    # group 1: doc-000, doc-001 (a batch), doc-002 (held over to the next group), poison
+    paths[3:3] = [tmp_path / "poison.txt"]
+    ingestor = Ingestor(store, hashing_embedder, chunker=_PoisonedChunker())
+    events: list = []
+    _loads_recorded(ingestor, events)
+    results = ingestor.ingest_paths(paths, on_result=lambda r: events.append(("result", r.path)))
+    assert [r.status for r in results] == ["new", "new", "new", "failed", "new", "new", "new"]
+    assert events.index(("result", str(paths[3]))) < events.index(("load", str(paths[4])))
+    assert len(documents(driver, store.namespace)) == 6
+
+
 def test_cross_document_edges_during_a_folder_ingest_complete_the_pending_hash(store, driver, hashing_embedder, tmp_path):
     import json as _json
 

@@ -436,7 +436,7 @@ class Ingestor:
         chunking and no embedding); the changed ones are chunked, embedded and written in batches of about
         ``BATCH_CHUNKS`` chunks, one transaction each, ``WRITERS`` at once while the next batch
         is embedded (one at a time, and half the size, when a batch's edges may point to the
-        batch before it).
+        batch before it). A group's last files may wait for the next group's to fill a batch.
         Each document is still all or nothing, and a failing file (unreadable, empty, refused
         by the store) is reported in its ``FileResult`` without stopping the others; a lost
         connection to the database stops the run (it raises). ``on_result`` is called once
@@ -503,6 +503,8 @@ class Ingestor:
                 ready = self._prepare(batch)  # while the previous batches are being written
                 prepared = {id(d) for d in ready}
                 finish([d for d in batch if id(d) not in prepared])
+                if not ready:
+                    return
                 if in_flight and linker is not None and \
                         _chunks_of(in_flight[-1][1]) + _chunks_of(ready) > linker.window:
                     # chunks leaving the linker's window must be committed: the index
@@ -684,13 +686,17 @@ class Ingestor:
     def _batches(self, docs: Sequence[_Doc], batcher: _Batcher) -> Iterator[list[_Doc]]:
         """Chunk the documents and yield the write batches they fill (``_Batcher``); the
         documents of a batch not yet full wait in the batcher. A document that cannot be
-        chunked gets its error and is reported with its batch."""
+        chunked (or comes after a cancel) gets its error and is yielded alone, so it is reported
+        at once."""
         for d in docs:
+            if self.cancel_event.is_set():
+                yield self._cancelled([d])
+                continue
             try:
                 self._chunk_doc(d)
             except KgragError as exc:
                 d.error = exc
-                batcher.batch.append(d)
+                yield [d]
                 continue
             full = batcher.add(d)
             if full is not None:

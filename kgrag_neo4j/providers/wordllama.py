@@ -18,6 +18,7 @@ import functools
 import importlib.util
 import itertools
 import logging
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -198,15 +199,22 @@ def _load_uncached(config: str, dim: int) -> _Model:
 
 #: the tensor of the token vectors in a WordLlama weights file (``WordLlama._load``'s default)
 _TENSOR = "embedding.weight"
+#: what a WordLlama config is named like (``l2_supercat``); anything else goes to its loader
+_CONFIG_NAME = re.compile(r"[a-z0-9_]+")
 
 
 def _from_files(package_dir: Path, config: str, weights_dim: int) -> _Model | None:
     """The model read from the package's files as ``WordLlama.load`` reads them, or None where
     they are not as this wordllama lays them out."""
     import numpy as np
-    from safetensors import safe_open
-    from tokenizers import Tokenizer
 
+    if not _CONFIG_NAME.fullmatch(config):
+        return None  # wordllama's loader refuses it in its own words
+    try:
+        from safetensors import safe_open
+        from tokenizers import Tokenizer
+    except ImportError:
+        return None
     weights = package_dir / "weights" / f"{config}_{weights_dim}.safetensors"
     tokenizer_file = package_dir / "tokenizers" / f"{config}_tokenizer_config.json"
     if not (weights.is_file() and tokenizer_file.is_file()):
