@@ -28,6 +28,7 @@ __all__ = [
     "CrossDocumentPairer",
     "DocumentChunkLister",
     "DocumentCompleter",
+    "DocumentPresence",
     "DocumentStates",
     "EdgeDeleter",
     "EmbedderRegistry",
@@ -210,6 +211,14 @@ class DocumentStates(Protocol):
     def document_states(self, document_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """``{document id: {content_hash, chunk_count}}`` of the ids stored in the namespace."""
         ...
+
+
+@runtime_checkable
+class DocumentPresence(Protocol):
+    """Whether the namespace holds any document: an ingest into an empty namespace has no
+    content hash to compare, so it reads none."""
+
+    def has_documents(self) -> bool: ...
 
 
 @runtime_checkable

@@ -200,7 +200,7 @@ def test_a_folder_in_batches_with_failures_reported_per_file(store, driver, hash
     assert [r.status for r in again if r.status != "failed"] == ["unchanged"] * 20
     assert all(r.result.chunk_count == 1 for r in again if r.status == "unchanged")
     assert embedder.calls == 0
-    assert store.runner.round_trips - before == 4  # 23 files in groups of 7
+    assert store.runner.round_trips - before == 1 + 4  # is anything stored; 23 files in groups of 7
     assert duplicates(driver, store.namespace) == 0
 
 
@@ -241,13 +241,63 @@ def test_the_first_groups_and_batches_are_small_and_double(driver, schema_ready,
     assert len(documents(driver, namespace)) == 40
     before = store.runner.round_trips
     assert [r.status for r in Ingestor(store, hashing_embedder).ingest_paths(paths)] == ["unchanged"] * 40
-    assert store.runner.round_trips - before == 5
+    assert store.runner.round_trips - before == 1 + 5  # is anything stored; one read per group
     # with similarity edges the batches are full from the start: a chunk is linked to its own
     # and earlier batches, so a small first batch would give its chunks fewer candidates
     linked = _SizedStore(driver, namespace=make_namespace())
     Ingestor(linked, hashing_embedder, graph=IngestGraphOptions(similarity_edges=True)).ingest_paths(_folder(tmp_path, 40))
     # (and written one at a time, so half the size: 4)
     assert linked.batch_sizes == [4] * 10
+
+
+class _StatesCounted(Neo4jStore):
+    """The real store, counting its reads of content hashes."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.state_reads = 0
+
+    def document_states(self, document_ids):
+        self.state_reads += 1
+        return super().document_states(document_ids)
+
+
+def test_an_empty_namespace_reads_no_content_hashes(driver, schema_ready, namespace, hashing_embedder, tmp_path, monkeypatch):
+    import kgrag_neo4j.ingestion.ingestor as ingestor_module
+
+    monkeypatch.setattr(ingestor_module, "GROUP_FILES", 4)
+    monkeypatch.setattr(ingestor_module, "FIRST_GROUP_FILES", 4)
+    store = _StatesCounted(driver, namespace=namespace)
+    paths = _folder(tmp_path, 10)
+    assert [r.status for r in Ingestor(store, hashing_embedder).ingest_paths(paths[:6])] == ["new"] * 6
+    assert store.state_reads == 0
+    # a namespace that holds documents: one read per group, and the unchanged are not written
+    results = Ingestor(store, hashing_embedder).ingest_paths(paths)
+    assert [r.status for r in results] == ["unchanged"] * 6 + ["new"] * 4
+    assert store.state_reads == 3
+    assert len(documents(driver, namespace)) == 10 and duplicates(driver, namespace) == 0
+
+
+def test_two_runs_into_an_empty_namespace_at_once_write_each_file_once(driver, schema_ready, namespace, hashing_embedder, tmp_path):
+    # neither run reads content hashes (the namespace was empty when each began): the write
+    # itself finds the documents the other run wrote first
+    paths = _folder(tmp_path, 30)
+    results: list = []
+
+    def run() -> None:
+        results.append(Ingestor(Neo4jStore(driver, namespace=namespace), hashing_embedder).ingest_paths(paths))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert len(results) == 2
+    for statuses in zip(*[[r.status for r in rs] for rs in results]):
+        assert sorted(statuses) == ["new", "unchanged"], statuses  # written by one run, found by the other
+    state = documents(driver, namespace)
+    assert len(state) == 30 and all(len(doc["chunks"]) == 1 for doc in state.values())
+    assert duplicates(driver, namespace) == 0 and orphan_chunks(driver, namespace) == 0
 
 
 class _SlowStore(Neo4jStore):

@@ -47,6 +47,7 @@ from ..protocols import (
     CrossDocumentPairer,
     DocumentChunkLister,
     DocumentCompleter,
+    DocumentPresence,
     DocumentStates,
     EdgeDeleter,
     EmbedderRegistry,
@@ -496,6 +497,9 @@ class Ingestor:
         most = BATCH_CHUNKS if writers > 1 else max(1, BATCH_CHUNKS // 2)
         batch_limit = _Doubling(FIRST_BATCH_CHUNKS if ramp else most, most)
         batcher = _Batcher(batch_limit)
+        # an empty namespace has nothing unchanged: one read instead of one per group (a file
+        # written meanwhile by another run is still found by the write, which MERGEs documents)
+        nothing_stored = isinstance(self.store, DocumentPresence) and not self.store.has_documents()
         with ThreadPoolExecutor(max_workers=writers, thread_name_prefix="kgrag-ingest-writer") as writer:
             in_flight: deque[tuple[Future, list[_Doc]]] = deque()
 
@@ -524,7 +528,7 @@ class Ingestor:
             try:
                 for group in self._groups(items, content_type, ramp=ramp):
                     docs = [d for d in group if d.error is None]
-                    done = [d for d in group if d.error is not None] + self._skip_unchanged(docs)
+                    done = [d for d in group if d.error is not None] + ([] if nothing_stored else self._skip_unchanged(docs))
                     finish(done)
                     for batch in self._batches([d for d in docs if d.result is None], batcher):
                         send(batch)

@@ -553,6 +553,10 @@ class DocumentsMixin:
                     out[r["id"]] = {"content_hash": r["content_hash"], "chunk_count": int(r["chunk_count"])}
         return out
 
+    def has_documents(self) -> bool:
+        """Whether the namespace holds any document (one cheap read)."""
+        return bool(self.runner.read("documents/has_documents", namespace=self.namespace)[0]["found"])
+
     def has_embedded_chunks(self) -> bool:
         """Whether the namespace holds any chunk with an embedding."""
         return bool(self.runner.read("chunks/has_embedded_chunks", namespace=self.namespace)[0]["found"])
