@@ -495,8 +495,7 @@ class Ingestor:
         # one writer at a time: half the size, which that writer commits sooner (a larger
         # transaction costs the server less CPU but kept a lone writer waiting: bench/NOTES.md)
         most = BATCH_CHUNKS if writers > 1 else max(1, BATCH_CHUNKS // 2)
-        batch_limit = _Doubling(FIRST_BATCH_CHUNKS if ramp else most, most)
-        batcher = _Batcher(batch_limit)
+        batcher = _Batcher(_Doubling(FIRST_BATCH_CHUNKS if ramp else most, most))
         # an empty namespace has nothing unchanged: one read instead of one per group (a file
         # written meanwhile by another run is still found by the write, which MERGEs documents)
         nothing_stored = isinstance(self.store, DocumentPresence) and not self.store.has_documents()
@@ -518,12 +517,11 @@ class Ingestor:
                 self._link(ready, linker)
                 while len(in_flight) >= writers:
                     finish(self._collect(in_flight.popleft()))
-                if ready and self.cancel_event.is_set():
+                if self.cancel_event.is_set():
                     # cancelled while the batches ahead were written: not this one
                     finish(self._cancelled(ready))
-                    ready = []
-                if ready:
-                    in_flight.append((writer.submit(self._write, ready), ready))
+                    return
+                in_flight.append((writer.submit(self._write, ready), ready))
 
             try:
                 for group in self._groups(items, content_type, ramp=ramp):
