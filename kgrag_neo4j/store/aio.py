@@ -22,7 +22,18 @@ from neo4j import exceptions as neo4j_exc
 
 from ..errors import ConfigurationError
 from ..settings import Neo4jSettings
-from .runner import ConcurrentDelete, CypherRunner, Plan, RaceRetry, Rows, T, connect_driver, log_safe, map_neo4j_errors
+from .runner import (
+    ConcurrentDelete,
+    CypherRunner,
+    Plan,
+    RaceRetry,
+    Rows,
+    T,
+    connect_driver,
+    log_safe,
+    map_neo4j_errors,
+    worth_a_managed_retry,
+)
 
 __all__ = ["AsyncCypherRunner", "AsyncDrivers", "connect_async_driver"]
 
@@ -51,16 +62,26 @@ class AsyncCypherRunner:
             return [dict(zip(r.keys(), r.values())) async for r in result]
 
         retry = RaceRetry()
+        managed = False
         with map_neo4j_errors(self.sync.where):
             while True:
                 try:
-                    # as the sync runner: the driver's managed read, BEGIN sent with the RUN
-                    rows: Rows = await self.driver.execute_query(
-                        q.text, sent, routing_=neo4j.RoutingControl.READ, database_=self.sync.database,
-                        bookmark_manager_=None, result_transformer_=rows_of,
-                    )
+                    # as the sync runner: one round trip in auto-commit, the driver's managed,
+                    # retried read after a connection or transient error
+                    if managed:
+                        rows: Rows = await self.driver.execute_query(
+                            q.text, sent, routing_=neo4j.RoutingControl.READ, database_=self.sync.database,
+                            bookmark_manager_=None, result_transformer_=rows_of,
+                        )
+                    else:
+                        async with self.driver.session(database=self.sync.database,
+                                                       default_access_mode=neo4j.READ_ACCESS) as session:
+                            rows = await rows_of(await session.run(q.text, sent))
                     break
-                except (neo4j_exc.Neo4jError, neo4j_exc.ResultFailedError, ConcurrentDelete) as exc:
+                except (neo4j_exc.Neo4jError, neo4j_exc.DriverError, ConcurrentDelete) as exc:
+                    if not managed and worth_a_managed_retry(exc):
+                        managed = True
+                        continue
                     await asyncio.sleep(retry.pause(exc))
         self.round_trips += 1
         if self.sync.tracer is not None:

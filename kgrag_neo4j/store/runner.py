@@ -1,7 +1,7 @@
 """Runs registered Cypher statements on a driver: the only place that touches sessions.
 
 ``mode`` of each file decides how it runs: ``read`` with read routing (a cluster sends it to a
-reader), ``write`` in a managed transaction that the driver retries on transient errors (so
+reader) in one round trip, ``write`` in a managed transaction that the driver retries on transient errors (so
 every write file is idempotent), ``schema`` one statement at a time in auto-commit. Driver
 errors are translated into the library's tree in ``map_neo4j_errors`` and nowhere else.
 """
@@ -32,7 +32,7 @@ from ..errors import (
 )
 from ..settings import Neo4jSettings
 
-__all__ = ["ConcurrentDelete", "CypherRunner", "Plan", "Read", "RaceRetry", "check_vanished", "connect_driver", "map_neo4j_errors", "read_methods", "run_plan"]
+__all__ = ["ConcurrentDelete", "CypherRunner", "Plan", "Read", "RaceRetry", "check_vanished", "connect_driver", "map_neo4j_errors", "read_methods", "run_plan", "worth_a_managed_retry"]
 
 log = logging.getLogger("kgrag_neo4j.store")
 
@@ -139,6 +139,14 @@ def race_pause(attempt: int, *, jitter: float) -> float:
     """Seconds to wait before retry ``attempt`` (0-based): doubling from 50 ms to a 1 s cap,
     times ``jitter`` (0.5 to 1.5) so colliding writers do not retry in lockstep."""
     return min(_RACE_MAX_PAUSE, _RACE_FIRST_PAUSE * 2**attempt) * jitter
+
+
+def worth_a_managed_retry(exc: BaseException) -> bool:
+    """Whether a read that failed in one auto-commit attempt should run again as the driver's
+    managed transaction, which retries it: a connection error or a transient server error
+    (what ``Driver.execute_query`` retries), not a lost race (``RaceRetry`` runs those again)."""
+    root = underlying_error(exc)
+    return isinstance(root, (neo4j_exc.Neo4jError, neo4j_exc.DriverError)) and bool(root.is_retryable())
 
 
 class RaceRetry:
@@ -345,24 +353,38 @@ class CypherRunner:
     def read(self, name: str, /, **params: Any) -> Rows:
         """Run a ``mode: read`` statement with read routing; return rows as dicts.
 
-        ``Driver.execute_query`` rather than ``Session.execute_read``: the same managed, retried
-        read transaction, but the driver sends its BEGIN in the same network write as the RUN
-        and PULL, so a read costs two round trips instead of three. No bookmark manager: as
-        with a session per call, a read does not wait for the bookmarks of earlier reads.
+        One network round trip: the statement runs in an auto-commit transaction, whose RUN
+        and PULL go out together and whose reply ends the transaction. A managed transaction
+        (``Driver.execute_query``) costs a second round trip for its COMMIT: 1.7 ms of an 18 ms
+        graph retrieval on a 2-core machine (bench/NOTES.md). What the driver's managed
+        transaction gave is kept: if the one-round-trip attempt fails with an error worth
+        retrying (a pooled connection found dead, a transient server error), the read runs
+        again as the driver's managed, retried transaction, within its retry time
+        (``max_transaction_retry_time``); a read that loses a race with a concurrent delete
+        is run again as before (``RaceRetry``). No bookmark manager: as with a session per
+        call, a read does not wait for the bookmarks of earlier reads.
         """
         q = self.read_query(name, params)
         sent = log_safe(params)
         started = time.perf_counter()
         retry = RaceRetry()
+        managed = False
         with map_neo4j_errors(self.where):
             while True:
                 try:
-                    rows: Rows = self.driver.execute_query(
-                        q.text, sent, routing_=neo4j.RoutingControl.READ, database_=self.database,
-                        bookmark_manager_=None, result_transformer_=as_rows,
-                    )
+                    if managed:
+                        rows: Rows = self.driver.execute_query(
+                            q.text, sent, routing_=neo4j.RoutingControl.READ, database_=self.database,
+                            bookmark_manager_=None, result_transformer_=as_rows,
+                        )
+                    else:
+                        with self._session(neo4j.READ_ACCESS) as session:
+                            rows = as_rows(session.run(q.text, sent))
                     break
-                except (neo4j_exc.Neo4jError, neo4j_exc.ResultFailedError, ConcurrentDelete) as exc:
+                except (neo4j_exc.Neo4jError, neo4j_exc.DriverError, ConcurrentDelete) as exc:
+                    if not managed and worth_a_managed_retry(exc):
+                        managed = True
+                        continue
                     time.sleep(retry.pause(exc))
         self._trace(name, params, started)
         return rows
