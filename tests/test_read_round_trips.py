@@ -11,9 +11,10 @@ import logging
 from urllib.parse import urlsplit
 
 import pytest
+from neo4j import exceptions as neo4j_exc
 
 from kgrag_neo4j.store import Neo4jStore
-from kgrag_neo4j.store.runner import connect_driver
+from kgrag_neo4j.store.runner import ConcurrentDelete, connect_driver, worth_a_managed_retry
 from kgrag_neo4j.types import Chunk, Document
 
 from .tcp_cut import CuttingRelay
@@ -125,3 +126,18 @@ def test_an_async_read_whose_connection_dies_under_it_runs_again(stored, relay):
         driver.close()
     assert cutter.cuts == 1
     assert second == first and first[0] == f"{stored.namespace}-c1"
+
+
+@pytest.mark.parametrize(
+    ("error", "managed"),
+    [
+        (neo4j_exc.SessionExpired("connection lost"), True),
+        (neo4j_exc.ServiceUnavailable("cannot connect"), True),
+        (neo4j_exc.ConfigurationError("bad option"), False),
+        (neo4j_exc.ResultConsumedError(None, "consumed"), False),
+        (ConcurrentDelete("deleted meanwhile"), False),  # RaceRetry's, not the driver's
+        (ValueError("not a driver error"), False),
+    ],
+)
+def test_which_failures_of_the_one_round_trip_attempt_go_to_a_managed_transaction(error, managed):
+    assert worth_a_managed_retry(error) is managed
