@@ -163,7 +163,7 @@ def test_wordllama_unpadded_pooling_equals_wordllamas_own_padded_average(offline
     texts = [CAT, "ok", REVENUE * 40, "Zyxqv Ωmega naïve café 東京 🙂", CAT_PARAPHRASE + " " + CAT * 3]
     e = WordLlamaEmbedder(dim=dim)
     ours = e.embed(texts)
-    model = wordllama_module._library_model("l2_supercat", 256, None if dim == 256 else dim)  # WordLlama's own loader
+    model = wordllama_module._library_model(wordllama_module._package_dir(), "l2_supercat", 256, None if dim == 256 else dim)  # WordLlama's own loader
     for mine, theirs in zip(ours, model.embed(texts, norm=False).tolist()):
         length = math.sqrt(sum(x * x for x in theirs))
         assert mine == pytest.approx([x / length for x in theirs], abs=1e-6)
@@ -174,7 +174,7 @@ def test_wordllama_files_read_directly_are_the_model_wordllama_loads(offline):
 
     ours = wordllama_module._from_files(wordllama_module._package_dir(), "l2_supercat", 256)
     assert ours is not None
-    theirs = wordllama_module._library_model("l2_supercat", 256, None)
+    theirs = wordllama_module._library_model(wordllama_module._package_dir(), "l2_supercat", 256, None)
     assert ours.embedding.dtype == np.float32 and ours.embedding.flags.c_contiguous
     assert np.array_equal(ours.embedding, theirs.embedding)
     # the same tokenizer: WordLlama's, with its padding taken off as kgrag pools without it

@@ -194,7 +194,7 @@ def _load_uncached(config: str, dim: int) -> _Model:
         weights_dim, trunc_dim = larger[0], dim
     # a truncation goes through wordllama, which knows the dimensions each model was trained for
     model = _from_files(package_dir, config, weights_dim) if trunc_dim is None else None
-    return model or _from_library(config, weights_dim, trunc_dim)
+    return model or _from_library(package_dir, config, weights_dim, trunc_dim)
 
 
 #: the tensor of the token vectors in a WordLlama weights file (``WordLlama._load``'s default)
@@ -237,7 +237,7 @@ def _unpadded(tokenizer: Any) -> Any:
     return tokenizer
 
 
-def _library_model(config: str, weights_dim: int, trunc_dim: int | None) -> Any:
+def _library_model(package_dir: Path, config: str, weights_dim: int, trunc_dim: int | None) -> Any:
     """``WordLlama.load`` from the installed package's folder, never downloading."""
     wordllama = _import_wordllama()
     try:
@@ -248,17 +248,17 @@ def _library_model(config: str, weights_dim: int, trunc_dim: int | None) -> Any:
             config=config,
             dim=weights_dim,
             trunc_dim=trunc_dim,
-            cache_dir=_package_dir(),
+            cache_dir=package_dir,
             disable_download=True,
         )
     except (FileNotFoundError, ValueError, AttributeError) as exc:
         raise ConfigurationError(f"cannot load WordLlama {config!r} at {trunc_dim or weights_dim} dims offline: {exc}") from exc
 
 
-def _from_library(config: str, weights_dim: int, trunc_dim: int | None) -> _Model:
+def _from_library(package_dir: Path, config: str, weights_dim: int, trunc_dim: int | None) -> _Model:
     from tokenizers import Tokenizer
 
-    model = _library_model(config, weights_dim, trunc_dim)
+    model = _library_model(package_dir, config, weights_dim, trunc_dim)
     # a copy: the model's own tokenizer stays as WordLlama configured it (padding on)
     return _Model(model.embedding, _unpadded(Tokenizer.from_str(model.tokenizer.to_str())))
 

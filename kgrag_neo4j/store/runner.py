@@ -1,9 +1,10 @@
 """Runs registered Cypher statements on a driver: the only place that touches sessions.
 
 ``mode`` of each file decides how it runs: ``read`` with read routing (a cluster sends it to a
-reader) in one round trip, ``write`` in a managed transaction that the driver retries on transient errors (so
-every write file is idempotent), ``schema`` one statement at a time in auto-commit. Driver
-errors are translated into the library's tree in ``map_neo4j_errors`` and nowhere else.
+reader) in one round trip, ``write`` in a managed transaction that the driver retries on
+transient errors (so every write file is idempotent), ``schema`` one statement at a time in
+auto-commit. Driver errors are translated into the library's tree in ``map_neo4j_errors`` and
+nowhere else.
 """
 
 from __future__ import annotations
