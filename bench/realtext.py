@@ -355,6 +355,11 @@ def chunk_id(i: int) -> str:
     return f"rt{i:07d}"
 
 
+def chunk_index(chunk: str) -> int:
+    """The corpus row of a ``chunk_id``."""
+    return int(chunk[2:])
+
+
 def load_into(store, corpus: RealText, *, edges: bool = True, doc_batch: int = 200) -> dict[str, float]:
     """The corpus into ``store`` with ``store_documents`` (precomputed vectors), one document
     per page; with ``edges``, sequence edges inside documents and the exact similar_to edges.

@@ -10,7 +10,8 @@ finds more of the exact nearest neighbours, at a price in latency. kgrag asks fo
 ``Store.vector_fetch_k(top_k)`` = ``max(top_k * vector_overfetch, MIN_VECTOR_CANDIDATES)``
 (100 for the default top 10); neo4j-graphrag and langchain-neo4j ask for exactly ``top_k``
 unless given an ``effective_search_ratio``. The truth is brute-force cosine over every
-stored vector (numpy). Per setting: mean recall@10 and @5, the worst query's recall@10, the
+stored vector (numpy). Per setting: mean recall@10 (by id, and with every chunk as close as
+the exact tenth counted: repeated paragraphs tie) and @5, the worst query's recall@10, the
 share of queries that get all of their exact top 10, and p50 / p95 latency, timed
 round-robin (the order rotates query by query) so background load falls on all alike.
 
@@ -27,14 +28,14 @@ from typing import Any
 import numpy as np
 
 from .common import bench_server, print_header, print_table, result_name, stats_ms, write_results
-from .realtext import chunk_id, exact_top_k, load_into, load_realtext
+from .realtext import chunk_id, chunk_index, exact_top_k, load_into, load_realtext
 
 __all__ = ["add_arguments", "run"]
 
 QUICK_SIZES = [10_000]
 FULL_SIZES = [10_000, 100_000]
 TOP_K = 10
-CURVE = (10, 20, 50, 100, 200, 400)  # candidates asked of the index alone
+CURVE = (10, 20, 50, 100, 200, 300, 400, 600)  # candidates asked of the index alone
 TARGET = 0.97  # the recall against exact the candidate count must reach (issue 13)
 PEERS = "index asked for exactly 10 (the peers' default)"
 KGRAG = "kgrag search_chunks (its default)"
@@ -59,7 +60,7 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"size": corpus.n, "top_k": TOP_K, "settings": {}, "curve": {}}
     qv = corpus.query_vectors[: args.queries]
     queries = qv.astype(np.float64).tolist()
-    top, _ = exact_top_k(corpus.vectors, qv, TOP_K)
+    top, exact_scores = exact_top_k(corpus.vectors, qv, TOP_K)
     truth = [[chunk_id(int(i)) for i in row] for row in top]
     with bench_server(heap=heap, pagecache=pagecache) as srv:
         out["neo4j"] = srv.neo4j_version
@@ -82,6 +83,7 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             times: dict[str, list[float]] = {n: [] for n in names}
             at10: dict[str, list[float]] = {n: [] for n in names}
             at5: dict[str, list[float]] = {n: [] for n in names}
+            ties10: dict[str, list[float]] = {n: [] for n in names}
             for i, (v, exact) in enumerate(zip(queries, truth)):
                 for n in names[i % len(names):] + names[: i % len(names)]:
                     t0 = time.perf_counter()
@@ -89,10 +91,12 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
                     times[n].append(time.perf_counter() - t0)
                     at10[n].append(len(set(got[:TOP_K]) & set(exact)) / TOP_K)
                     at5[n].append(len(set(got[:5]) & set(exact[:5])) / 5)
+                    ties10[n].append(_with_ties(corpus.vectors, qv[i], got[:TOP_K], exact_scores[i, TOP_K - 1]))
         finally:
             session.close()
         for n in names:
             row = {"fetch_k": fetch[n], "recall_at_10": round(float(np.mean(at10[n])), 4),
+                   "recall_at_10_ties": round(float(np.mean(ties10[n])), 4),
                    "recall_at_5": round(float(np.mean(at5[n])), 4), "worst_recall_at_10": round(float(np.min(at10[n])), 2),
                    "all_10_found": round(float(np.mean(np.asarray(at10[n]) == 1.0)), 4), **stats_ms(times[n])}
             if n == KGRAG or n == PEERS:
@@ -102,6 +106,15 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         reached = [int(k) for k, c in out["curve"].items() if c["recall_at_10"] >= TARGET]
         out["fewest_candidates_at_target"] = min(reached) if reached else None
     return out
+
+
+def _with_ties(vectors: np.ndarray, query: np.ndarray, got: list[str], tenth: float) -> float:
+    """Recall@10 where a chunk as close as the exact tenth counts: manual pages repeat
+    paragraphs, so several chunks often tie at the tenth score and the exact top 10 by id is
+    one of several equally right answers."""
+    rows = [chunk_index(g) for g in got]
+    close = int(np.sum(vectors[rows] @ query >= tenth - 1e-6)) if rows else 0
+    return min(close, TOP_K) / TOP_K
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -116,10 +129,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         r = one_size(size, args)
         results["neo4j"] = r["neo4j"]
         results["runs"].append(r)
-        columns = ["recall@10", "recall@5", "worst query @10", "all 10 found", "p50", "p95"]
+        columns = ["recall@10", "@10, ties counted", "recall@5", "worst query @10", "all 10 found", "p50", "p95"]
 
         def cells(c: dict[str, Any]) -> list[Any]:
-            return [c["recall_at_10"], c["recall_at_5"], c["worst_recall_at_10"], c["all_10_found"], c["p50"], c["p95"]]
+            return [c["recall_at_10"], c.get("recall_at_10_ties"), c["recall_at_5"], c["worst_recall_at_10"], c["all_10_found"], c["p50"], c["p95"]]
 
         print_table(f"The index alone at {r['size']:,} chunks of real text: candidates asked vs recall of the exact top {TOP_K} "
                     f"vs latency (ms)", ["candidates", *columns], [[int(k), *cells(c)] for k, c in r["curve"].items()])

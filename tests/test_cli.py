@@ -4,6 +4,7 @@ and one clear line for every connection problem."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -48,6 +49,12 @@ def test_schema_status_and_init_are_idempotent(kgrag, namespace):
     status = json.loads(out)
     assert status["dimensions"] == 256 and not status["missing"]
     assert {"chunk_embedding", "chunk_content", "entity_embedding", "document_id"} <= {i["name"] for i in status["indexes"]}
+    vector = {i["name"]: i for i in status["indexes"] if i["type"] == "VECTOR"}
+    assert {"chunk_embedding", "entity_embedding"} <= set(vector)
+    if not os.environ.get("NEO4J_URI"):  # a server given from outside may hold an index made before
+        assert all((v["hnsw_m"], v["hnsw_ef_construction"]) == (32, 200) for v in vector.values()), vector
+    code, out, _ = kgrag("schema", "status")
+    assert re.search(r"chunk_embedding\s+VECTOR\s+ONLINE\s+HNSW m \d+, ef_construction \d+", out), out
     code, out, err = kgrag("init", "--dimensions", "64", "--namespace", namespace)
     assert code == 1 and "256" in err and "64" in err and "Traceback" not in err
 

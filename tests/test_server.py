@@ -40,6 +40,10 @@ def test_start_status_reuse_persist_stop(tmp_path):
         assert status["running"] is True and status["uri"] == uri and status["version"] == srv.NEO4J_VERSION
         assert status["data_dir"] == data and "loopback" in status["listen"]
         assert "password" not in json.dumps(status)
+        # Neo4j lists the settings it started with in its debug log: the vector index's merge
+        # factor was read (an unknown or misspelt setting stops a strict-validation start)
+        debug_log = (Path(data) / "logs" / "debug.log").read_text()
+        assert f"internal.dbms.index.vector.standard_merge_factor={srv.VECTOR_MERGE_FACTOR}" in debug_log
         again = run("server", "start", "--data-dir", data)
         assert again.exit_code == 0 and again.stdout.strip().splitlines()[-1] == uri
         assert json.loads(run("server", "status", "--data-dir", data, "--json").stdout)["pid"] == status["pid"]

@@ -56,4 +56,5 @@ def status(app: AppContext, namespace, as_json) -> None:
     if st.missing:
         click.echo("missing: " + ", ".join(st.missing))
     for i in st.indexes:
-        click.echo(f"  {i['name']:28} {i['type']:10} {i['state']}")
+        hnsw = f"  HNSW m {i['hnsw_m']}, ef_construction {i['hnsw_ef_construction']}" if i.get("hnsw_m") else ""
+        click.echo(f"  {i['name']:28} {i['type']:10} {i['state']}{hnsw}")
