@@ -30,6 +30,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import ServerError
 from .settings import Neo4jSettings
@@ -56,9 +57,8 @@ SUPPORTED_JAVA = (17, 21)
 JAVA_SEARCH_ROOTS: tuple[str, ...] = ("/usr/lib/jvm", "/opt/java", "/opt")
 DEFAULT_PORT = 7687
 DEFAULT_HTTP_PORT = 7474
-#: Lucene segments of a vector index merged at once on the local server (Neo4j's default is 50;
-#: see ``_write_conf``). A self-managed server takes the same line in its neo4j.conf.
-VECTOR_MERGE_FACTOR = 10
+#: The neo4j.conf setting behind ``vector_merge_factor`` (Neo4j 5's own default is 50)
+VECTOR_MERGE_SETTING = "internal.dbms.index.vector.standard_merge_factor"
 #: Neo4j refuses shorter passwords (dbms.security.auth_minimum_password_length)
 MIN_PASSWORD_LENGTH = 8
 _STATE_FILE = "server.json"
@@ -267,6 +267,7 @@ class LocalServer:
         heap: str | None = None,
         pagecache: str | None = None,
         version: str = NEO4J_VERSION,
+        vector_merge_factor: int | None = None,
     ):
         self.data_dir = Path(data_dir) if data_dir else default_data_dir()
         for what, value in (("port", port), ("http_port", http_port)):
@@ -277,6 +278,16 @@ class LocalServer:
         self.heap = heap or os.environ.get("KGRAG_NEO4J_HEAP", "1g")
         self.pagecache = pagecache or os.environ.get("KGRAG_NEO4J_PAGECACHE", "256m")
         self.version = version
+        merge: Any = vector_merge_factor
+        env = os.environ.get("KGRAG_NEO4J_VECTOR_MERGE_FACTOR", "").strip()
+        if merge is None and env:
+            try:
+                merge = int(env)
+            except ValueError:
+                raise ServerError(f"KGRAG_NEO4J_VECTOR_MERGE_FACTOR must be a whole number, got {env!r}") from None
+        self.vector_merge_factor = (
+            None if merge is None else check_int(merge, "the vector merge factor", minimum=2, maximum=1000, error=ServerError)
+        )
 
     # -- state --------------------------------------------------------------------------
     @property
@@ -380,16 +391,17 @@ browser.post_connect_cmd={browser_post_connect_command()}
 server.memory.pagecache.size={self.pagecache}
 dbms.usage_report.enabled=false
 db.tx_log.rotation.retention_policy=keep_none
-# Neo4j merges a vector index's Lucene segments 50 at a time, so an index written in many
-# transactions is searched segment by segment: at 100k chunks, 36 segments and 58 ms for 200
-# candidates, against 6 segments and 17 ms at 10, for the same ingest CPU (bench/NOTES.md)
-internal.dbms.index.vector.standard_merge_factor={VECTOR_MERGE_FACTOR}
 server.directories.data={d / 'data'}
 server.directories.logs={d / 'logs'}
 server.directories.run={d / 'run'}
 server.directories.plugins={d / 'plugins'}
 server.directories.import={d / 'import'}
 """
+        if self.vector_merge_factor is not None:
+            # Neo4j merges a vector index's Lucene segments 50 at a time and searches each
+            # segment on its own: fewer, larger segments answer faster but cost merges while
+            # writing (docs/operations.md, "Vector index segments")
+            conf += f"{VECTOR_MERGE_SETTING}={self.vector_merge_factor}\n"
         fd = os.open(conf_dir / "neo4j.conf", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.fchmod(fd, 0o600)
         with os.fdopen(fd, "w") as f:

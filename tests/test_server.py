@@ -31,7 +31,7 @@ def test_start_status_reuse_persist_stop(tmp_path):
     http_port = str(srv.free_port())
     while http_port == port:
         http_port = str(srv.free_port())
-    started = run("server", "start", "--data-dir", data, "--port", port, "--http-port", http_port)
+    started = run("server", "start", "--data-dir", data, "--port", port, "--http-port", http_port, "--vector-merge-factor", "10")
     assert started.exit_code == 0, started.output
     uri = started.stdout.strip().splitlines()[-1]
     assert uri == f"bolt://127.0.0.1:{port}"
@@ -43,7 +43,7 @@ def test_start_status_reuse_persist_stop(tmp_path):
         # Neo4j lists the settings it started with in its debug log: the vector index's merge
         # factor was read (an unknown or misspelt setting stops a strict-validation start)
         debug_log = (Path(data) / "logs" / "debug.log").read_text()
-        assert f"internal.dbms.index.vector.standard_merge_factor={srv.VECTOR_MERGE_FACTOR}" in debug_log
+        assert f"{srv.VECTOR_MERGE_SETTING}=10" in debug_log
         again = run("server", "start", "--data-dir", data)
         assert again.exit_code == 0 and again.stdout.strip().splitlines()[-1] == uri
         assert json.loads(run("server", "status", "--data-dir", data, "--json").stdout)["pid"] == status["pid"]
@@ -74,6 +74,24 @@ def test_the_server_listens_on_loopback_only(neo4j_settings):
                 listening.append(address)
     # 127.0.0.1 as IPv4 or IPv4-mapped IPv6; never the wildcard address
     assert listening and all(a in ("0100007F", "0000000000000000FFFF00000100007F") for a in listening), listening
+
+
+def test_the_vector_merge_factor_is_neo4js_unless_asked(monkeypatch, tmp_path):
+    monkeypatch.delenv("KGRAG_NEO4J_VECTOR_MERGE_FACTOR", raising=False)
+    conf = srv.LocalServer(tmp_path / "a")._write_conf(7687, 7474) / "neo4j.conf"
+    assert srv.VECTOR_MERGE_SETTING not in conf.read_text()
+    monkeypatch.setenv("KGRAG_NEO4J_VECTOR_MERGE_FACTOR", "12")
+    conf = srv.LocalServer(tmp_path / "b")._write_conf(7687, 7474) / "neo4j.conf"
+    assert f"\n{srv.VECTOR_MERGE_SETTING}=12\n" in conf.read_text()
+    assert srv.LocalServer(tmp_path / "c", vector_merge_factor=4).vector_merge_factor == 4  # the argument wins
+    monkeypatch.setenv("KGRAG_NEO4J_VECTOR_MERGE_FACTOR", "ten")
+    with pytest.raises(ServerError, match="KGRAG_NEO4J_VECTOR_MERGE_FACTOR must be a whole number, got 'ten'"):
+        srv.LocalServer(tmp_path / "d")
+    with pytest.raises(ServerError, match="vector merge factor must be"):
+        srv.LocalServer(tmp_path / "e", vector_merge_factor=1)
+    monkeypatch.delenv("KGRAG_NEO4J_VECTOR_MERGE_FACTOR")
+    bad = run("server", "start", "--data-dir", str(tmp_path / "f"), "--vector-merge-factor", "1")
+    assert bad.exit_code == 2 and "--vector-merge-factor" in bad.output and "Traceback" not in bad.output
 
 
 def test_port_taken_is_a_clear_error(tmp_path):

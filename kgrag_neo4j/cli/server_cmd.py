@@ -8,10 +8,12 @@ import click
 from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, pass_app
 
 
-def _server(app: AppContext, data_dir: str | None, port: int | None = None, heap=None, pagecache=None, http_port=None):
+def _server(app: AppContext, data_dir: str | None, port: int | None = None, heap=None, pagecache=None, http_port=None,
+            vector_merge_factor: int | None = None):
     from ..server import LocalServer
 
-    return LocalServer(data_dir or app.data_dir, port=port, http_port=http_port, heap=heap, pagecache=pagecache)
+    return LocalServer(data_dir or app.data_dir, port=port, http_port=http_port, heap=heap, pagecache=pagecache,
+                       vector_merge_factor=vector_merge_factor)
 
 
 @click.group()
@@ -38,11 +40,14 @@ def install_cmd() -> None:
 @click.option("--data-dir", "data_dir", help="Where data, logs and server.json live.")
 @click.option("--heap", help="JVM max heap, e.g. 1g (env KGRAG_NEO4J_HEAP).")
 @click.option("--pagecache", help="Page cache size, e.g. 256m (env KGRAG_NEO4J_PAGECACHE).")
+@click.option("--vector-merge-factor", "vector_merge_factor", type=click.IntRange(2, 1000),
+              help="Merge a vector index's segments this many at a time (Neo4j's default 50; 10 answers a large index "
+                   "several times faster, but see docs/operations.md for the cost) (env KGRAG_NEO4J_VECTOR_MERGE_FACTOR).")
 @click.option("--timeout", type=FINITE_FLOAT, default=120.0, show_default=True, help="Seconds to wait for Bolt and HTTP.")
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (as `server status --json`).")
 @pass_app
 @handle_errors
-def start(app: AppContext, port, http_port, data_dir, heap, pagecache, timeout, as_json) -> None:
+def start(app: AppContext, port, http_port, data_dir, heap, pagecache, vector_merge_factor, timeout, as_json) -> None:
     """Start the local server (installing the jars if needed) and print its URI.
 
     The Neo4j Browser URL goes to stderr (`kgrag server credentials` prints the login).
@@ -52,7 +57,7 @@ def start(app: AppContext, port, http_port, data_dir, heap, pagecache, timeout, 
 
     Example: kgrag server start --port 7687
     """
-    srv = _server(app, data_dir, port, heap, pagecache, http_port)
+    srv = _server(app, data_dir, port, heap, pagecache, http_port, vector_merge_factor=vector_merge_factor)
     before = srv.status()
     info = srv.start(timeout=timeout, echo=lambda m: click.echo(m, err=True), password=app.local_server_password())
     if before.running:
