@@ -400,7 +400,7 @@ server.directories.import={d / 'import'}
         if self.vector_merge_factor is not None:
             # Neo4j merges a vector index's Lucene segments 50 at a time and searches each
             # segment on its own: fewer, larger segments answer faster but cost merges while
-            # writing (docs/operations.md, "Vector index segments")
+            # writing (docs/operations.md, "Performance")
             conf += f"{VECTOR_MERGE_SETTING}={self.vector_merge_factor}\n"
         fd = os.open(conf_dir / "neo4j.conf", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.fchmod(fd, 0o600)
