@@ -216,6 +216,14 @@ def _seed_recall_section(sr: dict[str, Any], source: str) -> str:
     return "\n".join(parts)
 
 
+def _full_warmup(ing: dict[str, Any]) -> str:
+    loads = max((r.get("warmup_full_loads", 0) for r in ing["runs"]), default=0)
+    if not loads:
+        return ""
+    count = "one full-size load" if loads == 1 else f"{loads} full-size loads"
+    return f" and {count} by the raw statement (a fresh server's first load costs it about twice the CPU)"
+
+
 def _ingest_section(ing: dict[str, Any], source: str) -> str:
     parts = [f"## Ingest throughput on real text\n\nSource: `bench/results/{source}`; {_machine(ing)}.\n",
              f"Corpus: {ing.get('corpus', 'real text')}. Schema: {ing.get('schema')}. kgrag from text reads the files and "
@@ -225,7 +233,8 @@ def _ingest_section(ing: dict[str, Any], source: str) -> str:
              "(CREATE of chunk nodes: no document node, no link, no MERGE, no check) at its fastest transaction size. "
              "neo4j-graphrag is shown writing chunk nodes in runs of 1,000 (the least work it can be given) and writing "
              "the lexical graph its pipeline makes for a document (one run per document). A warm-up write by every "
-             "system, then two rounds, the second in reverse order; the faster round counts (both under `rounds`).\n"]
+             "system" + _full_warmup(ing) + ", then two rounds, the second in reverse order; the faster round counts "
+             "(both under `rounds`).\n"]
     for r in ing["runs"]:
         rows = [[n, s["chunks"], s["seconds"], s["chunks_per_s"], s["share_of_ceiling"], s.get("server_cpu_seconds"),
                  " / ".join(f"{x:,.0f}" for x in s.get("rounds_per_s", [])), s["note"]] for n, s in r["systems"].items()]
