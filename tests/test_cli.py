@@ -52,7 +52,8 @@ def test_schema_status_and_init_are_idempotent(kgrag, namespace):
     vector = {i["name"]: i for i in status["indexes"] if i["type"] == "VECTOR"}
     assert {"chunk_embedding", "entity_embedding"} <= set(vector)
     if not os.environ.get("NEO4J_URI"):  # a server given from outside may hold an index made before
-        assert all((v["hnsw_m"], v["hnsw_ef_construction"]) == (16, 100) for v in vector.values()), vector
+        assert all((v["hnsw_m"], v["hnsw_ef_construction"], v["quantized"]) == (16, 100, False)
+                   for v in vector.values()), vector
     code, out, _ = kgrag("schema", "status")
     assert re.search(r"chunk_embedding\s+VECTOR\s+ONLINE\s+HNSW m \d+, ef_construction \d+", out), out
     code, out, err = kgrag("init", "--dimensions", "64", "--namespace", namespace)

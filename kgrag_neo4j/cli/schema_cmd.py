@@ -57,4 +57,6 @@ def status(app: AppContext, namespace, as_json) -> None:
         click.echo("missing: " + ", ".join(st.missing))
     for i in st.indexes:
         hnsw = f"  HNSW m {i['hnsw_m']}, ef_construction {i['hnsw_ef_construction']}" if i.get("hnsw_m") else ""
+        if i.get("quantized"):
+            hnsw += ", quantized"
         click.echo(f"  {i['name']:28} {i['type']:10} {i['state']}{hnsw}")
