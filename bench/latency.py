@@ -15,8 +15,12 @@ so the share of the exact top 10 (numpy brute force) they hold depends only on h
 candidates that call is asked for. kgrag asks for ``Store.vector_fetch_k(10)``
 (``max(10 * vector_overfetch, MIN_VECTOR_CANDIDATES)``); the peers for
 ``10 * effective_search_ratio``. kgrag runs at its default and at ``vector_overfetch`` 40,
-the peers at the same candidate counts and at their default 10, and the tables put side by
-side the rows whose seed recall is equal.
+and with refined seeds (``GraphOptions(refine_seeds=True)``: the chunks one edge from the
+index's seeds scored by their exact cosine too) at 100 and 200 candidates; the peers at 10,
+100, 200 and 400 candidates. Refining changes which recall a candidate count buys, so the
+equal-recall table sets beside each kgrag row each peer's p50 at kgrag's measured seed
+recall, interpolated between the peer's two rows that bracket it (as ANN benchmarks compare
+at equal recall), and the same for kgrag's vector-only search.
 
 Systems are timed round-robin, query by query (the order rotates), so load from anything
 else on the machine falls on all of them alike. Before the timed pass every system runs every
@@ -52,7 +56,13 @@ QUICK_HOP_QUERIES = 50
 #: the candidates at 10 seeds) and 40 (400 candidates); Store.vector_fetch_k says how many.
 #: The peers run with effective_search_ratio 1 (their default) and at kgrag's counts.
 OVERFETCH = (4, 40)
+#: refined seeds run at these candidate counts (vector_candidates)
+REFINED_CANDIDATES = (100, 200)
+#: a recall this little above a system's best row counts as reached (0.002 of 200 queries x 10
+#: neighbours is 4 neighbours)
+RECALL_TOLERANCE = 0.002
 NATIVE = "kgrag graph, one statement"
+REFINED = "kgrag graph, one statement, refined seeds"
 VECTOR = "vector only (kgrag search_chunks)"
 GRAPHRAG = "neo4j-graphrag VectorCypherRetriever"
 LANGCHAIN = "langchain-neo4j Neo4jVector"
@@ -69,10 +79,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 Search = Callable[[list[float]], list[tuple[str, int]]]
 
 
-def native(store: Neo4jStore, hops: int) -> Search:
+def native(store: Neo4jStore, hops: int, *, refine_seeds: bool = False, vector_candidates: int | None = None) -> Search:
+    options = GraphOptions(blend="seed", seed_top_k=SEEDS, max_hops=hops, hop_decay=HOP_DECAY, bidirectional=True,
+                           refine_seeds=refine_seeds, vector_candidates=vector_candidates)
+
     def search(v: list[float]) -> list[tuple[str, int]]:
-        rows = store.graph_retrieve(v, "", RESULT_K, GraphOptions(blend="seed", seed_top_k=SEEDS, max_hops=hops,
-                                                                hop_decay=HOP_DECAY, bidirectional=True))
+        rows = store.graph_retrieve(v, "", RESULT_K, options)
         return [(r.id, r.graph_context[0].hops if r.graph_context else 0) for r in rows]
 
     return search
@@ -163,11 +175,14 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         systems: dict[str, Search] = {NATIVE: native(store, 2)}
         for f in OVERFETCH[1:]:
             systems[f"{NATIVE}, overfetch {f}"] = native(stores[f], 2)
+        for k in REFINED_CANDIDATES:
+            systems[f"{REFINED}, {k} candidates"] = native(store, 2, refine_seeds=True, vector_candidates=k)
         systems["kgrag graph, per-hop loop"] = per_hop(store, 2)
         systems[VECTOR] = vector_only(store)
         for f in OVERFETCH[1:]:
             systems[f"{VECTOR}, overfetch {f}"] = vector_only(stores[f])
-        ratios = sorted({1} | {fetch[f] // SEEDS for f in OVERFETCH})  # the peers' effective_search_ratio
+        # the peers' effective_search_ratio: their default, and kgrag's candidate counts
+        ratios = sorted({1} | {fetch[f] // SEEDS for f in OVERFETCH} | {k // SEEDS for k in REFINED_CANDIDATES})
         if not args.no_peers:
             for ratio in ratios:
                 for label, make in ((GRAPHRAG, lambda r: peers.graphrag_retriever(srv, seeds=SEEDS, result_k=RESULT_K, ratio=r, with_hops=True)),
@@ -179,6 +194,7 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
                         print(f"    {label}: skipped ({exc})")
         candidates = {NATIVE: fetch[4], VECTOR: fetch[4], "kgrag graph, per-hop loop": fetch[4],
                       **{f"{NATIVE}, overfetch {f}": fetch[f] for f in OVERFETCH[1:]},
+                      **{f"{REFINED}, {k} candidates": k for k in REFINED_CANDIDATES},
                       **{f"{VECTOR}, overfetch {f}": fetch[f] for f in OVERFETCH[1:]},
                       **{f"{label}, ratio {r}": SEEDS * r for r in ratios for label in (GRAPHRAG, LANGCHAIN)}}
         vector_at = {fetch[f]: (VECTOR if f == 4 else f"{VECTOR}, overfetch {f}") for f in OVERFETCH}
@@ -192,7 +208,7 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             if vec:
                 s["ratio_p50_to_vector"] = round(s["p50"] / vec["p50"], 2)
                 s["ratio_mean_to_vector"] = round(s["mean"] / vec["mean"], 2)
-        out["equal_recall"] = equal_recall(out["systems"], fetch, vector_at)
+        out["equal_recall"] = equal_recall(out["systems"])
         _print_systems(out)
         _print_equal_recall(out)
 
@@ -206,30 +222,71 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def equal_recall(systems: dict[str, Any], fetch: dict[int, int], vector_at: dict[int, str]) -> list[dict[str, Any]]:
-    """Per candidate count kgrag asks for (``fetch``: vector_overfetch -> candidates): kgrag,
-    the peers asking for as many and kgrag's vector-only side by side (their seeds come from
-    the same index call, so their recall is equal; it is shown)."""
+def p50_at_recall(systems: dict[str, Any], prefix: str, recall: float) -> tuple[float, str] | None:
+    """What the systems named ``prefix...`` take (p50) to find ``recall`` of the exact top
+    10: interpolated linearly between the two rows whose recalls bracket it (a system's rows
+    differ only in the candidates asked of the index), with the candidates of those rows. A
+    recall above all its rows by more than ``RECALL_TOLERANCE`` is out of its reach: None."""
+    points = sorted((s["seed_recall_at_10"], s["p50"], s["candidates"]) for n, s in systems.items() if n.startswith(prefix))
+    if not points or recall > points[-1][0] + RECALL_TOLERANCE:
+        return None
+    if recall >= points[-1][0]:
+        return points[-1][1], str(points[-1][2])
+    if recall < points[0][0]:
+        # below its least-recall row: that row's time (an upper bound), marked with its recall
+        return points[0][1], f"{points[0][2]} (at {points[0][0]:.4f})"
+    for (r0, p0, k0), (r1, p1, k1) in zip(points, points[1:]):
+        if r0 <= recall <= r1:
+            if recall - r0 <= 1e-12:
+                return p0, str(k0)
+            if r1 - recall <= 1e-12:
+                return p1, str(k1)
+            return round(p0 + (p1 - p0) * (recall - r0) / (r1 - r0), 2), f"{k0}-{k1}"
+    raise AssertionError("unreachable: the recall lies between the first and last rows")
+
+
+def equal_recall(systems: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per one-statement kgrag row: each peer's and kgrag's vector-only p50 at the same seed
+    recall (``p50_at_recall``), and the ratios."""
     rows = []
-    for f in OVERFETCH:
-        k = fetch[f]
-        ours = systems[NATIVE if f == 4 else f"{NATIVE}, overfetch {f}"]
-        ratio = k // SEEDS
-        row: dict[str, Any] = {"candidates": k, "kgrag_recall": ours["seed_recall_at_10"], "kgrag_p50": ours["p50"],
-                               "vector_only_p50": systems[vector_at[k]]["p50"]}
-        row["x_vector_only"] = round(ours["p50"] / row["vector_only_p50"], 2)
+    for name, ours in systems.items():
+        if not name.startswith(NATIVE):
+            continue
+        recall = ours["seed_recall_at_10"]
+        row: dict[str, Any] = {"system": name, "candidates": ours["candidates"], "kgrag_recall": recall, "kgrag_p50": ours["p50"]}
+        vector = p50_at_recall(systems, VECTOR, recall)
+        if vector:
+            row.update(vector_only_candidates=vector[1], vector_only_p50=vector[0], x_vector_only=round(ours["p50"] / vector[0], 2))
         for label, key in ((GRAPHRAG, "graphrag"), (LANGCHAIN, "langchain")):
-            peer = systems.get(f"{label}, ratio {ratio}")
+            peer = p50_at_recall(systems, label, recall)
             if peer:
-                row[f"{key}_recall"] = peer["seed_recall_at_10"]
-                row[f"{key}_p50"] = peer["p50"]
-                row[f"kgrag_vs_{key}"] = round(ours["p50"] / peer["p50"], 2)
+                row[f"{key}_candidates"] = peer[1]
+                row[f"{key}_p50"] = peer[0]
+                row[f"kgrag_vs_{key}"] = round(ours["p50"] / peer[0], 2)
         rows.append(row)
     return rows
 
 
+EQUAL_RECALL_COLUMNS = ["kgrag system", "candidates", "seed recall", "p50", "graphrag: candidates", "p50",
+                        "kgrag / graphrag", "langchain: candidates", "p50", "kgrag / langchain", "vector-only: candidates",
+                        "p50", "kgrag / vector-only"]
+
+
+def recall_cell(x: float | None) -> str | None:
+    """Recall to 4 places: one neighbour of 200 queries x 10 is 0.0005."""
+    return None if x is None else f"{x:.4f}"
+
+
+def equal_recall_rows(r: dict[str, Any]) -> list[list[Any]]:
+    """The equal-recall table's rows (printed here, and by bench/report.py)."""
+    return [[e.get("system", NATIVE).removeprefix(NATIVE).lstrip(", ") or "default", e["candidates"], recall_cell(e["kgrag_recall"]),
+             e["kgrag_p50"], e.get("graphrag_candidates"), e.get("graphrag_p50"), e.get("kgrag_vs_graphrag"),
+             e.get("langchain_candidates"), e.get("langchain_p50"), e.get("kgrag_vs_langchain"),
+             e.get("vector_only_candidates"), e.get("vector_only_p50"), e.get("x_vector_only")] for e in r["equal_recall"]]
+
+
 def _print_systems(r: dict[str, Any]) -> None:
-    rows = [[name, s["candidates"], s.get("seed_recall_at_10"), s["p50"], s["p95"], s["mean"], s.get("ratio_p50_to_vector"),
+    rows = [[name, s["candidates"], recall_cell(s.get("seed_recall_at_10")), s["p50"], s["p95"], s["mean"], s.get("ratio_p50_to_vector"),
              s["round_trips"], s["overlap_with_native"]] for name, s in r["systems"].items()]
     print_table(f"Latency at {r['size']:,} chunks of real text ({r['edges']:,} edges), ms; candidates = asked of the vector index; "
                 "seed recall = share of the exact top 10 among the seeds; x vector = p50 / vector-only p50 at the same candidates",
@@ -237,11 +294,9 @@ def _print_systems(r: dict[str, Any]) -> None:
 
 
 def _print_equal_recall(r: dict[str, Any]) -> None:
-    rows = [[e["candidates"], e["kgrag_recall"], e["kgrag_p50"], e.get("graphrag_recall"), e.get("graphrag_p50"), e.get("kgrag_vs_graphrag"),
-             e.get("langchain_recall"), e.get("langchain_p50"), e.get("kgrag_vs_langchain"), e["x_vector_only"]] for e in r["equal_recall"]]
-    print_table(f"2-hop graph retrieval at equal seed recall, {r['size']:,} chunks (p50 ms; ratio < 1: kgrag faster)",
-                ["candidates", "kgrag recall", "kgrag p50", "graphrag recall", "graphrag p50", "kgrag / graphrag",
-                 "langchain recall", "langchain p50", "kgrag / langchain", "kgrag / vector-only"], rows)
+    print_table(f"2-hop graph retrieval at equal seed recall, {r['size']:,} chunks (p50 ms; each peer's and vector-only's p50 "
+                "at kgrag's seed recall, interpolated between its rows at the candidates shown; ratio < 1: kgrag faster)",
+                EQUAL_RECALL_COLUMNS, equal_recall_rows(r))
 
 
 def _print_hops(r: dict[str, Any]) -> None:

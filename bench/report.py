@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import BENCH_DIR, RESULTS_DIR
+from .latency import EQUAL_RECALL_COLUMNS, equal_recall_rows, recall_cell
 
 __all__ = ["run"]
 
@@ -164,15 +165,13 @@ def _latency_section(lat: dict[str, Any], source: str) -> str:
     for r in lat["runs"]:
         if "equal_recall" not in r:
             continue
-        rows = [[n, s.get("candidates"), s.get("seed_recall_at_10"), s["p50"], s["p95"], s["mean"], s.get("ratio_p50_to_vector"),
+        rows = [[n, s.get("candidates"), recall_cell(s.get("seed_recall_at_10")), s["p50"], s["p95"], s["mean"], s.get("ratio_p50_to_vector"),
                  s["round_trips"], s["overlap_with_native"]] for n, s in r["systems"].items()]
         parts.append(f"### {r['size']:,} chunks ({r.get('documents', 0):,} documents), {r['edges']:,} edges (loaded in {r['load_seconds']:,.0f}s)\n\n"
                      + _table(["system", "candidates", "seed recall", "p50 ms", "p95 ms", "mean ms", "x vector", "round trips", "same results"], rows, 2) + "\n")
-        rows = [[e["candidates"], e["kgrag_recall"], e["kgrag_p50"], e.get("graphrag_recall"), e.get("graphrag_p50"), e.get("kgrag_vs_graphrag"),
-                 e.get("langchain_recall"), e.get("langchain_p50"), e.get("kgrag_vs_langchain"), e["x_vector_only"]] for e in r["equal_recall"]]
-        parts.append(f"At equal recall ({r['size']:,} chunks; p50 ms; a ratio below 1 means kgrag is faster):\n\n"
-                     + _table(["candidates", "kgrag recall", "kgrag", "graphrag recall", "graphrag", "kgrag / graphrag",
-                               "langchain recall", "langchain", "kgrag / langchain", "kgrag / vector-only"], rows, 3) + "\n")
+        parts.append(f"At equal recall ({r['size']:,} chunks; p50 ms; each peer's p50, and kgrag's vector-only p50, at the "
+                     "seed recall of the kgrag row, interpolated between its rows at the candidates shown; a ratio below 1 "
+                     "means kgrag is faster):\n\n" + _table(EQUAL_RECALL_COLUMNS, equal_recall_rows(r), 3) + "\n")
         rows = [[h, m["one statement"]["p50"], m["per-hop loop"]["p50"], round(m["per-hop loop"]["p50"] / m["one statement"]["p50"], 2)]
                 for h, m in sorted(r.get("hops", {}).items())]
         if rows:

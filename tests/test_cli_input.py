@@ -43,6 +43,8 @@ FLAGS = {
     "bidirectional": ["--bidirectional"],
     "relations": ["--relations", "references"],
     "seed_top_k": ["--seed-top-k", "3"],
+    "refine_seeds": ["--refine-seeds"],
+    "vector_candidates": ["--vector-candidates", "50"],
     "keyword_weight": ["--keyword-weight", "0.5"],
     "max_tokens": ["--max-tokens", "100"],
 }

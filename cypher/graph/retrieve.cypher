@@ -50,8 +50,9 @@
 //   $entity_keys         LIST<MAP>     word runs of the query: [{key, start, end}] ([] = no entity seeds)
 //   $entity_seed_weight  FLOAT         weight of sum(1 / df) of the query entities a seed mentions (0 = off)
 //   $entity_max_chunks   INTEGER       entities mentioned by more chunks than this seed nothing
+//   $refine_seeds        BOOLEAN       also score the chunks one edge from the index's vector seeds (below)
 // returns: chunk MAP, title STRING, document_hash STRING, score FLOAT, hop INTEGER, seed_score FLOAT, vector_score FLOAT, keyword_score FLOAT, entity_score FLOAT, entity_names LIST<STRING>, via MAP
-// browser: :params {namespace: 'demo', embedding: [], keyword_query: '', keyword_weight: 0.0, rrf_k: 60, seed_top_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: false, relations: null, min_weight: 0.0, top_k: 5, blend: 'propagate', entity_keys: [], entity_seed_weight: 0.35, entity_max_chunks: 25}
+// browser: :params {namespace: 'demo', embedding: [], keyword_query: '', keyword_weight: 0.0, rrf_k: 60, seed_top_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: false, relations: null, min_weight: 0.0, top_k: 5, blend: 'propagate', entity_keys: [], entity_seed_weight: 0.35, entity_max_chunks: 25, refine_seeds: false}
 // In Browser the query vector comes from the namespace's embedder: `kgrag cypher params graph/retrieve --namespace demo --query "..."` prints this line with it.
 // Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
 // (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
@@ -67,6 +68,31 @@ WHERE c.namespace = $namespace
   AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
 WITH c, score ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
 WITH collect({c: c, score: score}) AS vhits
+// Refined seeds ($refine_seeds): the index is approximate, and the chunks it misses are most
+// often near-copies of one it found (the next chunk of the same page, a repeated paragraph),
+// which an edge joins to it. So the chunks one edge from the index's seeds (any relation,
+// either direction, passing the namespace and filters) are scored by their exact cosine, and
+// the best $seed_top_k of both are the vector seeds. Not when the index gave fewer than
+// $seed_top_k: the exact scan below is exact already.
+CALL (vhits) {
+  UNWIND CASE WHEN $refine_seeds AND size(vhits) >= $seed_top_k THEN vhits ELSE [] END AS h
+  WITH h.c AS f
+  MATCH (f)-[:RELATES_TO]-(n)
+  WHERE n.namespace = $namespace AND n.embedding IS NOT NULL
+    AND ($filter.document_ids IS NULL OR n.document_id IN $filter.document_ids)
+    AND ($filter.source_prefix IS NULL OR n.source STARTS WITH $filter.source_prefix)
+    AND all(p IN $filter.meta_pairs WHERE p IN coalesce(n.meta_pairs, []))
+    AND ($filter.created_after IS NULL OR n.created_at > $filter.created_after)
+    AND ($filter.created_before IS NULL OR n.created_at < $filter.created_before)
+  WITH DISTINCT n WHERE NOT n IN [x IN vhits | x.c]
+  RETURN collect({c: n, score: vector.similarity.cosine(n.embedding, $embedding)}) AS near
+}
+CALL (vhits, near) {
+  UNWIND CASE WHEN size(near) > 0 THEN vhits + near ELSE [] END AS h
+  WITH h ORDER BY h.score DESC, h.c.id LIMIT toInteger($seed_top_k)
+  RETURN collect(h) AS refined
+}
+WITH CASE WHEN size(near) > 0 THEN refined ELSE vhits END AS vhits
 CALL (vhits) {
   UNWIND CASE WHEN size(vhits) >= $seed_top_k THEN vhits ELSE [] END AS h
   RETURN h.c AS c, h.score AS score

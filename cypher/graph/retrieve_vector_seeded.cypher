@@ -33,14 +33,31 @@
 //   $min_weight          FLOAT         edges below this weight are not followed
 //   $top_k               INTEGER       results returned
 //   $blend               STRING        'seed' or 'propagate'
+//   $refine_seeds        BOOLEAN       also score the chunks one edge from the index's seeds (see graph/retrieve)
 // returns: rows LIST<MAP>
-// browser: :params {namespace: 'demo', embedding: [], seed_top_k: 10, fetch_k: 200, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: true, relations: null, min_weight: 0.0, top_k: 20, blend: 'seed'}
+// browser: :params {namespace: 'demo', embedding: [], seed_top_k: 10, fetch_k: 200, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: true, relations: null, min_weight: 0.0, top_k: 20, blend: 'seed', refine_seeds: false}
 // In Browser the query vector comes from the namespace's embedder: `kgrag cypher params graph/retrieve_vector_seeded --namespace demo --query "..."` prints this line with it.
 CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), $embedding) YIELD node, score
 WITH node AS c, score
 WHERE c.namespace = $namespace
 WITH c, score ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
 WITH collect({c: c, score: score}) AS vhits
+// refined seeds (graph/retrieve says why): the chunks one edge from the index's seeds, by
+// their exact cosine, and the best $seed_top_k of both
+CALL (vhits) {
+  UNWIND CASE WHEN $refine_seeds AND size(vhits) >= $seed_top_k THEN vhits ELSE [] END AS h
+  WITH h.c AS f
+  MATCH (f)-[:RELATES_TO]-(n)
+  WHERE n.namespace = $namespace AND n.embedding IS NOT NULL
+  WITH DISTINCT n WHERE NOT n IN [x IN vhits | x.c]
+  RETURN collect({c: n, score: vector.similarity.cosine(n.embedding, $embedding)}) AS near
+}
+CALL (vhits, near) {
+  UNWIND CASE WHEN size(near) > 0 THEN vhits + near ELSE [] END AS h
+  WITH h ORDER BY h.score DESC, h.c.id LIMIT toInteger($seed_top_k)
+  RETURN collect(h) AS refined
+}
+WITH CASE WHEN size(near) > 0 THEN refined ELSE vhits END AS vhits
 // a namespace too small for the shared index to return $seed_top_k of its chunks: exact scan
 // (a subquery over no rows unless needed; its collect gives [] then)
 CALL (vhits) {

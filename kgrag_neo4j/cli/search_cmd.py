@@ -43,6 +43,7 @@ FLAG_OPTIONS: dict[str, str] = {
     "relations": "relation_filter", "seed_top_k": "seed_top_k", "blend": "blend", "graph_weight": "graph_weight",
     "vector_weight": "vector_weight", "hop_decay": "hop_decay", "min_traversal_score": "min_traversal_score",
     "seed_keyword_weight": "seed_keyword_weight", "entity_seed_weight": "entity_seed_weight",
+    "refine_seeds": "refine_seeds", "vector_candidates": "vector_candidates",
     "keyword_weight": "keyword_weight", "overfetch": "overfetch", "damping": "damping", "entity_share": "entity_share",
     "boost_direct": "entity_boost_direct", "boost_indirect": "entity_boost_indirect",
     "query_entities": "query_entities_top_k", "score_scale": "score_scale", "query_entity_floor": "query_entity_floor",
@@ -105,6 +106,8 @@ def build_reranker(name: str, min_score: float):
 @click.option("--min-traversal-score", type=FINITE_FLOAT, default=0.0, show_default=True, help="graph mode: edges lighter than this are not followed.")
 @click.option("--seed-keyword-weight", type=FINITE_FLOAT, default=0.0, show_default=True, help="graph mode: keyword share of the seed search (RRF); 0 = vector only.")
 @click.option("--entity-seed-weight", type=FINITE_FLOAT, help="graph mode: weight of the entities the query names (default 0.35 with --blend propagate, 0 with seed).")
+@click.option("--refine-seeds", is_flag=True, help="graph mode: also score the chunks one edge from the vector seeds by their cosine and keep the best (finds near-copies the approximate index missed).")
+@click.option("--vector-candidates", type=int, help="graph mode: candidates asked of the vector index for the seeds (default: 4 per seed, at least 200).")
 @click.option("--keyword-weight", type=FINITE_FLOAT, default=0.3, show_default=True, help="hybrid mode: keyword share of the rank fusion.")
 @click.option("--overfetch", type=int, default=3, show_default=True, help="hybrid mode: candidates fetched per result before fusion.")
 @click.option("--damping", type=FINITE_FLOAT, default=0.5, show_default=True, help="ppr mode: chance of following an edge at each step of the walk.")

@@ -36,7 +36,7 @@ MODE_OPTIONS: Mapping[str, frozenset[str]] = {
     "hybrid": frozenset({"min_score", "reranker", "keyword_weight", "overfetch"}),
     "graph": frozenset({"reranker", "max_hops", "bidirectional", "relation_filter", "seed_top_k", "blend",
                         "graph_weight", "vector_weight", "hop_decay", "min_traversal_score", "seed_keyword_weight",
-                        "entity_seed_weight", "entity_max_chunks"}),
+                        "entity_seed_weight", "entity_max_chunks", "refine_seeds", "vector_candidates"}),
     "ppr": frozenset({"seed_top_k", "damping", "entity_share", "max_entity_chunks"}),
     "entity": frozenset({"max_hops", "entity_boost_direct", "entity_boost_indirect", "query_entities_top_k",
                          "score_scale", "query_entity_floor", "named_query_entities"}),

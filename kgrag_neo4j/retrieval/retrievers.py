@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..entities.gazetteer import query_name_keys
-from ..errors import ConnectionFailed, InputError
+from ..errors import ConfigurationError, ConnectionFailed, InputError
 from ..protocols import (
     ChunkScorer,
     EmbedderRegistry,
@@ -265,6 +265,13 @@ class GraphRetriever(_Traced):
         self.log = logger or log
         self.tracer = check_tracer(tracer)
         self.native = native
+        only_native = self.options.one_statement_only
+        if only_native and not self.uses_native:
+            # a flag the per-hop loop cannot honour is refused, not ignored
+            raise ConfigurationError(
+                f"{' and '.join(only_native)} need the one-statement graph retrieval (a Neo4jStore, "
+                f"max_hops at most {NATIVE_MAX_HOPS}, native not False)"
+            )
 
     @property
     def uses_native(self) -> bool:

@@ -335,7 +335,7 @@ class GraphMixin:
             namespace=self.namespace,
             embedding=vector,
             seed_top_k=options.seed_top_k,
-            fetch_k=self.vector_fetch_k(options.seed_top_k),
+            fetch_k=options.vector_candidates or self.vector_fetch_k(options.seed_top_k),
             max_hops=options.max_hops,
             hop_decay=list(options.hop_decay),
             vector_weight=float(options.vector_weight),
@@ -345,6 +345,7 @@ class GraphMixin:
             min_weight=float(options.min_traversal_score),
             top_k=top_k,
             blend=options.blend,
+            refine_seeds=options.refine_seeds,
         )
         plain = not keyword_query and not key_rows and not filters_active(filter_param)
         if plain and options.max_hops <= VECTOR_SEEDED_MAX_HOPS:
