@@ -171,7 +171,7 @@ def _latency_section(lat: dict[str, Any], source: str) -> str:
                      + _table(["system", "candidates", "seed recall", "p50 ms", "p95 ms", "mean ms", "x vector", "round trips", "same results"], rows, 2) + "\n")
         parts.append(f"At equal recall ({r['size']:,} chunks; p50 ms; each peer's p50, and kgrag's vector-only p50, at the "
                      "seed recall of the kgrag row, interpolated between its rows at the candidates shown; a ratio below 1 "
-                     "means kgrag is faster):\n\n" + _table(EQUAL_RECALL_COLUMNS, equal_recall_rows(r), 3) + "\n")
+                     "means kgrag is faster):\n\n" + _table(EQUAL_RECALL_COLUMNS, equal_recall_rows(r), 2) + "\n")
         rows = [[h, m["one statement"]["p50"], m["per-hop loop"]["p50"], round(m["per-hop loop"]["p50"] / m["one statement"]["p50"], 2)]
                 for h, m in sorted(r.get("hops", {}).items())]
         if rows:

@@ -118,10 +118,12 @@ class GraphOptions:
     - ``refine_seeds``: the chunks one edge (any relation, either direction) from the vector
       index's seeds are scored by their exact cosine too, and the best ``seed_top_k`` of both
       are the seeds. The index is approximate; the nearest chunks it misses are most often
-      near-copies of one it found, joined to it by a ``similar_to`` or ``sequence`` edge. With
-      similarity edges, this finds as much of the exact top 10 from half the candidates
-      (docs/retrieval.md, "The vector stage"). One-statement retrieval only (``Neo4jStore``,
-      at most 4 hops).
+      near copies of one it found, joined to it by a ``similar_to`` edge. None (the default)
+      refines wherever the one-statement retrieval runs and not in the per-hop loop; True
+      asks for it and is refused where it cannot be honoured (a store without the one
+      statement, ``native=False``, more than 4 hops); False turns it off. At 100k chunks it
+      found more of the exact top 10 from the same candidates, and as much from half of them
+      (docs/retrieval.md, "Refined seeds").
     - ``vector_candidates``: candidates asked of the vector index for the seeds; None (the
       default) is the store's ``vector_fetch_k(seed_top_k)``, at least 200. Fewer is faster
       and finds less of the exact top ``seed_top_k``; ``refine_seeds`` makes up for it. At
@@ -142,7 +144,7 @@ class GraphOptions:
     blend: str = "propagate"
     entity_seed_weight: float | None = None
     entity_max_chunks: int = 25
-    refine_seeds: bool = False
+    refine_seeds: bool | None = None
     vector_candidates: int | None = None
 
     def __post_init__(self) -> None:
@@ -159,7 +161,8 @@ class GraphOptions:
         if self.entity_seed_weight is not None:
             check_number(self.entity_seed_weight, "entity_seed_weight", minimum=0.0)
         check_int(self.entity_max_chunks, "entity_max_chunks", minimum=1)
-        check_bool(self.refine_seeds, "refine_seeds")
+        if self.refine_seeds is not None:
+            check_bool(self.refine_seeds, "refine_seeds")
         if self.vector_candidates is not None:
             check_int(self.vector_candidates, "vector_candidates", minimum=1)
             if self.vector_candidates < self.seed_top_k:
@@ -169,7 +172,7 @@ class GraphOptions:
     @property
     def one_statement_only(self) -> list[str]:
         """The options set here that only the one-statement retrieval honours."""
-        return [name for name, on in (("refine_seeds", self.refine_seeds),
+        return [name for name, on in (("refine_seeds", self.refine_seeds is True),
                                       ("vector_candidates", self.vector_candidates is not None)) if on]
 
     @property

@@ -58,8 +58,9 @@ def test_refining_finds_what_the_index_missed(store, near_copies):
     for t in range(0, 150, 3):
         q = unit(topics[t] + 0.2 * rng.standard_normal(TEST_DIMENSIONS))
         exact = {ids[i] for i in np.argsort(-(vectors @ q))[:SEEDS]}
-        plain = seed_scores(store, q, vector_candidates=SEEDS)
+        plain = seed_scores(store, q, vector_candidates=SEEDS, refine_seeds=False)
         refined = seed_scores(store, q, vector_candidates=SEEDS, refine_seeds=True)
+        assert seed_scores(store, q, vector_candidates=SEEDS) == refined  # on by default in one statement
         assert len(plain) == len(refined) == SEEDS
         # the best of a superset: every exact neighbour the index found is kept
         assert exact & set(plain) <= exact & set(refined)
@@ -76,8 +77,9 @@ def test_refining_changes_nothing_when_the_index_is_asked_for_enough(store, near
     rng, topics, vectors, ids = near_copies
     q = unit(topics[7] + 0.2 * rng.standard_normal(TEST_DIMENSIONS))
     exact = [ids[i] for i in np.argsort(-(vectors @ q))[:SEEDS]]
-    refined = seed_scores(store, q, vector_candidates=1000, refine_seeds=True)
+    refined = seed_scores(store, q, vector_candidates=1000)
     assert sorted(refined) == sorted(exact)
+    assert refined == seed_scores(store, q, vector_candidates=1000, refine_seeds=False)
 
 
 @pytest.mark.parametrize(
@@ -101,14 +103,24 @@ def test_the_per_hop_loop_refuses_what_it_cannot_honour(store, hashing_embedder,
         GraphRetriever(store, hashing_embedder, **retriever_options, **option)
 
 
+def test_the_per_hop_loop_runs_unrefined_by_default(store, hashing_embedder):
+    retriever = GraphRetriever(store, hashing_embedder, native=False)
+    assert retriever.options.refine_seeds is None and not retriever.uses_native
+    assert GraphRetriever(store, hashing_embedder, native=False, refine_seeds=False).options.refine_seeds is False
+
+
 def test_the_cli_takes_the_flags_in_graph_mode(kgrag_cli, namespace, tmp_path):
     (tmp_path / "a.md").write_text("Refined seeds find near copies.\n\nThe index is approximate.\n")
     ingest = kgrag_cli("ingest", str(tmp_path), "--namespace", namespace, "--embedder", "hashing", "--similarity-edges")
     assert ingest.exit_code == 0, ingest.output
-    done = kgrag_cli("search", "near copies", "--mode", "graph", "--refine-seeds", "--vector-candidates", "20",
-                     "--namespace", namespace, "--embedder", "hashing", "--json")
-    assert done.exit_code == 0, done.output
-    assert "near copies" in done.output
+    for flag in ("--refine-seeds", "--no-refine-seeds"):
+        done = kgrag_cli("search", "near copies", "--mode", "graph", flag, "--vector-candidates", "20",
+                         "--namespace", namespace, "--embedder", "hashing", "--json")
+        assert done.exit_code == 0, done.output
+        assert "near copies" in done.output
+    deep = kgrag_cli("search", "x", "--mode", "graph", "--refine-seeds", "--hops", "5", "--namespace", namespace,
+                     "--embedder", "hashing")
+    assert deep.exit_code != 0 and "one-statement graph retrieval" in deep.stderr.strip().splitlines()[-1]
     too_few = kgrag_cli("search", "x", "--mode", "graph", "--vector-candidates", "3", "--namespace", namespace,
                         "--embedder", "hashing")
     assert too_few.exit_code != 0 and "Traceback" not in too_few.output

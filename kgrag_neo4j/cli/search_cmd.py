@@ -106,7 +106,7 @@ def build_reranker(name: str, min_score: float):
 @click.option("--min-traversal-score", type=FINITE_FLOAT, default=0.0, show_default=True, help="graph mode: edges lighter than this are not followed.")
 @click.option("--seed-keyword-weight", type=FINITE_FLOAT, default=0.0, show_default=True, help="graph mode: keyword share of the seed search (RRF); 0 = vector only.")
 @click.option("--entity-seed-weight", type=FINITE_FLOAT, help="graph mode: weight of the entities the query names (default 0.35 with --blend propagate, 0 with seed).")
-@click.option("--refine-seeds", is_flag=True, help="graph mode: also score the chunks one edge from the vector seeds by their cosine and keep the best (finds near-copies the approximate index missed).")
+@click.option("--refine-seeds/--no-refine-seeds", default=None, help="graph mode: also score the chunks one edge from the vector seeds by their cosine and keep the best, finding near copies the approximate index missed (default: on where one statement runs the retrieval).")
 @click.option("--vector-candidates", type=int, help="graph mode: candidates asked of the vector index for the seeds (default: 4 per seed, at least 200).")
 @click.option("--keyword-weight", type=FINITE_FLOAT, default=0.3, show_default=True, help="hybrid mode: keyword share of the rank fusion.")
 @click.option("--overfetch", type=int, default=3, show_default=True, help="hybrid mode: candidates fetched per result before fusion.")

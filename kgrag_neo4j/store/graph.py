@@ -345,7 +345,7 @@ class GraphMixin:
             min_weight=float(options.min_traversal_score),
             top_k=top_k,
             blend=options.blend,
-            refine_seeds=options.refine_seeds,
+            refine_seeds=options.refine_seeds is not False,
         )
         plain = not keyword_query and not key_rows and not filters_active(filter_param)
         if plain and options.max_hops <= VECTOR_SEEDED_MAX_HOPS:
