@@ -87,6 +87,8 @@ CALL (vhits) {
   WITH DISTINCT n WHERE NOT n IN [x IN vhits | x.c]
   RETURN collect({c: n, score: vector.similarity.cosine(n.embedding, $embedding)}) AS near
 }
+// merged in a CALL of its own: `vhits + collect(...)` in the one above would group by vhits
+// and, with no neighbour, yield no row at all
 CALL (vhits, near) {
   UNWIND CASE WHEN size(near) > 0 THEN vhits + near ELSE [] END AS h
   WITH h ORDER BY h.score DESC, h.c.id LIMIT toInteger($seed_top_k)
