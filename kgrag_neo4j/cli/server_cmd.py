@@ -35,8 +35,8 @@ def install_cmd() -> None:
 
 
 @server.command("start")
-@click.option("--port", type=click.IntRange(1, 65535), envvar="KGRAG_PORT", help="Bolt port on 127.0.0.1 (default 7687, or the last one used).")
-@click.option("--http-port", "http_port", type=click.IntRange(1, 65535), envvar="KGRAG_HTTP_PORT", help="HTTP port of Neo4j Browser on 127.0.0.1 (default 7474 or the last one used; a free one when that is taken).")
+@click.option("--port", type=click.IntRange(1, 65535), envvar="KGRAG_PORT", show_envvar=True, help="Bolt port on 127.0.0.1 (default 7687, or the last one used).")
+@click.option("--http-port", "http_port", type=click.IntRange(1, 65535), envvar="KGRAG_HTTP_PORT", show_envvar=True, help="HTTP port of Neo4j Browser on 127.0.0.1 (default 7474 or the last one used; a free one when that is taken).")
 @click.option("--data-dir", "data_dir", help="Where data, logs and server.json live.")
 @click.option("--heap", help="JVM max heap, e.g. 1g (env KGRAG_NEO4J_HEAP).")
 @click.option("--pagecache", help="Page cache size, e.g. 256m (env KGRAG_NEO4J_PAGECACHE).")
