@@ -112,6 +112,8 @@ class Chunk:
     namespace: str = ""  # empty: the store's namespace
     source: str = ""
     created_at: int = 0
+    #: the title of its document as read back with the chunk (a write takes the document's)
+    document_title: str = ""
 
 
 @dataclass(frozen=True, slots=True)

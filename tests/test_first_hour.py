@@ -62,3 +62,93 @@ def test_server_start_help_shows_the_port_variables_and_the_readme_activates_the
     readme = (ROOT / "README.md").read_text()
     cli_block = readme[readme.index("**CLI**"):]
     assert ". .venv/bin/activate" in cli_block[: cli_block.index("kgrag server start")]
+
+
+# --- CLI against the real server ------------------------------------------------------------
+
+PAPERS = {
+    "Free Guy.txt": "Free Guy is a 2021 action comedy film directed by Shawn Levy. It stars Ryan Reynolds.",
+    "Shawn Levy.txt": "Shawn Levy is a Canadian film director and producer, born in Montreal in 1968.",
+    "Montreal.txt": "Montreal is the largest city of Quebec, on an island in the Saint Lawrence River.",
+}
+
+
+@pytest.fixture
+def kgrag(neo4j_settings, schema_ready, namespace):
+    """``kgrag(*args)`` in the test's namespace: (exit code, stdout, stderr)."""
+
+    def invoke(*args: str, namespace_: str | None = None):
+        base = ["--uri", neo4j_settings.uri, "--user", neo4j_settings.user]
+        if neo4j_settings.password:
+            base += ["--password", neo4j_settings.password]
+        if neo4j_settings.database:
+            base += ["--database", neo4j_settings.database]
+        result = CliRunner().invoke(cli, base + list(args) + ["--namespace", namespace_ or namespace])
+        if result.exception and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return result.exit_code, result.stdout, result.stderr
+
+    return invoke
+
+
+@pytest.fixture
+def papers(kgrag, tmp_path):
+    """Three small documents ingested from files of ``tmp_path/papers``, with their entities."""
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    for name, text in PAPERS.items():
+        (folder / name).write_text(text)
+    code, _, err = kgrag("ingest", str(folder), "--embedder", "hashing", "--sequence-edges")
+    assert code == 0, err
+    code, _, err = kgrag("entities", "build", "--embedder", "hashing")
+    assert code == 0, err
+    return folder
+
+
+# --- 4. mistakes are said, not silent --------------------------------------------------------
+
+
+def test_search_on_a_namespace_without_documents_says_so_and_fails(kgrag, make_namespace):
+    empty = make_namespace()
+    for extra in ((), ("--json",), ("--mode", "graph")):
+        code, out, err = kgrag("search", "anything", "--embedder", "hashing", *extra, namespace_=empty)
+        assert code == 1 and out == "", (extra, out)
+        assert f"namespace {empty!r} has no documents" in err and "Traceback" not in err
+
+
+def test_docs_list_says_how_many_more_exist(kgrag, papers):
+    code, out, err = kgrag("docs", "list", "--limit", "2")
+    assert code == 0 and len(out.splitlines()) == 2
+    assert "1 more document not shown (--limit 3 lists all)" in err
+    code, out, err = kgrag("docs", "list", "--limit", "2", "--json")
+    assert code == 0 and len(json.loads(out)) == 2 and "1 more document" in err
+    code, out, err = kgrag("docs", "list", "--limit", "3")
+    assert code == 0 and len(out.splitlines()) == 3 and "more" not in err
+
+
+def test_docs_delete_and_show_take_the_path_of_the_ingested_file(kgrag, papers, monkeypatch):
+    code, out, _ = kgrag("docs", "list", "--json")
+    by_source = {d["source"]: d["id"] for d in json.loads(out)}
+    montreal = str(papers / "Montreal.txt")
+    code, out, err = kgrag("docs", "show", montreal, "--json")
+    assert code == 0 and json.loads(out)["id"] == by_source[montreal]
+    monkeypatch.chdir(papers)  # relative, as typed in the folder
+    code, out, err = kgrag("docs", "delete", "Montreal.txt")
+    assert code == 0 and f"deleted {by_source[montreal]} (Montreal.txt)" in out, err
+    code, out, err = kgrag("docs", "delete", "Montreal.txt")
+    assert code == 1 and "no document 'Montreal.txt'" in err and "Traceback" not in err
+    # an id still works, and the others are untouched
+    levy = str(papers / "Shawn Levy.txt")
+    code, out, _ = kgrag("docs", "delete", by_source[levy], "--json")
+    assert code == 0 and json.loads(out) == {"id": by_source[levy], "deleted": True}
+    code, out, _ = kgrag("docs", "list", "--json")
+    assert [d["source"] for d in json.loads(out)] == [str(papers / "Free Guy.txt")]
+
+
+@pytest.mark.parametrize("mode", ["ppr", "local", "graph", "hybrid"])
+def test_every_mode_gives_its_results_their_document_title(kgrag, papers, mode):
+    code, out, err = kgrag("search", "Who directed Free Guy?", "--embedder", "hashing", "--mode", mode, "--json")
+    assert code == 0, err
+    results = json.loads(out)["results"]
+    assert results and all(r["title"] for r in results), results
+    assert {r["title"] for r in results} <= set(PAPERS) | {n.removesuffix(".txt") for n in PAPERS}

@@ -10,5 +10,5 @@ UNWIND range(0, size($ids) - 1) AS i
 MATCH (c:Chunk {id: $ids[i]})
 WHERE c.namespace = $namespace
 RETURN c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata,
-          .namespace, .source, .created_at} AS chunk
+          .namespace, .source, .created_at, .document_title} AS chunk
 ORDER BY i

@@ -86,7 +86,7 @@ CALL (ents) {
   ORDER BY coalesce(similarity, -1.0) DESC, c.id
   WITH collect({id: c.id, document_id: c.document_id, source: c.source, chunk_index: c.chunk_index,
                 parent_id: c.parent_id, metadata: c.metadata, content: c.content,
-                token_count: coalesce(c.token_count, 0), similarity: similarity,
+                token_count: coalesce(c.token_count, 0), similarity: similarity, title: c.document_title,
                 entity_ids: [(c)-[:MENTIONS]->(m:Entity) WHERE m IN ents | m.id]}) AS units
   WITH units, reduce(acc = {total: 0, taken: [], full: false}, u IN units |
          CASE WHEN acc.full OR acc.total + u.token_count > $max_tokens OR size(acc.taken) >= $unit_k

@@ -20,33 +20,53 @@ def docs() -> None:
 @pass_app
 @handle_errors
 def list_cmd(app: AppContext, namespace, limit, as_json) -> None:
-    """List documents, newest first.
+    """List documents, newest first; says on stderr how many more --limit left out.
 
     Example: kgrag docs list --json
     """
-    rows = app.store(namespace).list_documents_with_counts(limit=limit)
+    store = app.store(namespace)
+    rows = store.list_documents_with_counts(limit=limit)
     if as_json:
         emit_json([{"id": d.id, "source": d.source, "title": d.title, "chunks": n, "created_at": d.created_at,
                     "metadata": d.metadata} for d, n in rows])
-        return
-    for d, n in rows:
-        click.echo(f"{d.id}  {n:5d} chunks  {printable(d.source)}")
+    else:
+        for d, n in rows:
+            click.echo(f"{d.id}  {n:5d} chunks  {printable(d.source)}")
+    more = store.count_documents() - len(rows) if len(rows) == limit else 0
+    if more > 0:  # on stderr: the JSON on stdout stays the list it always was
+        click.echo(f"{more} more document{'s' if more != 1 else ''} not shown (--limit {limit + more} lists all)", err=True)
+
+
+def find_document(store, given: str) -> str | None:
+    """The id of the stored document ``given`` names: its id, or the file it was ingested from
+    (ingest's identity is the file's resolved path, or the --source it was given, so the path
+    as typed and as resolved are both tried). None when no document of the namespace matches."""
+    import os
+
+    candidates = [given]
+    for source in (os.path.realpath(given), given):
+        candidates.append(store.document_id_of_source(source))
+    known = store.document_states(list(dict.fromkeys(candidates)))
+    return next((c for c in candidates if c in known), None)
 
 
 @docs.command("show")
-@click.argument("document_id")
+@click.argument("document_id", metavar="DOCUMENT")
 @namespace_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 @handle_errors
 def show(app: AppContext, document_id, namespace, as_json) -> None:
-    """Show a document and its chunks.
+    """Show a document and its chunks; DOCUMENT is its id or the file it was ingested from.
 
-    Example: kgrag docs show doc_0123
+    Example: kgrag docs show docs/cli.md
     """
     store = app.store(namespace)
-    d = store.get_document(document_id)
-    chunks = store.list_document_chunks(document_id)
+    found = find_document(store, document_id)
+    if found is None:
+        raise NotFoundError(f"no document {document_id!r} in namespace {namespace!r} (neither an id nor a file ingested)")
+    d = store.get_document(found)
+    chunks = store.list_document_chunks(found)
     if as_json:
         emit_json({"id": d.id, "source": d.source, "title": d.title, "content_hash": d.content_hash,
                    "created_at": d.created_at, "metadata": d.metadata,
@@ -60,7 +80,7 @@ def show(app: AppContext, document_id, namespace, as_json) -> None:
 
 
 @docs.command("delete")
-@click.argument("document_id")
+@click.argument("document_id", metavar="DOCUMENT")
 @namespace_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
@@ -68,12 +88,18 @@ def show(app: AppContext, document_id, namespace, as_json) -> None:
 def delete(app: AppContext, document_id, namespace, as_json) -> None:
     """Delete a document with its chunks, edges and orphaned entities.
 
-    Example: kgrag docs delete doc_0123
+    DOCUMENT is its id or the file it was ingested from (the path as given to `kgrag ingest`,
+    relative or absolute, or its --source).
+
+    Example: kgrag docs delete docs/cli.md
     """
-    deleted = app.store(namespace).delete_document(document_id)
+    store = app.store(namespace)
+    found = find_document(store, document_id)
+    deleted = found is not None and store.delete_document(found)
     if as_json:
-        emit_json({"id": document_id, "deleted": deleted})
+        emit_json({"id": found or document_id, "deleted": deleted})
     if not deleted:  # with --json too: a script must see that nothing was deleted
-        raise NotFoundError(f"no document {document_id!r} in namespace {namespace!r}")
+        raise NotFoundError(f"no document {document_id!r} in namespace {namespace!r} (neither an id nor a file ingested)")
     if not as_json:
-        click.echo(f"deleted {printable(document_id)}")
+        shown = printable(found) if found == document_id else f"{printable(found)} ({printable(document_id)})"
+        click.echo(f"deleted {shown}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import InputError
+from ..errors import InputError, NotFoundError
 from ..retrieval.modes import MODE_OPTIONS, MODES
 from ..types import GRAPH_BLENDS, ChunkFilter, by_document, by_meta, by_source, created_after, created_before
 from .context import FINITE_FLOAT, AppContext, emit_json, given, handle_errors, namespace_option, pass_app
@@ -148,6 +148,9 @@ def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, names
     store.check_embedder(emb.name, emb.dimensions)
     response = run_search(mode, store, emb, query, top_k, filters=[parse_filter(f) for f in filters],
                           reranker=build_reranker(rerank, flags["min_score"]), **options)
+    if not response.results and not store.has_documents():
+        # a misspelt or empty namespace is a mistake to report, not a search that found nothing
+        raise NotFoundError(f"namespace {namespace!r} has no documents (`kgrag namespace list` shows those that do)")
     if as_json:
         emit_json({"query": query, "mode": mode, "namespace": namespace, **response.to_json()})
     else:

@@ -33,6 +33,7 @@ class LocalTextUnit:
     parent_id: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     entity_ids: tuple[str, ...] = ()  # which of the context's entities it mentions
+    title: str = ""  # its document's
 
 
 @dataclass(frozen=True, slots=True)

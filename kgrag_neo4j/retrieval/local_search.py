@@ -131,6 +131,7 @@ class LocalSearchRetriever:
                     score=u.similarity if u.similarity is not None else 0.0,
                     document_id=u.document_id,
                     source=u.source,
+                    title=u.title,
                     chunk_index=u.chunk_index,
                     parent_id=u.parent_id,
                     metadata=dict(u.metadata),

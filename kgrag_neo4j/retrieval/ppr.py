@@ -253,6 +253,7 @@ class PPRRetriever(_Traced):
                     score=mass,
                     document_id=c.document_id,
                     source=c.source,
+                    title=c.document_title,
                     chunk_index=c.chunk_index,
                     parent_id=c.parent_id,
                     metadata=c.metadata,

@@ -427,6 +427,7 @@ class GraphRetriever(_Traced):
                         score=r.score,
                         document_id=c.document_id,
                         source=c.source,
+                        title=c.document_title,
                         chunk_index=c.chunk_index,
                         parent_id=c.parent_id,
                         metadata=c.metadata,

@@ -106,6 +106,7 @@ def chunk_from_row(row: Mapping[str, Any], *, embedding: Sequence[float] | None 
         namespace=row.get("namespace") or "",
         source=row.get("source") or "",
         created_at=int(row.get("created_at") or 0),
+        document_title=row.get("document_title") or "",
     )
 
 
@@ -311,6 +312,7 @@ def context_from_row(row: Mapping[str, Any]) -> LocalContext:
                 parent_id=u.get("parent_id"),
                 metadata=_load_metadata(u.get("metadata")),
                 entity_ids=tuple(sorted(u.get("entity_ids") or ())),
+                title=u.get("title") or "",
             )
             for u in row["text_units"]
         ),

@@ -22,6 +22,7 @@ from ..errors import (
     NotFoundError,
     StoreError,
 )
+from ..ids import document_id as source_document_id
 from ..types import (
     Chunk,
     ChunkEdge,
@@ -585,6 +586,15 @@ class DocumentsMixin:
     def list_documents(self, *, limit: int | None = None) -> list[Document]:
         rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=check_limit(limit))
         return [document_from_row(r["document"]) for r in rows]
+
+    def count_documents(self) -> int:
+        """How many documents the namespace holds."""
+        return int(self.runner.read("namespaces/count_documents", namespace=self.namespace)[0]["documents"])
+
+    def document_id_of_source(self, source: str) -> str:
+        """The id ingest gives the document of ``source`` in this namespace (a file's
+        resolved path, or the ``source`` it was given); whether one is stored is not checked."""
+        return source_document_id(self.namespace, source)
 
     def list_documents_with_counts(self, *, limit: int | None = None) -> list[tuple[Document, int]]:
         rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=check_limit(limit))
