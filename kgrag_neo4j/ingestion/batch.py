@@ -121,6 +121,7 @@ def ingest_run(
     source: str | None = None,
     follow_symlinks: bool = False,
     observer: IngestObserver | None = None,
+    roots: Iterable[str] = (),
 ) -> IngestTally:
     """Ingest files, folders (recursive) and globs; returns the run's rows and counts.
 
@@ -129,9 +130,11 @@ def ingest_run(
     is an ``InputError``. ``source`` names the document of a run of exactly one file (default:
     the file's resolved path). A failing file is recorded and the others go on; an error that
     ends the run (the database gone) stops it, and the files not written are recorded as
-    not attempted."""
-    selection = select_files([os.fspath(p) for p in paths], extensions=ingestor.extractors.extensions, follow_symlinks=follow_symlinks)
-    files = [os.fspath(f) for f in selection.files]
+    not attempted. ``roots``: only files resolving inside these folders are read (the MCP
+    server's ``--allow-path``), whatever a glob or a symlink leads to."""
+    selection = select_files([os.fspath(p) for p in paths], extensions=ingestor.extractors.extensions,
+                             follow_symlinks=follow_symlinks, roots=roots)
+    files: list[str] = list(selection.files)  # ListedFile: what the read checks travels with each
     if source is not None and len(files) != 1:
         raise InputError(f"source names one document; the paths give {len(files)} files")
     watch = observer or IngestObserver()

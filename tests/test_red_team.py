@@ -1,0 +1,236 @@
+"""Red-team findings on the MCP server and on what an ingest reads: globs and symlinks leading
+out of the allowed folders, a file swapped between listing and reading, a server started
+without ``--allow-path``, and the server's limits (concurrency, sizes, cancellation, null
+bytes). The MCP tools run in-process on the SDK's own server, against the real database."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from kgrag_neo4j.errors import InputError
+from kgrag_neo4j.ingestion.extractors import ExtractorRegistry
+from kgrag_neo4j.ingestion.files import read_regular_file, select_files
+from kgrag_neo4j.ingestion.ingestor import Ingestor
+
+pytest.importorskip("mcp")
+
+from kgrag_neo4j.integrations import mcp as kgrag_mcp  # noqa: E402
+
+EXTENSIONS = ExtractorRegistry.default().extensions
+SECRET = "password_set pid port uri hunter2-secret"
+
+
+async def call(server, tool: str, arguments: dict) -> dict:
+    """A tool's JSON answer; a refused call raises the SDK's ToolError with its one line."""
+    result = await server.call_tool(tool, arguments)
+    return json.loads(result.content[0].text)
+
+
+def tool_error(server, tool: str, arguments: dict) -> str:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    with pytest.raises(ToolError) as info:
+        asyncio.run(call(server, tool, arguments))
+    return str(info.value)
+
+
+@pytest.fixture
+def escape(tmp_path) -> Path:
+    """ROOT with one file of its own and symlinks leading out of it: a file symlink
+    (creds.json -> the outside server.json) and a folder symlink (linked -> the outside folder)."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "notes.txt").write_text("Neo4j keeps the graph of notes.")
+    (outside / "server.json").write_text(json.dumps({"password": SECRET}))
+    (outside / "secret.txt").write_text(SECRET)
+    (root / "creds.json").symlink_to(outside / "server.json")
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    return root
+
+
+def mcp_server(store, embedder, roots=(), retrievers=None, ingestor=None):
+    return kgrag_mcp.build_server(
+        namespace=store.namespace, store=store, retrievers=retrievers or {}, ingestor=ingestor or Ingestor(store, embedder),
+        allowed_roots=[str(r) for r in roots],
+    )
+
+
+def stored_text(store) -> str:
+    return " ".join(c.content for d in store.list_documents() for c in store.list_document_chunks(d.id))
+
+
+# -- 1. a glob escapes --allow-path ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pattern", ["cred[s].json", "*", "**/*.txt", "*/secret.txt", "linked/*"])
+def test_a_glob_in_ingest_path_never_reads_outside_the_allowed_folders(store, hashing_embedder, escape, pattern):
+    server = mcp_server(store, hashing_embedder, roots=[escape])
+    try:
+        answer = asyncio.run(call(server, "ingest_path", {"path": f"{escape}/{pattern}"}))
+        assert all("outside" in row.get("error", "") for row in answer["files"] if row["status"] == "failed")
+    except Exception as exc:  # the SDK's ToolError: a pattern leading out refused as a whole
+        assert "outside" in str(exc)
+    assert SECRET not in stored_text(store)
+    assert all(d.source.startswith(str(escape.resolve()) + os.sep) for d in store.list_documents())
+
+
+def test_a_glob_on_the_command_line_stays_in_its_folder_unless_symlinks_are_followed(escape):
+    chosen = select_files([f"{escape}/*", f"{escape}/**/*.txt"], extensions=EXTENSIONS)
+    assert [Path(f).name for f in chosen.files] == ["notes.txt"]
+    reasons = {Path(s.path).name: s.reason for s in chosen.skipped}
+    assert set(reasons) == {"creds.json", "secret.txt"} and all("--follow-symlinks" in r for r in reasons.values())
+    followed = select_files([f"{escape}/*"], extensions=EXTENSIONS, follow_symlinks=True)
+    assert sorted(Path(f).name for f in followed.files) == ["creds.json", "notes.txt"]
+
+
+def test_the_cli_skips_a_glob_match_that_leads_out(kgrag_cli, namespace, escape):
+    result = kgrag_cli("ingest", f"{escape}/*", "--namespace", namespace, "--embedder", "hashing", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["files"]
+    assert {Path(r["path"]).name: r["status"] for r in rows} == {"notes.txt": "new", "creds.json": "skipped"}
+
+
+# -- 2. a file swapped for a symlink between listing and reading ---------------------------------------
+
+
+def test_a_file_swapped_after_listing_is_not_read(tmp_path, store, hashing_embedder):
+    race, outside = tmp_path / "race", tmp_path / "outside.txt"
+    race.mkdir()
+    outside.write_text(SECRET)
+    (race / "aa.txt").write_text("the first file")
+    (race / "zz.txt").write_text("the file that gets swapped")
+    listed = select_files([str(race)], extensions=EXTENSIONS).files
+    assert [Path(f).name for f in listed] == ["aa.txt", "zz.txt"]
+    # between the listing and the read: a symlink to a file outside takes its place
+    (race / "zz.txt").unlink()
+    (race / "zz.txt").symlink_to(outside)
+    with pytest.raises(InputError, match="replaced by a symlink after it was listed"):
+        read_regular_file(listed[1], max_bytes=1 << 20)
+    results = Ingestor(store, hashing_embedder).ingest_paths(listed)
+    assert [r.status for r in results] == ["new", "failed"]
+    assert SECRET not in stored_text(store)
+    # or another file: not the one that was checked either
+    (race / "new.tmp").write_text("a newer file")
+    os.replace(race / "new.tmp", race / "zz.txt")
+    with pytest.raises(InputError, match="changed after it was listed"):
+        read_regular_file(listed[1], max_bytes=1 << 20)
+
+
+def test_a_folder_swapped_for_a_symlink_after_listing_is_not_read(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (root / "sub" / "zz.txt").write_text("inside")
+    listed = select_files([str(root)], extensions=EXTENSIONS).files
+    # the same file (a hard link) reached through a folder that now leads outside
+    os.link(root / "sub" / "zz.txt", outside / "zz.txt")
+    (root / "sub" / "zz.txt").unlink()
+    (root / "sub").rmdir()
+    (root / "sub").symlink_to(outside, target_is_directory=True)
+    if not os.path.exists("/proc/self/fd"):
+        pytest.skip("where an open file lies is read from /proc")
+    with pytest.raises(InputError, match="now leads out of"):
+        read_regular_file(listed[0], max_bytes=1 << 20)
+
+
+# -- 3. no --allow-path: no file access ---------------------------------------------------------------
+
+
+def test_without_allowed_folders_the_server_reads_no_file(store, hashing_embedder, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text("a file in the working directory")
+    server = mcp_server(store, hashing_embedder)
+    names = {t.name for t in asyncio.run(server.list_tools())}
+    assert "ingest_path" not in names and {"ingest_text", "list_documents"} <= names
+
+
+# -- 8. limits -----------------------------------------------------------------------------------
+
+
+class _CountingRetriever:
+    """A retriever that records how many searches run at once (the store is not involved)."""
+
+    def __init__(self) -> None:
+        self.now = self.most = 0
+
+    async def aretrieve(self, query: str, top_k: int):
+        self.now += 1
+        self.most = max(self.most, self.now)
+        await asyncio.sleep(0.01)
+        self.now -= 1
+        return []
+
+    def retrieve(self, query: str, top_k: int):
+        return []
+
+
+def test_three_hundred_concurrent_calls_are_served_a_bounded_number_at_a_time(store, hashing_embedder):
+    retriever = _CountingRetriever()
+    server = mcp_server(store, hashing_embedder, retrievers={"vector": retriever})
+
+    async def flood() -> list:
+        return await asyncio.gather(*(call(server, "search_vector", {"query": f"q{i}"}) for i in range(300)))
+
+    answers = asyncio.run(flood())
+    assert len(answers) == 300 and all(a["results"] == [] for a in answers)
+    assert retriever.most <= kgrag_mcp.MAX_CONCURRENT_CALLS
+
+
+def test_sizes_are_limited_with_a_clear_error(store, hashing_embedder):
+    server = mcp_server(store, hashing_embedder, retrievers={"vector": _CountingRetriever()})
+    big = "x" * (kgrag_mcp.MAX_TEXT_BYTES + 1)
+    assert "InputError: the text is" in tool_error(server, "ingest_text", {"text": big, "source": "big.txt"})
+    long_query = "neo4j " * (kgrag_mcp.MAX_QUERY_CHARS // 6 + 1)
+    assert "InputError: the query is" in tool_error(server, "search_vector", {"query": long_query})
+    assert "InputError: source" in tool_error(server, "ingest_text", {"text": "t", "source": "s" * 5000})
+    assert store.list_documents() == []
+
+
+def test_a_null_byte_in_a_path_is_one_clear_error(store, hashing_embedder, tmp_path):
+    server = mcp_server(store, hashing_embedder, roots=[tmp_path])
+    message = tool_error(server, "ingest_path", {"path": f"{tmp_path}/a\x00.txt"})
+    assert "InputError: path holds a null byte" in message and "Traceback" not in message
+
+
+class _GatedEmbedder:
+    """The hashing embedder, held at its first call until the test opens the gate."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.dimensions = inner, inner.name, inner.dimensions
+        self.entered, self.gate = threading.Event(), threading.Event()
+
+    def embed(self, texts, *, input_type="document"):
+        self.entered.set()
+        self.gate.wait(30)
+        return self.inner.embed(texts, input_type=input_type)
+
+
+def test_a_cancelled_ingest_writes_nothing_and_ends_with_its_worker(store, hashing_embedder):
+    embedder = _GatedEmbedder(hashing_embedder)
+    server = mcp_server(store, embedder, ingestor=Ingestor(store, embedder))
+
+    async def disconnect() -> None:
+        task = asyncio.ensure_future(call(server, "ingest_text", {"text": "Neo4j keeps graphs. " * 200, "source": "s.txt"}))
+        await asyncio.to_thread(embedder.entered.wait, 30)
+        task.cancel()  # what the SDK does when the client cancels or goes away
+        await asyncio.sleep(0.2)
+        embedder.gate.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(disconnect())
+    # the worker was told to stop before writing, and the call ended only after it had
+    assert store.list_documents() == []
+    [row] = [r for r in store.list_namespaces() if r.namespace == store.namespace] or [None]
+    assert row is None or (row.documents, row.chunks) == (0, 0)
+    # the server still ingests afterwards
+    embedder.gate.set()
+    answer = asyncio.run(call(server, "ingest_text", {"text": "Neo4j keeps graphs.", "source": "t.txt"}))
+    assert answer["status"] == "new"
