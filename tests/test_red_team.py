@@ -234,3 +234,37 @@ def test_a_cancelled_ingest_writes_nothing_and_ends_with_its_worker(store, hashi
     embedder.gate.set()
     answer = asyncio.run(call(server, "ingest_text", {"text": "Neo4j keeps graphs.", "source": "t.txt"}))
     assert answer["status"] == "new"
+
+
+# -- 5. PPR while documents are replaced -------------------------------------------------------------
+
+
+def test_ppr_ranks_a_neighbourhood_read_while_its_chunks_were_deleted():
+    from kgrag_neo4j.retrieval.ppr import PPROptions, ppr_rank
+    from kgrag_neo4j.types import Neighbourhood
+
+    clean = Neighbourhood(
+        seeds=(("c1", 0.9), ("c2", 0.7)),
+        query_entities=(("e1", "Neo4j", 1.0, "named"),),
+        entities={"e1": ("Neo4j", 2), "e2": ("Lucene", 1)},
+        chunk_degrees={"c1": 1.0, "c2": 0.5, "c3": 1.5},
+        mentions=(("c1", "e1"), ("c3", "e1"), ("c3", "e2")),
+        chunk_edges=(("c1", "c2", 0.8),),
+        relations=(("e1", "e2", 1.0),),
+    )
+    # what a neighbourhood read racing a replace returns: the rows of nodes deleted meanwhile
+    # (read committed) have null ids, names, degrees
+    torn = Neighbourhood(
+        seeds=clean.seeds + ((None, 0.8),),
+        query_entities=clean.query_entities + ((None, None, 0.9, "resembles"),),
+        entities={**clean.entities, None: (None, 0)},
+        chunk_degrees={**clean.chunk_degrees, None: 0.0},
+        mentions=clean.mentions + ((None, "e1"), ("c1", None)),
+        chunk_edges=clean.chunk_edges + (("c1", None, 0.5), (None, "c2", 0.5)),
+        relations=clean.relations + (("e1", None, 1.0),),
+    )
+    assert ppr_rank(torn, PPROptions()).mass == ppr_rank(clean, PPROptions()).mass
+
+    from kgrag_neo4j.retrieval.ppr import without_vanished
+
+    assert without_vanished(torn) == clean

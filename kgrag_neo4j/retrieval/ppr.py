@@ -41,7 +41,7 @@ from .retrievers import _Traced, embed_query
 from .scoring import raw_cosine
 from .steps import Call, Steps
 
-__all__ = ["PPROptions", "PPRRetriever", "PageRankResult", "personalized_pagerank", "ppr_rank"]
+__all__ = ["PPROptions", "PPRRetriever", "PageRankResult", "personalized_pagerank", "ppr_rank", "without_vanished"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +99,26 @@ def personalized_pagerank(
     return {n: float(p[i]) for i, n in enumerate(nodes)}, iterations, p, nodes, src, dst, trans
 
 
+def without_vanished(hood: Neighbourhood) -> Neighbourhood:
+    """The neighbourhood without what a concurrent replace or delete took while it was read.
+
+    The read runs at read-committed isolation: a chunk or an entity collected early in the
+    statement and deleted before its properties are read comes back with a null id (and null
+    name, degree, df). Such a row is dropped here, as if the read had come a moment later."""
+    return Neighbourhood(
+        seeds=tuple((c, s) for c, s in hood.seeds if c is not None and s is not None),
+        query_entities=tuple(q for q in hood.query_entities if q[0] is not None),
+        entities={e: (name or "", int(df or 0)) for e, (name, df) in hood.entities.items() if e is not None},
+        chunk_degrees={c: float(d or 0.0) for c, d in hood.chunk_degrees.items() if c is not None},
+        mentions=tuple((c, e) for c, e in hood.mentions if c is not None and e is not None),
+        chunk_edges=tuple((a, b, w) for a, b, w in hood.chunk_edges if a is not None and b is not None and w is not None),
+        relations=tuple((a, b, w) for a, b, w in hood.relations if a is not None and b is not None and w is not None),
+    )
+
+
 def ppr_rank(hood: Neighbourhood, options: PPROptions) -> PageRankResult:
     """Personalized PageRank over a neighbourhood, as the module docstring describes."""
+    hood = without_vanished(hood)
     edges: list[tuple[str, str, float]] = []
     out_degree: dict[str, float] = {}
     chunk_node = {c: "c:" + c for c in hood.chunk_degrees}
@@ -206,7 +224,7 @@ class PPRRetriever(_Traced):
     def _retrieve(self, query: str, top_k: int) -> Steps[tuple[list[RetrievalResult], PageRankResult, Neighbourhood]]:
         o = self.options
         embedding = yield from embed_query(self.store, self.embedder, query)
-        hood: Neighbourhood = yield Call.of(
+        read: Neighbourhood = yield Call.of(
             self._neighbourhood.ppr_neighbourhood,
             embedding,
             seed_top_k=o.seed_top_k,
@@ -217,6 +235,7 @@ class PPRRetriever(_Traced):
             chunk_edges=o.chunk_edge_weight > 0,
             filters=self.filters,
         )
+        hood = without_vanished(read)
         ranked = ppr_rank(hood, o)
         chunk_mass = sorted(
             ((c, ranked.mass.get(c, 0.0)) for c in hood.chunk_degrees), key=lambda x: (-x[1], x[0])
