@@ -84,10 +84,31 @@ _NAMESPACE_MAX = 128
 #: separators. Two names that print alike must be one name.
 _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
+#: scripts one name may mix (Unicode's "highly restrictive" identifiers, UTS #39): Japanese,
+#: Chinese and Korean names are written in several scripts, each with Latin; any other name
+#: keeps to one script, so a Cyrillic "і" cannot pass for the Latin "i" of another tenant
+_SCRIPT_SETS = (
+    frozenset({"LATIN", "CJK", "IDEOGRAPHIC", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA"}),
+    frozenset({"LATIN", "CJK", "IDEOGRAPHIC", "BOPOMOFO"}),
+    frozenset({"LATIN", "CJK", "IDEOGRAPHIC", "HANGUL"}),
+)
+
+
+def _script(ch: str) -> str | None:
+    """The script of a letter, as the first word of its Unicode name (LATIN, CYRILLIC, GREEK,
+    CJK, ...); None for digits, punctuation, symbols, spaces and marks, which any script uses."""
+    if not unicodedata.category(ch).startswith("L"):
+        return None
+    word = unicodedata.name(ch, "").split(" ")[0]
+    return None if word in ("", "MODIFIER") else word
+
 
 def validate_namespace(namespace: str) -> str:
     """Namespaces are parameter values, never Cypher text; still, keep them visible and short
-    so they read well in Browser and in logs, and so no two look the same."""
+    so they read well in Browser and in logs, and so no two look the same: no leading or
+    trailing space (" victim" is not "victim"), nothing invisible, the Unicode normal form
+    NFKC (no compatibility look-alikes such as a full-width "ｖ"), and letters of one script
+    (or of Japanese, Chinese or Korean with Latin)."""
     if not isinstance(namespace, str) or not namespace.strip():
         raise ConfigurationError("namespace must be a non-empty string")
     if len(namespace) > _NAMESPACE_MAX:
@@ -98,4 +119,18 @@ def validate_namespace(namespace: str) -> str:
                 f"namespace must hold only visible characters; character {i + 1} is U+{ord(ch):04X} "
                 f"({unicodedata.name(ch, 'a control, format or unassigned character')})"
             )
+    if namespace != namespace.strip():
+        raise ConfigurationError(f"namespace {namespace!r} starts or ends with a space; write it as {namespace.strip()!r}")
+    normal = unicodedata.normalize("NFKC", namespace)
+    if normal != namespace:
+        raise ConfigurationError(
+            f"namespace {namespace!r} is not in Unicode normal form NFKC (it has look-alike characters); "
+            f"write it as {normal!r}"
+        )
+    scripts = {s for s in map(_script, namespace) if s is not None}
+    if len(scripts) > 1 and not any(scripts <= allowed for allowed in _SCRIPT_SETS):
+        raise ConfigurationError(
+            f"namespace {namespace!r} mixes the letters of {', '.join(sorted(scripts))} "
+            "(look-alike letters could pass for another namespace); write it in one script"
+        )
     return namespace

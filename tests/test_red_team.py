@@ -268,3 +268,31 @@ def test_ppr_ranks_a_neighbourhood_read_while_its_chunks_were_deleted():
     from kgrag_neo4j.retrieval.ppr import without_vanished
 
     assert without_vanished(torn) == clean
+
+
+# -- 9. look-alike namespaces ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    (" victim", "starts or ends with a space"),
+    ("victim ", "starts or ends with a space"),
+    ("v\u0456ctim", "mixes the letters of CYRILLIC, LATIN"),  # a Cyrillic i
+    ("\uff56ictim", "not in Unicode normal form NFKC"),  # a full-width v
+    ("vic\u200btim", "only visible characters"),
+])
+def test_a_namespace_that_looks_like_another_is_refused(kgrag_cli, name, why):
+    from kgrag_neo4j.errors import ConfigurationError
+    from kgrag_neo4j.settings import validate_namespace
+
+    with pytest.raises(ConfigurationError, match=why):
+        validate_namespace(name)
+    result = kgrag_cli("docs", "list", "--namespace", name)
+    assert result.exit_code != 0 and why.split(" ")[0] in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name", ["victim", "t-1a2b", "docs/2024 notes", "日本語のdocs", "русский", "Ελληνικά", "café"])
+def test_names_of_one_script_stay_valid(name):
+    from kgrag_neo4j.settings import validate_namespace
+
+    assert validate_namespace(name) == name
