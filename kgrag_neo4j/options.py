@@ -350,7 +350,12 @@ class IngestOptions:
       across the whole namespace, not only its document;
     - ``embedding_failure`` ["raise"]: what a failing embedder does to the document: "raise"
       stores nothing; "store_unembedded" stores the chunks without vectors (found by keyword
-      search only) and reports it in ``IngestResult.skipped``.
+      search only) and reports it in ``IngestResult.skipped``;
+    - ``entities`` [None]: keep the namespace's entity graph current in the same run (the
+      documents written are scanned for names and linked, and what a name new to the
+      namespace changes elsewhere follows): None does it when the namespace has an entity
+      graph, True always (making one), False never (``kgrag entities status`` then shows
+      the documents not linked).
     """
 
     strategy: Literal["flat", "parent-child"] = "flat"
@@ -363,9 +368,12 @@ class IngestOptions:
     extractors: ExtractorRegistry | None = None
     graph: IngestGraphOptions = field(default_factory=IngestGraphOptions)
     embedding_failure: Literal["raise", "store_unembedded"] = "raise"
+    entities: bool | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.strategy, "strategy", STRATEGIES)
+        if self.entities not in (None, True, False):
+            raise ConfigurationError(f"entities must be True, False or None, got {self.entities!r}")
         for name in ("parent_tokens", "child_tokens", "batch_size"):
             check_int(getattr(self, name), name, minimum=1)
         if self.child_tokens >= self.parent_tokens:

@@ -7,7 +7,7 @@ silently (vector-only), exactly as the seeds specify.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from .graph_types.communities import Community, CommunityReport
@@ -41,6 +41,7 @@ __all__ = [
     "InputType",
     "KeywordSearcher",
     "LocalContextReader",
+    "MaintainedEntityGraph",
     "Namespaced",
     "NearestChunkFinder",
     "PPRNeighbourhoodReader",
@@ -362,6 +363,62 @@ class EntityStore(Protocol):
     def namespace_mentions(self) -> dict[str, list[str]]: ...
 
     def replace_edges(self, origin: str, edges: Sequence[ChunkEdge]) -> int: ...
+
+
+@runtime_checkable
+class MaintainedEntityGraph(Protocol):
+    """What ``entities.maintain.maintain_entity_graph`` reads and writes: the namespace's
+    entity graph kept current document by document (name statistics, links, entities and
+    ``references`` edges, each change in a bounded transaction under the graph's lock)."""
+
+    namespace: str
+
+    def ensure_embedder(self, model: str, dimensions: int) -> None: ...
+
+    def entity_graph_generation(self) -> int | None: ...
+
+    def entity_graph_state(self) -> dict[str, Any]: ...
+
+    def entity_pending_documents(self, *, after: str = "", limit: int = 1000, every: bool = False) -> list[str]: ...
+
+    def entity_document_chunks(self, document_ids: Sequence[str]) -> list[dict[str, Any]]: ...
+
+    def apply_name_scans(self, rows: Sequence[Mapping[str, Any]], *, create: bool = False) -> dict[str, int]: ...
+
+    def vocabulary_names(self, keys: Sequence[str]) -> list[dict[str, Any]]: ...
+
+    def changed_names(self, *, limit: int = 1000) -> list[dict[str, Any]]: ...
+
+    def documents_writing(self, names: Sequence[str], keys: Sequence[str], *, limit: int = 100_000) -> list[str]: ...
+
+    def mark_documents_pending(self, document_ids: Sequence[str], keys: Sequence[str]) -> int: ...
+
+    def write_entity_links(
+        self, generation: int, chunks: Sequence[Mapping[str, Any]], documents: Sequence[Mapping[str, Any]]
+    ) -> bool: ...
+
+    def dirty_entities(self, *, after: str = "", limit: int = 500) -> list[dict[str, Any]]: ...
+
+    def update_maintained_entities(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, int]: ...
+
+    def mark_entity_chunks(self, entity_ids: Sequence[str]) -> int: ...
+
+    def settle_relations(self, *, limit: int = 5000) -> int: ...
+
+    def dirty_chunks(self, *, after: str = "", limit: int = 1000) -> list[str]: ...
+
+    def update_references(
+        self,
+        chunk_ids: Sequence[str],
+        *,
+        max_chunks: int,
+        unit: int,
+        decide: Callable[[list[dict[str, Any]]], tuple[list[dict[str, Any]], list[dict[str, str]]]],
+    ) -> int: ...
+
+    def record_entity_build(self, at: str, names: Sequence[Mapping[str, Any]] = ()) -> int: ...
+
+    def clear_entity_graph(self, *, batch_size: int = 10_000) -> int: ...
 
 
 @runtime_checkable

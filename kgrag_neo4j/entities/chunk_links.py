@@ -8,11 +8,12 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..types import ChunkEdge, RelationType
 from ..validation import check_int
 
-__all__ = ["ENTITY_EDGE_ORIGIN", "entity_chunk_edges", "title_name"]
+__all__ = ["ENTITY_EDGE_ORIGIN", "entity_chunk_edges", "reference_updates", "title_name"]
 
 #: the ``origin`` of ``references`` edges made from shared entities (replaced as a set)
 ENTITY_EDGE_ORIGIN = "entities"
@@ -95,3 +96,46 @@ def entity_chunk_edges(
             out.append(ChunkEdge(source, target, RelationType.REFERENCES, w, description="shared entities",
                                  origin=ENTITY_EDGE_ORIGIN))
     return out
+
+
+def reference_updates(
+    found: Sequence[Mapping[str, Any]], *, per_chunk: int = 10, unit: int = 2520
+) -> tuple[list[tuple[str, str, float, bool]], list[tuple[str, str]]]:
+    """The ``references`` edges of some chunks, as :func:`entity_chunk_edges` gives them for
+    the whole namespace, decided chunk by chunk.
+
+    ``found``: per chunk ``{"id", "candidates": [[other id, weight in 1/unit]], "edges":
+    [[other id, picked by this chunk, picked by the other]]}`` (the store's
+    ``entity_graph/reference_candidates``). A chunk picks its ``per_chunk`` heaviest
+    candidates (ties by the pair's ids, as the whole-namespace rule); a pair has its two
+    edges while either end picks it. The other end's pick is the one stored, unless that
+    chunk is in ``found`` too. Returns the directed edges to write ``(source, target,
+    weight, picked by source)`` and the pairs to drop."""
+    check_int(per_chunk, "per_chunk", minimum=1)
+    picks: dict[str, set[str]] = {}
+    weights: dict[str, dict[str, int]] = {}
+    for row in found:
+        a = row["id"]
+        cands = {str(b): int(w) for b, w in row["candidates"]}
+        weights[a] = cands
+        ranked = sorted(cands, key=lambda b: (-cands[b], min(a, b), max(a, b)))  # noqa: B023 (used at once)
+        picks[a] = set(ranked[:per_chunk])
+    updates: dict[tuple[str, str], tuple[float, bool]] = {}
+    drop: set[tuple[str, str]] = set()
+    for row in found:
+        a = row["id"]
+        stored_back = {str(x): bool(back) for x, _mine, back in row["edges"]}
+        for b in sorted(set(weights[a]) | set(stored_back)):
+            w = weights[a].get(b)
+            mine = b in picks[a]
+            theirs = (a in picks[b]) if b in picks else stored_back.get(b, False)
+            pair = (min(a, b), max(a, b))
+            if w is None or not (mine or theirs):
+                if b in stored_back:
+                    drop.add(pair)
+                continue
+            weight = round(min(1.0, w / unit), 4)
+            updates[(a, b)] = (weight, mine)
+            updates[(b, a)] = (weight, theirs)
+    rows = [(s, t, w, p) for (s, t), (w, p) in sorted(updates.items()) if (min(s, t), max(s, t)) not in drop]
+    return rows, sorted(drop)

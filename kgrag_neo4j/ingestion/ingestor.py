@@ -53,6 +53,7 @@ from ..protocols import (
     EmbedderRegistry,
     EmbeddingProvider,
     GraphStore,
+    MaintainedEntityGraph,
     Namespaced,
     NearestChunkFinder,
     Store,
@@ -74,6 +75,7 @@ from .files import read_regular_file
 from .similarity import SimilarityLinker
 
 if TYPE_CHECKING:
+    from ..entities.maintain import MaintenanceResult
     from .batch import IngestObserver, IngestTally
 
 __all__ = ["FileResult", "IngestOptions", "Ingestor", "STRATEGIES"]
@@ -345,7 +347,7 @@ class Ingestor:
             raise InputError(f"{source or 'text'} is empty")
         doc = self._identify(text, source=source, title=title, metadata=metadata, content_type=content_type,
                              document_id=document_id)
-        return self._one(doc)
+        return self._maintained(self._one(doc))
 
     def ingest_file(
         self,
@@ -367,7 +369,7 @@ class Ingestor:
         valid UTF-8 cannot be an identity: it is refused unless ``source`` names the file."""
         doc = self._load_file(path, content=content, content_type=content_type, source=source, title=title,
                               metadata=metadata)
-        return self._one(doc)
+        return self._maintained(self._one(doc))
 
     async def aingest_paths(
         self, paths: Sequence[str | os.PathLike[str]], *, content_type: str | None = None
@@ -447,6 +449,8 @@ class Ingestor:
         items = [os.fspath(p) for p in paths]
         with span(self.tracer, "ingest.paths", {"files": len(items), "strategy": self.options.strategy}) as sp:
             out = self._ingest_paths(items, content_type=content_type, on_result=on_result)
+            if any(r.result is not None and r.result.status != "unchanged" for r in out) and not self.cancelled:
+                self.maintain_entities()
             counts: dict[str, int] = {}
             for r in out:
                 counts[r.status] = counts.get(r.status, 0) + 1
@@ -667,6 +671,22 @@ class Ingestor:
             sp.update({"document_id": result.document_id, "status": result.status, "chunk_count": result.chunk_count,
                        "edge_count": result.edge_count, "cancelled": result.cancelled})
         return result
+
+    def _maintained(self, result: IngestResult) -> IngestResult:
+        if result.status != "unchanged" and not self.cancelled:
+            self.maintain_entities()
+        return result
+
+    def maintain_entities(self) -> MaintenanceResult | None:
+        """Bring the namespace's entity graph up to date with what is stored (what every
+        ingest does at its end, see ``IngestOptions.entities``); None when there is nothing
+        to maintain (no entity graph, ``entities=False``, or a store without the capability)."""
+        wanted = self.options.entities
+        if wanted is False or not isinstance(self.store, MaintainedEntityGraph):
+            return None
+        from ..entities.maintain import maintain_entity_graph
+
+        return maintain_entity_graph(self.store, self.embedder, create=bool(wanted))
 
     def _skip_unchanged(self, docs: Sequence[_Doc]) -> list[_Doc]:
         """Decide the documents whose stored content hash is theirs (one read for all); they

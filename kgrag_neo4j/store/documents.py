@@ -201,6 +201,7 @@ class DocumentsMixin:
         def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
         def _check_embedding(self, embedding: Any, what: str) -> Plan[list[float]]: ...
         def _chunk_text_is_namespaced(self) -> Plan[bool]: ...
+        def unlink_documents(self, tx: TxRunner, document_ids: Sequence[str], *, stale_only: bool) -> None: ...
 
     def keyword_query(self, text: str) -> str:
         """The Lucene query a keyword search of ``text`` sends ('' when no term is left)."""
@@ -357,6 +358,7 @@ class DocumentsMixin:
             raise _Refused(errors)
         replaced = sorted(p.document_id for p in todo if written[p.document_id]["before"] is not None)
         if replaced:
+            self.unlink_documents(tx, replaced, stale_only=True)
             tx.run("documents/drop_stale_chunks", namespace=self.namespace, ids=replaced)
 
         edges = [e for p in ours for e in p.edge_rows]
@@ -446,6 +448,7 @@ class DocumentsMixin:
                        rows=kept_rows[start : start + CHUNK_ROWS])
             for start in range(0, len(outer), EDGE_ROWS):
                 tx.run("graph/store_edges", namespace=self.namespace, rows=outer[start : start + EDGE_ROWS])
+            self.unlink_documents(tx, [p.document_id], stale_only=True)
             tx.run("documents/park_stale_chunks", namespace=self.namespace, document_id=p.document_id)
             return "new" if upserted["written"][0]["before"] is None else "replaced"
 
@@ -525,8 +528,11 @@ class DocumentsMixin:
         return bool(rows and rows[0]["updated"])
 
     def delete_document(self, document_id: str) -> bool:
-        rows = self.runner.write("documents/delete_document", namespace=self.namespace, document_id=document_id)
-        return bool(rows)
+        def work(tx: TxRunner) -> bool:
+            self.unlink_documents(tx, [document_id], stale_only=False)
+            return bool(tx.run("documents/delete_document", namespace=self.namespace, document_id=document_id))
+
+        return bool(self.runner.write_fn(work))
 
     # -- read -----------------------------------------------------------------------------
     def get_document(self, document_id: str) -> Document:

@@ -72,7 +72,7 @@ class NamespacesMixin:
             row = self.runner.write("namespaces/delete_namespace_batch", namespace=self.namespace, batch_size=batch_size)[0]
             for key in total:
                 total[key] += int(row[key])
-            if not any(int(row[k]) for k in ("documents", "chunks", "entities", "communities", "other")):
+            if not any(int(row[k]) for k in ("documents", "chunks", "entities", "communities", "other", "relationships")):
                 break
         # what this store remembered of the namespace's schema is gone with it
         self._model = None

@@ -20,6 +20,7 @@ from .aio import AsyncDrivers
 from .communities import CommunitiesMixin
 from .documents import DocumentsMixin
 from .entities import EntitiesMixin
+from .entity_graph import EntityGraphMixin
 from .graph import GraphMixin
 from .namespaces import NamespacesMixin
 from .runner import CypherRunner, connect_driver, map_neo4j_errors
@@ -30,7 +31,8 @@ __all__ = ["Neo4jStore"]
 
 
 class Neo4jStore(
-    SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, EntitiesMixin, CommunitiesMixin, NamespacesMixin
+    SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, EntitiesMixin, EntityGraphMixin, CommunitiesMixin,
+    NamespacesMixin
 ):
     """Documents, chunks and their graph in one Neo4j database, scoped to one namespace."""
 

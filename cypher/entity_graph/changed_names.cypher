@@ -1,0 +1,14 @@
+// Names that entered or left the vocabulary since the maintainer last looked (see
+// entity_graph/apply_scans and unlink_chunks): the older documents that write a new name, and
+// those that mentioned a name that left, are linked again.
+// mode: read
+// params:
+//   $namespace  STRING   tenant
+//   $limit      INTEGER  most names
+// returns: key STRING, entered BOOLEAN, forms LIST<STRING>
+// browser: :params {namespace: 'demo', limit: 1000}
+MATCH (n:EntityName)
+WHERE n.mark IS NOT NULL AND n.namespace = $namespace
+RETURN n.key AS key, n.mark = 'entered' AS entered, n.forms AS forms
+ORDER BY key
+LIMIT toInteger($limit)

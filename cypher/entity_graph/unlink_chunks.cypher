@@ -1,0 +1,64 @@
+// Take back what chunks contributed to the entity graph, exactly: their co-occurrence
+// strengths are subtracted from the relationships they added to (a relationship no chunk
+// supports any more goes, unless a triple wrote it), their mentions go, and the entities
+// they mentioned are marked for the maintainer (`dirty`: type, description, chunk links and
+// community to bring up to date; an entity no chunk mentions goes then). With $forget_scan
+// (the chunks are about to be deleted) their name scans are subtracted from the name
+// statistics too; a name no chunk writes any more leaves the vocabulary (`left`), and the
+// generation moves. Chunks: those of $document_ids, or only their stale ones (left over from
+// an older version of the document) with $stale_only.
+// mode: write
+// params:
+//   $namespace     STRING        tenant
+//   $document_ids  LIST<STRING>  documents whose chunks to unlink
+//   $stale_only    BOOLEAN       only the chunks the documents' current version no longer has
+//   $forget_scan   BOOLEAN       subtract the chunks' name scans as well
+// returns: chunks INTEGER, left INTEGER
+// browser: :params {namespace: 'demo', document_ids: [], stale_only: false, forget_scan: false}
+UNWIND $document_ids AS id
+MATCH (d:Document {id: id})-[:HAS_CHUNK]->(c:Chunk)
+WHERE d.namespace = $namespace AND c.namespace = $namespace
+  AND (NOT $stale_only OR c.document_hash IS NULL OR c.document_hash <> d.content_hash)
+WITH DISTINCT c
+CALL (c) {
+  UNWIND range(0, size(coalesce(c.pair_a, [])) - 1) AS i
+  MATCH (a:Entity {id: c.pair_a[i]})-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]->(b:Entity {id: c.pair_b[i]})
+  WHERE r.namespace = $namespace AND r.strength IS NOT NULL
+  SET r.strength = r.strength - c.pair_strength[i], r.windows = r.windows - c.pair_windows[i]
+  WITH r WHERE r.windows <= 0
+  DELETE r
+}
+CALL (c) {
+  MATCH (c)-[m:MENTIONS]->(e:Entity)
+  WHERE e.namespace = $namespace
+  SET e.dirty = true, e.lost = true
+  DELETE m
+}
+SET c.pair_a = null, c.pair_b = null, c.pair_strength = null, c.pair_windows = null, c.links_dirty = true
+WITH c
+CALL (c) {
+  WITH c WHERE $forget_scan AND c.name_keys IS NOT NULL
+  UNWIND range(0, size(c.name_keys) - 1) AS i
+  MATCH (n:EntityName {namespace: $namespace, key: c.name_keys[i]})
+  WITH n, c.name_forms[i] AS form, c.name_stats[6 * i .. 6 * i + 6] AS s
+  SET n.support = n.support - s[0], n.person = n.person - s[1], n.location = n.location - s[2],
+      n.weak = n.weak - s[3], n.occurrences = n.occurrences - s[4], n.titles = n.titles - s[5],
+      n.form_counts = [i IN range(0, size(n.forms) - 1) | n.form_counts[i] - CASE WHEN n.forms[i] = form THEN 1 ELSE 0 END]
+  WITH n, n.accepted AND n.support + n.titles <= 0 AND NOT n.given AS leaves
+  SET n.accepted = n.accepted AND NOT leaves,
+      n.mark = CASE WHEN leaves THEN 'left' ELSE n.mark END
+  WITH n, leaves
+  CALL (n) {
+    MATCH (e:Entity {namespace: $namespace, name_key: n.key})
+    SET e.dirty = true
+  }
+  RETURN count(CASE WHEN leaves THEN 1 END) AS left
+}
+WITH c, left
+SET c.name_keys = CASE WHEN $forget_scan THEN null ELSE c.name_keys END,
+    c.name_forms = CASE WHEN $forget_scan THEN null ELSE c.name_forms END,
+    c.name_stats = CASE WHEN $forget_scan THEN null ELSE c.name_stats END
+WITH count(c) AS chunks, sum(left) AS left
+OPTIONAL MATCH (k:KgragMeta {key: 'entity-graph:' + $namespace})
+SET k.generation = k.generation + CASE WHEN left > 0 THEN 1 ELSE 0 END
+RETURN chunks, left

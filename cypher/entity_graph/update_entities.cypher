@@ -1,0 +1,40 @@
+// Bring dirty entities up to date (entity_graph/dirty_entities tells what they are): name,
+// type, description with its embedding (null: keep the embedding), source chunk and mention
+// count; the communities of an entity that changed are marked stale (their report no longer
+// says what the members are). An entity no chunk mentions and no triple uses goes, with its
+// relationships (its communities marked stale first); its CO_OCCURS relationships are marked
+// for a new description when its name changed.
+// mode: write
+// params:
+//   $namespace  STRING     tenant
+//   $rows       LIST<MAP>  [{id, name, type, description, source_chunk_id, embedding: LIST<FLOAT>|null, df, changed, renamed}]
+// returns: updated INTEGER, deleted INTEGER
+// browser: :params {namespace: 'demo', rows: []}
+UNWIND $rows AS row
+MATCH (e:Entity {id: row.id})
+WHERE e.namespace = $namespace
+CALL (e, row) {
+  WITH e, row WHERE row.changed
+  MATCH (e)-[:IN_COMMUNITY]->(m:Community)
+  SET m.stale = true
+}
+WITH e, row, COUNT { (e)<-[:MENTIONS]-() } = 0 AND NOT EXISTS { (e)-[:RELATED_TO {origin: 'triple'}]-(:Entity) } AS orphan
+CALL (e, row, orphan) {
+  WITH e, row WHERE NOT orphan
+  SET e.name = row.name, e.type = row.type, e.description = row.description,
+      e.source_chunk_id = row.source_chunk_id, e.df = row.df, e.dirty = null, e.lost = null
+  WITH e, row
+  CALL (e, row) {
+    WITH e, row WHERE row.renamed
+    MATCH (e)-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]-(:Entity)
+    WHERE r.strength IS NOT NULL
+    SET r.changed = true
+  }
+  WITH e, row WHERE row.embedding IS NOT NULL
+  CALL db.create.setNodeVectorProperty(e, 'embedding', row.embedding)
+}
+CALL (e, orphan) {
+  WITH e WHERE orphan
+  DETACH DELETE e
+}
+RETURN count(CASE WHEN NOT orphan THEN 1 END) AS updated, count(CASE WHEN orphan THEN 1 END) AS deleted

@@ -1,0 +1,377 @@
+"""Keep a namespace's entity graph current: the offline entity graph, maintained document by
+document, in bounded batches, the same whatever order documents came and went in.
+
+What a full build and every ingest or delete run, here, one procedure (``maintain_entity_graph``):
+
+1. **scan** every document not linked since its last change: each chunk's capitalised names
+   and their cues (``names.scan_chunk``) are kept on the chunk and added into the
+   namespace's name statistics (one ``EntityName`` per name). Deleting a chunk subtracts
+   exactly what it added (``entity_graph/unlink_chunks``, in the delete's own transaction);
+2. **vocabulary changes**: a name that entered the vocabulary sends the linked documents that
+   may write it (the full-text index finds them) to be linked again; one that left, the
+   documents that mentioned it;
+3. **link** those documents against the vocabulary names their text contains
+   (``linking.link_document``): mentions, and co-occurrence strengths added, in integers, to
+   the entities' ``CO_OCCURS`` relationships. A link computed against a vocabulary that moved
+   meanwhile (another ingest) is computed again;
+4. **entities** marked as changed get their type and display name from the name's sums,
+   their description from their earliest mentioning chunk, an embedding when that changed;
+   those no chunk mentions go; their communities are marked stale;
+5. **references**: the chunks whose shared-entity links may have changed get them computed
+   again (``chunk_links.reference_updates``; an edge exists while either end picks it).
+
+Memory holds one batch of documents at a time (``batch_chunks`` chunks), never the corpus;
+every transaction is bounded. Re-running it on an unchanged namespace reads one page and stops.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigurationError, InputError
+from ..graph_types.entities import Entity, normalise_name
+from ..ids import edge_id
+from ..protocols import EmbeddingProvider, embed_batched
+from ..validation import check_int
+from .chunk_links import reference_updates, title_name
+from .extract_offline import _SPACES, _sentence_of, _split_sentences
+from .linking import LinkOptions, VocabularyName, link_document, span_keys
+from .names import display_name, maintained_entity_id, name_type, scan_chunk
+
+__all__ = ["MaintainOptions", "MaintenanceResult", "maintain_entity_graph"]
+
+#: ``progress(stage, done, total)``; stages: scan, link, entities, references
+Progress = Callable[[str, int, int], None]
+
+_DESCRIPTION_CHARS = 300
+_DOCUMENT_PAGE = 200
+
+
+@dataclass(frozen=True, slots=True)
+class MaintainOptions:
+    """``max_entities_per_chunk``, ``max_gap``: see ``linking.LinkOptions``; ``entity_edges``:
+    keep ``references`` chunk edges from shared entities, where an entity in more than
+    ``edge_max_chunks`` chunks links none and a chunk picks its ``edges_per_chunk`` heaviest;
+    ``batch_chunks``: chunks held in memory at once; ``batch_size``: texts per embedding call."""
+
+    max_entities_per_chunk: int = 20
+    max_gap: int = 30
+    entity_edges: bool = True
+    edge_max_chunks: int = 10
+    edges_per_chunk: int = 10
+    batch_chunks: int = 2000
+    batch_size: int = 64
+
+    def __post_init__(self) -> None:
+        check_int(self.max_entities_per_chunk, "max_entities_per_chunk", minimum=1)
+        check_int(self.max_gap, "max_gap", minimum=0)
+        check_int(self.edge_max_chunks, "edge_max_chunks", minimum=2, maximum=40)
+        check_int(self.edges_per_chunk, "edges_per_chunk", minimum=1)
+        check_int(self.batch_chunks, "batch_chunks", minimum=1)
+        check_int(self.batch_size, "batch_size", minimum=1)
+
+
+@dataclass
+class MaintenanceResult:
+    """What one run did: documents and chunks linked (``relinked``: linked again because a
+    name entered or left the vocabulary), names added to the vocabulary and removed,
+    entities brought up to date and deleted, ``references`` edges written, seconds per stage."""
+
+    documents: int = 0
+    chunks: int = 0
+    relinked: int = 0
+    names_entered: int = 0
+    names_left: int = 0
+    entities: int = 0
+    deleted: int = 0
+    entity_edges: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def maintain_entity_graph(
+    store: Any,
+    embedder: EmbeddingProvider,
+    *,
+    create: bool = False,
+    rebuild: bool = False,
+    names: Sequence[str] = (),
+    options: MaintainOptions = MaintainOptions(),
+    progress: Progress | None = None,
+) -> MaintenanceResult | None:
+    """Bring the namespace's entity graph up to date with its documents (see the module).
+
+    Returns None, doing nothing, when the namespace has no entity graph and ``create`` is
+    false (a plain ingest into a namespace nobody built entities for). ``rebuild``: clear the
+    graph first (bounded transactions) and link everything anew. ``names``: names the user
+    gives, kept in the vocabulary."""
+    if isinstance(names, str):
+        raise InputError("names must be a list of names, not one string")
+    report = progress or (lambda stage, done, total: None)
+    result = MaintenanceResult()
+    clock = [time.perf_counter()]
+
+    def lap(stage: str) -> None:
+        now = time.perf_counter()
+        result.seconds[stage] = round(result.seconds.get(stage, 0.0) + now - clock[0], 3)
+        clock[0] = now
+
+    if rebuild:
+        store.clear_entity_graph()
+    given = _given_rows(store.namespace, names)
+    if create or given:
+        store.record_entity_build(_now(), given)
+    elif store.entity_graph_generation() is None:
+        return None
+    store.ensure_embedder(embedder.name, embedder.dimensions)
+    lap("setup")
+
+    # 1. scan: every pending document's chunks not scanned yet
+    for batch in _document_batches(store, options.batch_chunks):
+        rows = []
+        for doc in batch:
+            title = title_name(doc["title"])
+            for i, chunk in enumerate(doc["chunks"]):
+                if chunk["scanned"]:
+                    continue
+                scan = scan_chunk(chunk["id"], chunk["content"] or "", title_name=title if i == 0 else "")
+                rows.append({"chunk_id": chunk["id"], "names": [
+                    {**s.row(), "id": _name_id(store.namespace, s.key)} for s in scan.names]})
+        if rows:
+            store.apply_name_scans(rows)
+        report("scan", sum(len(d["chunks"]) for d in batch), 0)
+    lap("scan")
+
+    # 2 and 3: link the pending documents, and again those a vocabulary change touches
+    while True:
+        _vocabulary_changes(store, result)
+        linked = _link_pending(store, options, result, report)
+        if not linked and not store.changed_names(limit=1):
+            break
+    lap("link")
+
+    # 4. entities
+    touched = _settle_entities(store, embedder, options, result, report)
+    if touched:
+        for start in range(0, len(touched), 5000):
+            store.mark_entity_chunks(touched[start : start + 5000])
+    store.settle_relations()
+    lap("entities")
+
+    # 5. references
+    if options.entity_edges:
+        result.entity_edges = _settle_references(store, options, report)
+    lap("references")
+    store.record_entity_build(_now(), [])
+    return result
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _name_id(namespace: str, key: str) -> str:
+    return "name_" + maintained_entity_id(namespace, key)[4:]
+
+
+def _given_rows(namespace: str, names: Sequence[str]) -> list[dict[str, str]]:
+    rows: dict[str, dict[str, str]] = {}
+    for raw in names:
+        if not isinstance(raw, str):
+            raise InputError(f"names must be strings, got {type(raw).__name__}")
+        key = normalise_name(raw)
+        if key and key not in rows:
+            rows[key] = {"id": _name_id(namespace, key), "key": key, "form": raw.strip()}
+    return [rows[k] for k in sorted(rows)]
+
+
+def _document_batches(store: Any, batch_chunks: int, *, every: bool = False) -> Iterator[list[dict[str, Any]]]:
+    """The pending documents with their leaf chunks, about ``batch_chunks`` chunks a batch."""
+    after = ""
+    while True:
+        ids = store.entity_pending_documents(after=after, limit=_DOCUMENT_PAGE, every=every)
+        if not ids:
+            return
+        after = ids[-1]
+        batch: list[dict[str, Any]] = []
+        size = 0
+        for start in range(0, len(ids), 50):
+            for doc in store.entity_document_chunks(ids[start : start + 50]):
+                batch.append(doc)
+                size += len(doc["chunks"])
+                if size >= batch_chunks:
+                    yield batch
+                    batch, size = [], 0
+        if batch:
+            yield batch
+
+
+def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
+    """Send to linking again the documents a name entering or leaving the vocabulary touches."""
+    while True:
+        changed = store.changed_names(limit=500)
+        if not changed:
+            return
+        entered = [c for c in changed if c["entered"]]
+        left = [c["key"] for c in changed if not c["entered"]]
+        result.names_entered += len(entered)
+        result.names_left += len(left)
+        phrases = [f for c in entered for f in (c["key"], *(c["forms"] or []))]
+        documents = store.documents_writing(phrases, left) if (phrases or left) else []
+        result.relinked += len(documents)
+        store.mark_documents_pending(documents, [c["key"] for c in changed])
+
+
+def _link_pending(store: Any, options: MaintainOptions, result: MaintenanceResult, report: Progress) -> int:
+    link_options = LinkOptions(max_entities_per_chunk=options.max_entities_per_chunk, max_gap=options.max_gap)
+    linked = 0
+    while True:
+        progressed = 0
+        for batch in _document_batches(store, options.batch_chunks):
+            for _attempt in range(20):
+                generation = store.entity_graph_generation()
+                chunks, documents = _link_batch(store, batch, link_options)
+                if store.write_entity_links(generation, chunks, documents):
+                    break
+            else:  # pragma: no cover - twenty vocabulary changes during one batch
+                raise ConfigurationError("the vocabulary kept changing while linking; run the build again")
+            progressed += len(batch)
+            result.documents += len(batch)
+            result.chunks += len(chunks)
+            report("link", result.chunks, 0)
+        linked += progressed
+        if not progressed:
+            return linked
+
+
+def _link_batch(
+    store: Any, batch: Sequence[dict[str, Any]], options: LinkOptions
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    texts = [c["content"] or "" for d in batch for c in d["chunks"]]
+    keys = span_keys(texts, max_words=options.max_words)
+    for d in batch:
+        key = normalise_name(title_name(d["title"]))
+        if key:
+            keys.add(key)
+    vocabulary = {
+        r["key"]: VocabularyName(r["key"], display_name(r["forms"], r["form_counts"]) or r["key"], tuple(r["forms"]))
+        for r in store.vocabulary_names(sorted(keys))
+    }
+    namespace = store.namespace
+    chunk_rows: list[dict[str, Any]] = []
+    documents = []
+    for d in batch:
+        title_key = normalise_name(title_name(d["title"]))
+        links = link_document(namespace, [(c["id"], c["content"] or "") for c in d["chunks"]], vocabulary,
+                              title_key=title_key, options=options)
+        for link in links:
+            chunk_rows.append({
+                "chunk_id": link.chunk_id,
+                "mentions": [
+                    {"entity_id": maintained_entity_id(namespace, key), "key": key, "count": count, "first": first}
+                    for key, (count, first) in sorted(link.mentions.items())
+                ],
+                "pairs": [
+                    {"a": a, "b": b, "strength": strength, "windows": windows}
+                    for (a, b), (strength, windows) in sorted(link.pairs.items())
+                ],
+            })
+        documents.append({"id": d["document_id"], "content_hash": d["content_hash"]})
+    return chunk_rows, documents
+
+
+def describe(content: str, first: int) -> str:
+    """The sentence of ``content`` holding offset ``first`` (the first when -1), one line,
+    at most 300 characters."""
+    spans = _split_sentences(content or "")
+    if not spans:
+        return ""
+    start, end = spans[_sentence_of(spans, first) if first >= 0 else 0]
+    text = _SPACES.sub(" ", content[start:end]).strip()
+    if len(text) > _DESCRIPTION_CHARS:
+        text = text[: _DESCRIPTION_CHARS - 1].rstrip() + "\u2026"
+    return text
+
+
+def _settle_entities(
+    store: Any, embedder: EmbeddingProvider, options: MaintainOptions, result: MaintenanceResult, report: Progress
+) -> list[str]:
+    """Update every dirty entity; returns the ids whose chunk count changed in a way that
+    changes the ``references`` edges of their chunks."""
+    from .pipeline import entity_embedding_text
+
+    touched: list[str] = []
+    after = ""
+    while True:
+        page = store.dirty_entities(after=after, limit=500)
+        if not page:
+            return touched
+        after = page[-1]["id"]
+        rows = []
+        texts: list[str] = []
+        embed_at: list[int] = []
+        for r in page:
+            df, old_df = int(r["df"]), int(r["old_df"])
+            if df != old_df and min(df, old_df) <= options.edge_max_chunks:
+                touched.append(r["id"])
+            name, type_, description, source = r["name"], r["type"], r["description"], r["source_chunk_id"]
+            if r["maintained"]:
+                display = display_name(r["forms"], r["form_counts"]) or r["key"]
+                person, location, weak, occurrences, _titles = r["stats"]
+                type_ = name_type(display, {"person": person, "location": location, "weak": weak,
+                                            "occurrences": occurrences})
+                name = display
+                earliest = r["earliest"]
+                if earliest is not None:
+                    source = earliest["id"]
+                    description = describe(earliest["content"] or "", int(earliest["first"]))
+            changed = (name, type_, description) != (r["name"], r["type"], r["description"]) or df != old_df
+            row = {"id": r["id"], "name": name, "type": type_, "description": description,
+                   "source_chunk_id": source, "embedding": None, "df": df, "changed": changed,
+                   "renamed": name != r["name"]}
+            if r["maintained"] and df > 0 and ((name, description) != (r["name"], r["description"]) or not r["has_embedding"]):
+                embed_at.append(len(rows))
+                texts.append(entity_embedding_text(Entity(id=r["id"], name=name, type=type_, description=description,
+                                                          namespace=store.namespace)))
+            rows.append(row)
+        for start in range(0, len(texts), options.batch_size):
+            vectors = embed_batched(embedder, texts[start : start + options.batch_size], batch_size=options.batch_size)
+            for at, vector in zip(embed_at[start : start + options.batch_size], vectors):
+                rows[at]["embedding"] = [float(x) for x in vector]
+        done = store.update_maintained_entities(rows)
+        result.entities += int(done["updated"])
+        result.deleted += int(done["deleted"])
+        report("entities", result.entities + result.deleted, 0)
+
+
+def _settle_references(store: Any, options: MaintainOptions, report: Progress) -> int:
+    unit = 1
+    for n in range(1, options.edge_max_chunks):
+        unit = unit * n // _gcd(unit, n)
+    written = 0
+
+    def decide(found: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+        updates, drop = reference_updates(found, per_chunk=options.edges_per_chunk, unit=unit)
+        rows = [{"id": edge_id(s, t, "references"), "source_id": s, "target_id": t, "weight": w, "picked": p}
+                for s, t, w, p in updates]
+        return rows, [{"a": a, "b": b} for a, b in drop]
+
+    while True:
+        ids = store.dirty_chunks(limit=500)
+        if not ids:
+            return written
+        written += store.update_references(ids, max_chunks=options.edge_max_chunks, unit=unit, decide=decide)
+        report("references", written, 0)
+
+
+def _gcd(a: int, b: int) -> int:
+    while b:
+        a, b = b, a % b
+    return a

@@ -1,0 +1,131 @@
+"""What one chunk says about names, and what all chunks say together: the pure half of the
+maintained entity graph.
+
+A chunk's *scan* depends on its text alone: the capitalised phrases it writes, each with the
+cues around it (a title before it, a place preposition, how often it opens a sentence). The
+store keeps each chunk's scan beside it and adds it into one statistics node per name
+(``EntityName``), so the statistics of a name are the sum over the chunks that exist, whatever
+order they came in; deleting a chunk subtracts exactly what it added. A name belongs to the
+namespace's vocabulary while some chunk writes it as a name (not only as a lone word opening a
+sentence), or a document is titled with it, or the user gave it; its type and its display
+name are functions of the sums (:func:`name_type`, :func:`display_name`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..graph_types.entities import entity_id, normalise_name
+from .extract_offline import OfflineEntityExtractor, _Candidate, _is_acronym, _Occurrence, _split_sentences
+
+__all__ = [
+    "ENTITY_NAME_TYPE",
+    "ChunkScan",
+    "NameStats",
+    "display_name",
+    "maintained_entity_id",
+    "name_type",
+    "scan_chunk",
+]
+
+#: the type part of a maintained entity's id: the type itself is a property that may change
+#: as documents come and go (a "Mr." seen later makes a name a PERSON), the id must not
+ENTITY_NAME_TYPE = "NAME"
+
+
+def maintained_entity_id(namespace: str, key: str) -> str:
+    """The id of the entity a vocabulary name stands for: namespace and normalised name only."""
+    return entity_id(namespace, key, ENTITY_NAME_TYPE)
+
+
+@dataclass(frozen=True, slots=True)
+class NameStats:
+    """One name's statistics in one chunk, or summed over many.
+
+    ``support``: occurrences written as a name (not a lone word opening a sentence, or an
+    acronym); ``person``, ``location``, ``weak``: occurrences after a person cue, a place cue,
+    a bare "in"; ``occurrences``: every capitalised occurrence; ``titles``: documents titled
+    with the name; ``form``: how the text writes it (the first occurrence in the chunk)."""
+
+    key: str
+    form: str
+    support: int = 0
+    person: int = 0
+    location: int = 0
+    weak: int = 0
+    occurrences: int = 0
+    titles: int = 0
+
+    def row(self) -> dict[str, object]:
+        return {
+            "key": self.key, "form": self.form, "support": self.support, "person": self.person,
+            "location": self.location, "weak": self.weak, "occurrences": self.occurrences, "titles": self.titles,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkScan:
+    """The names a chunk's text writes, in order of first appearance."""
+
+    chunk_id: str
+    names: tuple[NameStats, ...] = field(default_factory=tuple)
+
+
+_SCANNER = OfflineEntityExtractor()
+
+
+def scan_chunk(chunk_id: str, text: str, *, title_name: str = "") -> ChunkScan:
+    """Scan one chunk (deterministic: the same text gives the same scan). ``title_name``: the
+    name its document's title stands for, counted once on the document's first chunk."""
+    candidates: dict[str, _Candidate] = {}
+    for si, (start, end) in enumerate(_split_sentences(text or "")):
+        _SCANNER._scan_sentence(text, start, end, 0, si, candidates)
+    out: dict[str, NameStats] = {}
+    for key, c in candidates.items():
+        if c.date:
+            continue
+        support = len(c.occurrences) if (c.non_initial or _is_acronym(c.name)) else 0
+        out[key] = NameStats(
+            key=key, form=c.name, support=support, person=c.person_cues, location=c.location_cues,
+            weak=c.weak_location_cues, occurrences=len(c.occurrences),
+        )
+    title_key = normalise_name(title_name) if title_name else ""
+    if title_key:
+        old = out.get(title_key)
+        if old is None:
+            out[title_key] = NameStats(key=title_key, form=title_name.strip(), titles=1)
+        else:
+            out[title_key] = NameStats(
+                key=old.key, form=old.form, support=old.support, person=old.person, location=old.location,
+                weak=old.weak, occurrences=old.occurrences, titles=1,
+            )
+    return ChunkScan(chunk_id, tuple(out.values()))
+
+
+def name_type(form: str, stats: Mapping[str, int]) -> str:
+    """The type the summed statistics give a name (the offline extractor's cue rules): a name
+    seen only as a title or a given name is ``OTHER``."""
+    occurrences = int(stats.get("occurrences", 0))
+    if occurrences <= 0:
+        return "OTHER"
+    cand = _Candidate(name=form)
+    cand.occurrences = [_Occurrence(0, 0, 0)] * occurrences
+    cand.person_cues = int(stats.get("person", 0))
+    cand.location_cues = int(stats.get("location", 0))
+    cand.weak_location_cues = int(stats.get("weak", 0))
+    return _SCANNER._type_of(cand)
+
+
+def display_name(forms: Sequence[str], counts: Sequence[int]) -> str:
+    """The name shown for an entity: the form the chunks write most often; on a tie, one not
+    all in capitals, then the smallest (an order of its own, so adding and deleting documents
+    in any order ends on the same name)."""
+    best: tuple[int, int, str] | None = None
+    for form, count in zip(forms, counts):
+        if count <= 0 or not form:
+            continue
+        rank = (-int(count), 1 if form.isupper() and len(form) > 1 else 0, form)
+        if best is None or rank < best:
+            best = rank
+    return best[2] if best is not None else ""

@@ -1,0 +1,185 @@
+"""The maintained entity graph's capability of Neo4jStore: the reads and transactions that
+keep a namespace's entity graph current as documents come and go.
+
+Every transaction that changes the graph starts with ``entity_graph/lock``: it takes the
+write lock of the namespace's graph record, so concurrent ingests change it one transaction
+at a time, and it returns the vocabulary generation, which lets a link computed against an
+older vocabulary be refused and computed again. What to write is decided in
+``kgrag_neo4j.entities.maintain`` (pure functions and the orchestration); this module only
+runs statements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .runner import CypherRunner, TxRunner
+
+__all__ = ["EntityGraphMixin"]
+
+PAGE = 1000
+
+
+class EntityGraphMixin:
+    runner: CypherRunner
+    namespace: str
+
+    @staticmethod
+    def _locked(tx: TxRunner, namespace: str, *, create: bool = False) -> int | None:
+        rows = tx.run("entity_graph/lock", namespace=namespace, create=create)
+        return int(rows[0]["generation"]) if rows else None
+
+    # -- reads ----------------------------------------------------------------------------
+    def entity_graph_state(self) -> dict[str, Any]:
+        """Counts of how current the namespace's entity graph is (``kgrag entities status``)."""
+        return dict(self.runner.read("entity_graph/state", namespace=self.namespace)[0])
+
+    def entity_pending_documents(self, *, after: str = "", limit: int = PAGE, every: bool = False) -> list[str]:
+        rows = self.runner.read("entity_graph/pending_documents", namespace=self.namespace, after=after,
+                                limit=limit, all=every)
+        return [r["id"] for r in rows]
+
+    def entity_document_chunks(self, document_ids: Sequence[str]) -> list[dict[str, Any]]:
+        return self.runner.read("entity_graph/document_chunks", namespace=self.namespace,
+                                document_ids=list(document_ids))
+
+    def vocabulary_names(self, keys: Sequence[str]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        keys = list(keys)
+        for start in range(0, len(keys), 20_000):
+            out += self.runner.read("entity_graph/vocabulary", namespace=self.namespace, keys=keys[start : start + 20_000])
+        return out
+
+    def vocabulary_page(self, *, after: str = "", limit: int = 20_000) -> list[dict[str, Any]]:
+        return self.runner.read("entity_graph/vocabulary_page", namespace=self.namespace, after=after, limit=limit)
+
+    def changed_names(self, *, limit: int = PAGE) -> list[dict[str, Any]]:
+        return self.runner.read("entity_graph/changed_names", namespace=self.namespace, limit=limit)
+
+    def documents_writing(self, names: Sequence[str], keys: Sequence[str], *, limit: int = 100_000) -> list[str]:
+        """Linked documents whose chunks may write one of ``names`` (a full-text phrase match,
+        a superset) or mention the entity of one of ``keys``."""
+        from .documents import escape_lucene_query, keyword_lucene_query
+
+        phrases = list(dict.fromkeys(p for p in (escape_lucene_query(n) for n in names) if p))
+        out: set[str] = set()
+        # Lucene refuses more than 1024 clauses; a phrase is one
+        for start in range(0, max(len(phrases), 1), 200):
+            part = phrases[start : start + 200]
+            query = keyword_lucene_query(" OR ".join(f'"{p}"' for p in part), self.namespace) if part else ""
+            rows = self.runner.read("entity_graph/documents_writing", namespace=self.namespace,
+                                    query=query, keys=list(keys) if start == 0 else [], limit=limit)
+            out.update(r["document_id"] for r in rows)
+        return sorted(out)
+
+    def dirty_entities(self, *, after: str = "", limit: int = 500) -> list[dict[str, Any]]:
+        return self.runner.read("entity_graph/dirty_entities", namespace=self.namespace, after=after, limit=limit)
+
+    def dirty_chunks(self, *, after: str = "", limit: int = PAGE) -> list[str]:
+        rows = self.runner.read("entity_graph/dirty_chunks", namespace=self.namespace, after=after, limit=limit)
+        return [r["id"] for r in rows]
+
+    # -- transactions -----------------------------------------------------------------------
+    def apply_name_scans(self, rows: Sequence[Mapping[str, Any]], *, create: bool = False) -> dict[str, int]:
+        """Add chunks' name scans to the name statistics, in one transaction."""
+        def work(tx: TxRunner) -> dict[str, int]:
+            self._locked(tx, self.namespace, create=create)
+            return dict(tx.run("entity_graph/apply_scans", namespace=self.namespace, rows=list(rows))[0])
+
+        return self.runner.write_fn(work)
+
+    def write_entity_links(
+        self, generation: int, chunks: Sequence[Mapping[str, Any]], documents: Sequence[Mapping[str, Any]]
+    ) -> bool:
+        """Replace the links of ``documents`` by ``chunks``' in one transaction, if the
+        vocabulary is still at ``generation`` (else nothing is written: False)."""
+        def work(tx: TxRunner) -> bool:
+            if self._locked(tx, self.namespace) != generation:
+                return False
+            tx.run("entity_graph/unlink_chunks", namespace=self.namespace, document_ids=[d["id"] for d in documents],
+                   stale_only=False, forget_scan=False)
+            tx.run("entity_graph/write_links", namespace=self.namespace, chunks=list(chunks), documents=list(documents))
+            return True
+
+        return bool(self.runner.write_fn(work))
+
+    def entity_graph_generation(self) -> int | None:
+        """The vocabulary generation (None: the namespace has no maintained entity graph)."""
+        return self.runner.write_fn(lambda tx: self._locked(tx, self.namespace))
+
+    def mark_documents_pending(self, document_ids: Sequence[str], keys: Sequence[str]) -> int:
+        def work(tx: TxRunner) -> int:
+            self._locked(tx, self.namespace)
+            return int(tx.run("entity_graph/mark_pending", namespace=self.namespace, document_ids=list(document_ids),
+                              keys=list(keys))[0]["documents"])
+
+        return self.runner.write_fn(work)
+
+    def update_maintained_entities(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+        def work(tx: TxRunner) -> dict[str, int]:
+            self._locked(tx, self.namespace)
+            return dict(tx.run("entity_graph/update_entities", namespace=self.namespace, rows=list(rows))[0])
+
+        return self.runner.write_fn(work)
+
+    def mark_entity_chunks(self, entity_ids: Sequence[str]) -> int:
+        def work(tx: TxRunner) -> int:
+            self._locked(tx, self.namespace)
+            return int(tx.run("entity_graph/mark_chunks", namespace=self.namespace, entity_ids=list(entity_ids))[0]["marked"])
+
+        return self.runner.write_fn(work)
+
+    def settle_relations(self, *, limit: int = 5000) -> int:
+        total = 0
+        while True:
+            def work(tx: TxRunner) -> int:
+                self._locked(tx, self.namespace)
+                return int(tx.run("entity_graph/settle_relations", namespace=self.namespace, limit=limit)[0]["settled"])
+
+            done = self.runner.write_fn(work)
+            total += done
+            if done < limit:
+                return total
+
+    def update_references(
+        self,
+        chunk_ids: Sequence[str],
+        *,
+        max_chunks: int,
+        unit: int,
+        decide: Callable[[list[dict[str, Any]]], tuple[list[dict[str, Any]], list[dict[str, str]]]],
+    ) -> int:
+        """Read the chunks' reference candidates and edges and write what ``decide`` (pure)
+        makes of them, in one transaction; returns the edges written."""
+        def work(tx: TxRunner) -> int:
+            self._locked(tx, self.namespace)
+            found = tx.run("entity_graph/reference_candidates", namespace=self.namespace, chunk_ids=list(chunk_ids),
+                           max_chunks=max_chunks, unit=unit)
+            rows, drop = decide(found)
+            return int(tx.run("entity_graph/write_references", namespace=self.namespace, rows=rows, drop=drop,
+                              chunk_ids=list(chunk_ids))[0]["written"])
+
+        return self.runner.write_fn(work)
+
+    def record_entity_build(self, at: str, names: Sequence[Mapping[str, Any]] = ()) -> int:
+        return int(self.runner.write("entity_graph/record_build", namespace=self.namespace, at=at,
+                                     names=list(names))[0]["generation"])
+
+    def clear_entity_graph(self, *, batch_size: int = 10_000) -> int:
+        """Remove the namespace's entity graph (triples and their entities stay), in bounded
+        transactions."""
+        total = 0
+        while True:
+            removed = int(self.runner.write("entity_graph/clear", namespace=self.namespace,
+                                            batch_size=batch_size)[0]["removed"])
+            total += removed
+            if not removed:
+                return total
+
+    def unlink_documents(self, tx: TxRunner, document_ids: Sequence[str], *, stale_only: bool) -> None:
+        """Inside a document write or delete: take back what the chunks about to be deleted
+        contributed to the entity graph (nothing when the namespace has none)."""
+        if document_ids and self._locked(tx, self.namespace) is not None:
+            tx.run("entity_graph/unlink_chunks", namespace=self.namespace, document_ids=list(document_ids),
+                   stale_only=stale_only, forget_scan=True)

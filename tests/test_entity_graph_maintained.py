@@ -1,0 +1,262 @@
+"""The maintained entity graph on the real server: every ingest, replace and delete keeps it
+current, and after any sequence of them it equals what a build from scratch makes of the
+same documents (a randomized comparison of canonical dumps)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kgrag_neo4j.entities.chunk_links import entity_chunk_edges, reference_updates
+from kgrag_neo4j.entities.linking import VocabularyName, closeness, link_document, span_keys
+from kgrag_neo4j.entities.maintain import MaintainOptions, maintain_entity_graph
+from kgrag_neo4j.entities.names import display_name, name_type, scan_chunk
+from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
+from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.store import Neo4jStore
+
+# --- pure ------------------------------------------------------------------------------------
+
+
+def test_scan_counts_names_and_cues():
+    scan = scan_chunk("c1", "Winter is coming. Mr. Ned Stark rode to Winterfell. Ned Stark lived in Winterfell.")
+    got = {s.key: s for s in scan.names}
+    assert "winter" in got and got["winter"].support == 0  # a lone word opening a sentence
+    assert got["ned stark"].support == 2 and got["ned stark"].person == 1
+    assert got["winterfell"].location == 1 and got["winterfell"].occurrences == 2
+
+
+@pytest.mark.parametrize(
+    "forms, counts, expect",
+    [
+        (["Ned Stark"], [2], "Ned Stark"),
+        (["NED STARK", "Ned Stark"], [1, 1], "Ned Stark"),  # a tie: not all capitals
+        (["NASA", "Nasa"], [3, 1], "NASA"),  # the most written form wins
+        (["B", "A"], [1, 1], "A"),  # then the smallest
+        (["Gone"], [0], ""),
+    ],
+)
+def test_display_name_is_a_function_of_the_counts(forms, counts, expect):
+    assert display_name(forms, counts) == expect
+    assert display_name(list(reversed(forms)), list(reversed(counts))) == expect
+
+
+@pytest.mark.parametrize(
+    "stats, expect",
+    [
+        ({"occurrences": 0}, "OTHER"),
+        ({"occurrences": 2, "person": 1}, "PERSON"),
+        ({"occurrences": 3, "weak": 1}, "OTHER"),
+    ],
+)
+def test_name_type_from_summed_cues(stats, expect):
+    assert name_type("Robb", stats) == expect
+
+
+def test_span_keys_hold_every_name_the_gazetteer_can_match():
+    text = "(Ned Stark's) sword, the .NET runtime and AT&T."
+    keys = span_keys([text])
+    assert {"ned stark", "net", "at&t", "ned stark's"} <= keys
+
+
+def test_link_document_short_forms_and_lowercase_words():
+    vocabulary = {k: VocabularyName(k, d) for k, d in
+                  [("robert baratheon", "Robert Baratheon"), ("robert", "Robert"), ("bank", "Bank")]}
+    chunks = [("a", "Robert Baratheon was king. Robert drank."), ("b", "The bank of the river. A bank. Bank of X.")]
+    links = link_document("ns", chunks, vocabulary)
+    assert links[0].mentions["robert baratheon"][0] == 2 and "robert" not in links[0].mentions
+    assert links[1].mentions["bank"][0] == 1  # mostly lower case in this document: capitalised only
+    assert closeness(0) == 1_000_000 and closeness(10) == 500_000
+
+
+def test_reference_updates_match_the_whole_namespace_rule():
+    rng = random.Random(7)
+    chunks = [f"c{i}" for i in range(12)]
+    mentions = {c: rng.sample([f"e{j}" for j in range(8)], 3) for c in chunks}
+    expect = {(e.source_id, e.target_id): e.weight for e in entity_chunk_edges(mentions, max_chunks=10, per_chunk=2)}
+    df: dict[str, int] = {}
+    for ents in mentions.values():
+        for e in ents:
+            df[e] = df.get(e, 0) + 1
+    found = []
+    for a in chunks:
+        cands: dict[str, int] = {}
+        for e in mentions[a]:
+            if 2 <= df[e] <= 10:
+                for b in chunks:
+                    if b != a and e in mentions[b]:
+                        cands[b] = cands.get(b, 0) + 2520 // (df[e] - 1)
+        found.append({"id": a, "candidates": [[b, w] for b, w in cands.items()], "edges": []})
+    rows, drop = reference_updates(found, per_chunk=2, unit=2520)
+    assert not drop
+    assert {(s, t): w for s, t, w, _ in rows} == expect
+
+
+# --- on the server ----------------------------------------------------------------------------
+
+CORPUS = {
+    "ned.txt": "Ned Stark rode to Winterfell. Mr. Ned Stark met Robert Baratheon in Winterfell.\n\n"
+               "Robert drank with Ned at the Red Keep.",
+    "arya.txt": "Arya Stark trained in Braavos. Arya Stark missed Winterfell and Ned Stark.",
+    "jon.txt": "Jon Snow went to the Wall. Jon Snow spoke of Winterfell and Arya Stark near the Wall.",
+    "bran.txt": "Bran Stark climbed the towers of Winterfell. Hodor carried Bran Stark.",
+    "tyrion.txt": "Tyrion Lannister drank in King's Landing. Tyrion Lannister mocked Robert Baratheon.",
+    "braavos.txt": "Braavos is a free city. The Iron Bank of Braavos lent gold to Robert Baratheon.",
+}
+VERSIONS = {
+    "ned.txt": "Ned Stark rode to the Wall with Jon Snow. Lord Ned Stark spoke of Hodor.",
+    "jon.txt": "Jon Snow met Tyrion Lannister at the Wall. Hodor held the door at Winterfell.",
+    "braavos.txt": "Braavos banks. Arya Stark lived in Braavos near the Iron Bank of Braavos.",
+}
+
+
+def _dump(store: Neo4jStore) -> dict:
+    """The entity graph without ids of the namespace: entities by name key, chunks by
+    (source, index)."""
+    rows = store.runner.driver.execute_query(
+        """
+        MATCH (d:Document {namespace: $ns})-[:HAS_CHUNK]->(c:Chunk)
+        WITH c, d.source + '#' + toString(c.chunk_index) AS ref
+        CALL (c) { MATCH (c)-[m:MENTIONS]->(e:Entity) RETURN collect([e.name_key, m.count]) AS mentions }
+        CALL (c) { MATCH (c)-[r:RELATES_TO {relation: 'references'}]->(x:Chunk)<-[:HAS_CHUNK]-(xd:Document)
+                   WHERE r.origin = 'entities'
+                   RETURN collect([xd.source + '#' + toString(x.chunk_index), r.weight]) AS refs }
+        RETURN ref, mentions, refs
+        """, ns=store.namespace, database_=store.runner.database).records
+    chunks = {r["ref"]: (sorted(map(tuple, r["mentions"])), sorted(map(tuple, r["refs"]))) for r in rows}
+    rows = store.runner.driver.execute_query(
+        """
+        MATCH (e:Entity {namespace: $ns})
+        OPTIONAL MATCH (c:Chunk {id: e.source_chunk_id})<-[:HAS_CHUNK]-(d:Document)
+        RETURN e.name_key AS key, e.name AS name, e.type AS type, e.description AS description,
+               d.source + '#' + toString(c.chunk_index) AS source
+        """, ns=store.namespace, database_=store.runner.database).records
+    entities = {r["key"]: (r["name"], r["type"], r["description"], r["source"]) for r in rows}
+    rows = store.runner.driver.execute_query(
+        """
+        MATCH (a:Entity {namespace: $ns})-[r:RELATED_TO]->(b:Entity)
+        RETURN a.name_key AS a, b.name_key AS b, r.type AS type, r.weight AS weight, r.windows AS windows,
+               r.description AS description
+        """, ns=store.namespace, database_=store.runner.database).records
+    relations = {(r["a"], r["b"], r["type"]): (round(r["weight"], 9), r["windows"], r["description"]) for r in rows}
+    return {"chunks": chunks, "entities": entities, "relations": relations}
+
+
+def _ingest(store, embedder, files: dict[str, str]) -> None:
+    ing = Ingestor(store, embedder, chunker=RecursiveChunker(max_tokens=16, overlap_tokens=0), entities=False)
+    for source, text in files.items():
+        ing.ingest_text(text, source=source, title=source)
+
+
+def test_maintained_graph_equals_a_full_build_after_random_changes(store, make_namespace, driver, neo4j_settings,
+                                                                  hashing_embedder):
+    rng = random.Random(2026)
+    options = MaintainOptions(batch_chunks=3)  # several batches even on a small corpus
+    live: dict[str, str] = {}
+    sources = sorted(CORPUS)
+    first = rng.sample(sources, 3)
+    _ingest(store, hashing_embedder, {s: CORPUS[s] for s in first})
+    live.update({s: CORPUS[s] for s in first})
+    assert maintain_entity_graph(store, hashing_embedder, create=True, options=options) is not None
+    for _step in range(8):
+        op = rng.choice(["add", "replace", "delete"])
+        if op == "add" and len(live) < len(sources):
+            s = rng.choice([s for s in sources if s not in live])
+            live[s] = CORPUS[s]
+            _ingest(store, hashing_embedder, {s: live[s]})
+        elif op == "replace" and live:
+            s = rng.choice(sorted(live))
+            live[s] = VERSIONS.get(s, live[s] + " Hodor said Hodor.") if live[s] != VERSIONS.get(s) else CORPUS[s]
+            _ingest(store, hashing_embedder, {s: live[s]})
+        elif live:
+            s = rng.choice(sorted(live))
+            del live[s]
+            doc = next(d for d in store.list_documents() if d.source == s)
+            store.delete_document(doc.id)
+        maintain_entity_graph(store, hashing_embedder, options=options)
+        state = store.entity_graph_state()
+        assert state["documents"] == state["documents_linked"] == len(live)
+
+    fresh = Neo4jStore(driver, namespace=make_namespace("fresh"), database=neo4j_settings.database)
+    _ingest(fresh, hashing_embedder, live)
+    maintain_entity_graph(fresh, hashing_embedder, create=True)
+    got, expect = _dump(store), _dump(fresh)
+    assert got["entities"] == expect["entities"]
+    assert got["relations"] == expect["relations"]
+    assert got["chunks"] == expect["chunks"]
+    assert expect["relations"] and any(refs for _, refs in expect["chunks"].values())
+
+
+def test_an_unchanged_namespace_does_nothing(store, hashing_embedder):
+    _ingest(store, hashing_embedder, CORPUS)
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    again = maintain_entity_graph(store, hashing_embedder)
+    assert (again.documents, again.chunks, again.entities, again.entity_edges) == (0, 0, 0, 0)
+
+
+def test_a_plain_namespace_gets_no_graph(store, hashing_embedder):
+    _ingest(store, hashing_embedder, {"a.txt": "Ned Stark rode to Winterfell."})
+    assert maintain_entity_graph(store, hashing_embedder) is None
+    assert store.entity_graph_state()["has_graph"] is False
+
+
+def test_a_new_name_links_the_older_chunks_that_write_it(store, hashing_embedder):
+    # "Hodor" opens its sentence alone in the first document: not a name yet
+    _ingest(store, hashing_embedder, {"a.txt": "Hodor. The giant held the door."})
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    assert not store.get_entity_by_name("Hodor", limit=5) if _has("Hodor", store) else True
+    _ingest(store, hashing_embedder, {"b.txt": "They called him Hodor at Winterfell."})
+    result = maintain_entity_graph(store, hashing_embedder)
+    assert result.relinked >= 1
+    hodor = store.get_entity_by_name("Hodor", limit=5)[0]
+    assert hodor.mention_total == 2
+
+
+def _has(name: str, store: Neo4jStore) -> bool:
+    from kgrag_neo4j.errors import NotFoundError
+
+    try:
+        store.get_entity_by_name(name, limit=1)
+        return True
+    except NotFoundError:
+        return False
+
+
+def test_delete_takes_its_entities_and_links_with_it(store, hashing_embedder):
+    _ingest(store, hashing_embedder, CORPUS)
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    assert _has("Tyrion Lannister", store)
+    doc = next(d for d in store.list_documents() if d.source == "tyrion.txt")
+    store.delete_document(doc.id)
+    maintain_entity_graph(store, hashing_embedder)
+    assert not _has("Tyrion Lannister", store)
+    names = store.runner.driver.execute_query(
+        "MATCH (n:EntityName {namespace: $ns, key: 'tyrion lannister'}) RETURN n.support AS s",
+        ns=store.namespace, database_=store.runner.database).records
+    assert not names or names[0]["s"] == 0
+
+
+def test_concurrent_ingests_into_one_namespace_end_linked(store, hashing_embedder):
+    from concurrent.futures import ThreadPoolExecutor
+
+    _ingest(store, hashing_embedder, {"seed.txt": "Ned Stark rode to Winterfell."})
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    items = sorted(CORPUS.items())
+
+    def one(item):
+        _ingest(store, hashing_embedder, {item[0]: item[1]})
+        maintain_entity_graph(store, hashing_embedder)
+
+    with ThreadPoolExecutor(3) as pool:
+        list(pool.map(one, items))
+    state = store.entity_graph_state()
+    assert state["documents"] == state["documents_linked"] == len(items) + 1
+    # the same chunks built from scratch (descriptions follow the order chunks were stored in)
+    got = _dump(store)
+    maintain_entity_graph(store, hashing_embedder, rebuild=True)
+    expect = _dump(store)
+    for part in ("entities", "relations", "chunks"):
+        diff = {k: (got[part].get(k), expect[part].get(k)) for k in set(got[part]) | set(expect[part])
+                if got[part].get(k) != expect[part].get(k)}
+        assert not diff, (part, diff)
