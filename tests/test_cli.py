@@ -181,7 +181,9 @@ def test_search_tuning_flags_show_defaults_apply_and_are_refused_for_other_modes
     _, out, _ = kgrag(*base, "--graph-weight", "0.5", "--vector-weight", "0.5")
     tuned = json.loads(out)["results"][0]
     assert tuned["score"] != pytest.approx(default_score)
-    assert tuned["score"] == pytest.approx(0.5 * tuned["scores"]["vector"] + 0.5)
+    # the parts add up: vector = 0.5 x the seed's vector score, graph = 0.5 for being a seed
+    assert tuned["scores"]["graph"] == pytest.approx(0.5)
+    assert tuned["score"] == pytest.approx(tuned["scores"]["vector"] + tuned["scores"]["graph"])
     code, _, err = kgrag("search", "nodes", "--namespace", namespace, "--embedder", "hashing", "--mode", "vector",
                          "--graph-weight", "0.5", "--hops", "1")
     assert code == 2 and "--hops, --graph-weight cannot be used with --mode vector" in err

@@ -152,3 +152,57 @@ def test_every_mode_gives_its_results_their_document_title(kgrag, papers, mode):
     results = json.loads(out)["results"]
     assert results and all(r["title"] for r in results), results
     assert {r["title"] for r in results} <= set(PAPERS) | {n.removesuffix(".txt") for n in PAPERS}
+
+
+# --- 3. explanations a reader can follow ----------------------------------------------------
+
+
+def _parts_sum(result: dict) -> float:
+    return sum(v for k, v in result["scores"].items() if k in ("vector", "fused", "graph", "boost"))
+
+
+@pytest.mark.parametrize("flags", [(), ("--seed-top-k", "1"), ("--blend", "seed", "--seed-top-k", "1"),
+                                   ("--seed-keyword-weight", "0.5", "--blend", "seed"), ("--bidirectional",)])
+def test_graph_json_explains_every_result_with_parts_that_add_up(kgrag, papers, flags):
+    code, out, err = kgrag("search", "Who directed Free Guy?", "--embedder", "hashing", "--mode", "graph", "--json", *flags)
+    assert code == 0, err
+    results = json.loads(out)["results"]
+    assert len(results) == 3
+    for r in results:
+        assert r["explanation"], r
+        assert _parts_sum(r) == pytest.approx(r["score"], abs=1e-9), r
+        seed = r["explanation"][0].startswith("seed:")
+        # a seed is never "reached from" another chunk: graph_context is for graph-found ones
+        assert (r["graph_context"] == []) == seed, r
+    if flags == ("--seed-top-k", "1"):
+        reached = [r for r in results if r["graph_context"]]
+        assert reached and all(any(r["graph_context"][0]["from_chunk_id"] in line for line in r["explanation"])
+                               for r in reached)
+
+
+def test_the_ids_a_search_prints_can_be_looked_up(kgrag, papers):
+    code, out, err = kgrag("search", "Who directed Free Guy?", "--embedder", "hashing", "--mode", "graph", "--seed-top-k", "1")
+    assert code == 0 and "kgrag chunks show CHUNK_ID" in err
+    import re
+
+    printed = set(re.findall(r"\bchk_[0-9a-f]{32}\b", out))
+    came_from = set(re.findall(r"↳ Related: .*from (chk_[0-9a-f]{32})\)", out))
+    assert came_from and came_from <= printed and len(printed) == 3
+    for chunk_id in printed:
+        code, out, err = kgrag("chunks", "show", chunk_id, "--json")
+        assert code == 0, err
+        detail = json.loads(out)
+        assert detail["chunk"]["id"] == chunk_id and detail["document"]["source"].startswith(str(papers))
+        assert detail["chunk"]["content"] in PAPERS.values()
+        for edge in detail["outgoing"] + detail["incoming"]:
+            assert {"chunk_id", "relation", "weight", "origin"} <= set(edge) and edge["chunk_id"] in printed
+        code, text, _ = kgrag("chunks", "show", chunk_id[:12])  # cut short, as a narrow terminal shows it
+        assert code == 0 and text.startswith(chunk_id) and "outgoing edges" in text and "entities mentioned" in text
+    levy = next(c for c in printed if "Shawn Levy is" in json.loads(kgrag("chunks", "show", c, "--json")[1])["chunk"]["content"])
+    detail = json.loads(kgrag("chunks", "show", levy, "--json")[1])
+    assert {"Shawn Levy", "Montreal"} <= {e["name"] for e in detail["entities"]}
+    assert any(e["origin"] == "entities" and e["relation"] == "references" for e in detail["outgoing"] + detail["incoming"])
+    code, _, err = kgrag("chunks", "show", "chk_")
+    assert code == 1 and "more than one chunk id starts with 'chk_'" in err
+    code, _, err = kgrag("chunks", "show", "chk_nothing")
+    assert code == 1 and "no chunk 'chk_nothing'" in err and "Traceback" not in err

@@ -24,6 +24,8 @@
 //                so a graph-found chunk close to the query and strongly tied to a good seed can
 //                outrank a weak seed; a seed that another seed reaches at hop 1 scores the better
 //                of its seed score and that hop score (then its edge is returned as `via`).
+// vector_score is every row's normalised cosine with the query (a seed only the keyword or entity
+// search found too), the closeness its 'propagate' score counts.
 // Entity seeds: the entities of the namespace whose name key is one of $entity_keys (the
 // word runs of the query, normalised like entity names; of overlapping ones found, only the
 // longest counts) and that at most $entity_max_chunks chunks mention; every chunk mentioning
@@ -205,7 +207,7 @@ WITH x, ent, names, vs,
           THEN $vector_weight * coalesce(x.seed_score, vs) + $graph_weight * 1.0
           ELSE $vector_weight * (2 * coalesce(vs, 0.5) - 1) + $entity_seed_weight * ent END AS start
 WITH collect({c: x.c, hop: 0, edges: null, seed_score: coalesce(x.seed_score, vs),
-              vector_score: CASE WHEN x.seed_score IS NULL THEN vs ELSE x.vector_score END,
+              vector_score: vs,
               keyword_score: x.keyword_score, entity_score: ent, entity_names: names, score: start}) AS seeds
 WITH seeds, [x IN seeds | {c: x.c, s: x.score}] AS frontier0, [x IN seeds | x.c] AS visited0
 // hop 1 (under 'propagate' a seed reached from another seed scores the better of its two scores)

@@ -8,6 +8,7 @@ import os
 import click
 
 from .ask_cmd import ask
+from .chunks_cmd import chunks
 from .communities_cmd import communities
 from .context import AppContext, connection_options
 from .cypher_cmd import cypher
@@ -54,7 +55,7 @@ def _quiet_driver_logs():
     return undo
 
 
-for _command in (ask, communities, cypher, docs, edges, entities, graph, ingest, init, mcp, namespace, schema,
+for _command in (ask, chunks, communities, cypher, docs, edges, entities, graph, ingest, init, mcp, namespace, schema,
                  search, server):
     cli.add_command(_command)
 del _command

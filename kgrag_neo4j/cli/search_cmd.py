@@ -155,6 +155,8 @@ def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, names
         emit_json({"query": query, "mode": mode, "namespace": namespace, **response.to_json()})
     else:
         click.echo(response.to_text(max_chars=400))
+        if response.context is None:
+            click.echo("look a chunk up (its text, document, edges, entities): kgrag chunks show CHUNK_ID", err=True)
 
 
 def retriever_options(ctx: click.Context, mode: str, rerank: str, flags: dict) -> dict:

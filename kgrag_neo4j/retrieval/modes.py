@@ -120,12 +120,12 @@ class SearchResponse:
 
     def to_text(self, *, max_chars: int = 400) -> str:
         """For a terminal: the local context as prompt text, else the results with their
-        scores and how graph-found ones were reached (``format_knowledge``)."""
+        scores, chunk ids and how graph-found ones were reached (``format_knowledge``)."""
         if self.context is not None:
             return self.context.to_text()
         from .format import format_knowledge
 
-        return format_knowledge(list(self.results), show_scores=True, max_chars=max_chars)
+        return format_knowledge(list(self.results), show_scores=True, show_ids=True, max_chars=max_chars)
 
 
 def search(

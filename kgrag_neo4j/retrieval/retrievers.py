@@ -27,12 +27,13 @@ from ..protocols import (
     Store,
 )
 from ..tracing import Tracer, TracerOption, check_tracer, span
-from ..types import NATIVE_MAX_HOPS, ChunkFilter, ComponentScores, RetrievalResult
+from ..types import NATIVE_MAX_HOPS, ChunkFilter, RetrievalResult
 from ..validation import check_int, check_number
 from .scoring import (
     GraphOptions,
     blend_and_rank,
     expand_per_hop,
+    explain_graph_score,
     propagate_seed_score,
     reciprocal_rank_fusion,
     resolve_parents,
@@ -352,9 +353,9 @@ class GraphRetriever(_Traced):
         propagate = o.blend == "propagate"
         entity = (yield from self._entity_seeds(query)) if traverse or propagate else {}
         similarity = self._similarity(embedding)
+        sims: dict[str, float] = {}
         if propagate:
             need = [cid for cid in list(seed_by_id) + list(entity) if cid not in seed_by_id or seed_by_id[cid].scores.vector is None]
-            sims: dict[str, float] = {}
             scorer = self.store
             if need and isinstance(scorer, ChunkScorer):
                 try:
@@ -394,46 +395,49 @@ class GraphRetriever(_Traced):
                 self.log.warning("fetching graph-found chunks failed, returning seeds only: %s", exc)
         out: list[RetrievalResult] = []
         for r in ranked:
-            names = sorted(entity.get(r.chunk_id, (0.0, []))[1])
-            explanation = [f"mentions {name!r}, named in the query" for name in names]
-            boost = o.entity_weight * entity[r.chunk_id][0] if r.chunk_id in entity else None
-            if r.chunk_id in seed_by_id:
-                s = seed_by_id[r.chunk_id]
-                graph_part: float | None = o.graph_weight if not propagate else None
-                context = list(s.graph_context)
-                if propagate and r.graph is not None:  # a seed another seed raised
-                    sim = r.graph.similarity if r.graph.similarity is not None else 0.5
-                    graph_part = r.score - o.vector_weight * (2 * sim - 1)
-                    context = [r.graph.context]
-                scores = dataclasses.replace(s.scores, graph=graph_part, boost=boost)
-                if o.seed_keyword_weight > 0 and s.scores.fused is not None:
-                    scores.fused = s.scores.fused
-                out.append(dataclasses.replace(s, score=r.score, scores=scores, graph_context=context,
-                                               explanation=[*s.explanation, *explanation]))
-            elif r.chunk_id in fetched:
-                c = fetched[r.chunk_id]
-                hit = r.graph
-                if propagate and hit is not None:
-                    sim = hit.similarity if hit.similarity is not None else 0.5
-                    scores = ComponentScores(vector=hit.similarity, graph=r.score - o.vector_weight * (2 * sim - 1))
-                elif hit is None:  # an entity seed the search did not return
-                    scores = ComponentScores(vector=None, boost=boost)
-                else:
-                    scores = ComponentScores(graph=r.score)
-                out.append(
-                    RetrievalResult(
-                        id=c.id,
-                        content=c.content,
-                        score=r.score,
-                        document_id=c.document_id,
-                        source=c.source,
-                        title=c.document_title,
-                        chunk_index=c.chunk_index,
-                        parent_id=c.parent_id,
-                        metadata=c.metadata,
-                        scores=scores,
-                        graph_context=[hit.context] if hit else [],
-                        explanation=explanation,
-                    )
+            ent, names = entity.get(r.chunk_id, (0.0, []))
+            hit = r.graph
+            seed = seed_by_id.get(r.chunk_id)
+            if seed is None and r.chunk_id not in fetched:
+                continue
+            if seed is not None:
+                similarity = seed.scores.vector if seed.scores.vector is not None else sims.get(r.chunk_id)
+            else:
+                similarity = hit.similarity if hit is not None else sims.get(r.chunk_id)
+            hop = hit.hop if hit is not None and seed is None else 0
+            # a seed another seed's edge raised (propagate) says so; the seed blend never does
+            via = hit.context if hit is not None and (seed is None or propagate) else None
+            scores, explanation = explain_graph_score(
+                o,
+                score=r.score,
+                hop=hop,
+                similarity=similarity,
+                seed_score=r.seed_score,
+                keyword_score=seed.scores.keyword if seed is not None and o.seed_keyword_weight > 0 else None,
+                entity_score=ent if hop == 0 else 0.0,
+                entity_names=names if hop == 0 else (),
+                via=via,
+            )
+            context = [hit.context] if hit is not None and seed is None else []
+            if seed is not None:
+                out.append(dataclasses.replace(seed, score=r.score, scores=scores, graph_context=context,
+                                               explanation=[*seed.explanation, *explanation]))
+                continue
+            c = fetched[r.chunk_id]
+            out.append(
+                RetrievalResult(
+                    id=c.id,
+                    content=c.content,
+                    score=r.score,
+                    document_id=c.document_id,
+                    source=c.source,
+                    title=c.document_title,
+                    chunk_index=c.chunk_index,
+                    parent_id=c.parent_id,
+                    metadata=c.metadata,
+                    scores=scores,
+                    graph_context=context,
+                    explanation=explanation,
                 )
+            )
         return out

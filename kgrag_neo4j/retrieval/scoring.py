@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import ConfigurationError, InputError
 from ..options import DEFAULT_ENTITY_SEED_WEIGHT, DEFAULT_HOP_DECAY, RRF_K, GraphOptions, decay_tuple
+from ..score_parts import explain_graph_score
 from ..types import GRAPH_BLENDS, Chunk, ChunkEdge, EdgeContext, RetrievalResult
 from ..validation import check_choice, check_int, check_number
 
@@ -36,6 +37,7 @@ __all__ = [
     "blend_and_rank",
     "entity_boost",
     "expand_per_hop",
+    "explain_graph_score",
     "hop_score",
     "propagate_hop_score",
     "propagate_seed_score",

@@ -7,21 +7,22 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError, InputError
+from ..errors import ConfigurationError, InputError, NotFoundError
 from ..options import RRF_K, GraphOptions
+from ..score_parts import explain_graph_score
 from ..types import (
     NATIVE_MAX_HOPS,
     Chunk,
     ChunkEdge,
     ChunkFilter,
     ChunkPair,
-    ComponentScores,
     EdgeContext,
     Neighbourhood,
     RelationType,
     RetrievalResult,
     filters_active,
     filters_to_param,
+    load_metadata,
 )
 from ..validation import check_number
 from ._rows import EDGE_ROWS, _check_top_k, consistent, edge_from_row, edge_rows, entity_key_rows, result_from_row
@@ -298,6 +299,25 @@ class GraphMixin:
             for r in rows
         ]
 
+    def chunk_detail(self, chunk_id: str) -> dict[str, Any]:
+        """One chunk with its document, its edges both ways (``outgoing``, ``incoming``: chunk
+        at the other end, relation, weight, origin, description) and the ``entities`` it
+        mentions, in one read. ``chunk_id`` may be the first characters of an id, when only
+        one chunk of the namespace starts with them. ``NotFoundError`` when none does,
+        ``InputError`` when several do."""
+        if not isinstance(chunk_id, str) or not chunk_id.strip():
+            raise InputError("a chunk id must be non-empty text")
+        wanted = chunk_id.strip()
+        row = self.runner.read("chunks/show_chunk", namespace=self.namespace, id=wanted)[0]
+        if len(row["matches"]) > 1:
+            raise InputError(f"more than one chunk id starts with {wanted!r} in namespace {self.namespace!r}: give more of it")
+        if row["chunk"] is None:
+            raise NotFoundError(f"no chunk {wanted!r} in namespace {self.namespace!r}")
+        chunk = dict(row["chunk"])
+        chunk["metadata"] = load_metadata(chunk.get("metadata"))
+        return {"chunk": chunk, "document": row["document"], "outgoing": row["outgoing"], "incoming": row["incoming"],
+                "entities": row["entities"]}
+
     def edge_stats(self) -> list[dict[str, Any]]:
         return self.runner.read("graph/stats", namespace=self.namespace)
 
@@ -363,39 +383,33 @@ class GraphMixin:
                 entity_seed_weight=entity_weight,
                 entity_max_chunks=options.entity_max_chunks,
             )
-        blend, graph_weight, vector_weight = options.blend, options.graph_weight, options.vector_weight
-        seed_keyword_weight, entity_seed_weight = keyword_weight, entity_weight
         out: list[RetrievalResult] = []
         for row in rows:
             via = row.get("via")
             hop = int(row["hop"])
-            entity_score = row.get("entity_score") or 0.0
-            if blend == "seed":
-                graph_part = float(row["score"]) if hop > 0 else float(graph_weight)
-            elif hop > 0 or via:  # what the edges added on top of the chunk's own closeness
-                own = 2.0 * float(row.get("vector_score") or 0.5) - 1.0
-                graph_part = float(row["score"]) - float(vector_weight) * own
-            else:
-                graph_part = None
-            scores = ComponentScores(
-                vector=row.get("vector_score"),
-                keyword=row.get("keyword_score"),
-                fused=row.get("seed_score") if seed_keyword_weight > 0 and hop == 0 else None,
-                graph=graph_part,
-                boost=float(entity_seed_weight) * entity_score if entity_score else None,
-            )
-            explanation = [f"mentions {name!r}, named in the query" for name in sorted(row.get("entity_names") or [])]
-            context = []
+            edge = None
             if via:
-                context.append(
-                    EdgeContext(
-                        from_chunk_id=via["from_chunk_id"],
-                        relation=via["relation"],
-                        description=via.get("description") or "",
-                        hops=max(hop, 1),
-                        weight=float(via["weight"]),
-                    )
+                edge = EdgeContext(
+                    from_chunk_id=via["from_chunk_id"],
+                    relation=via["relation"],
+                    description=via.get("description") or "",
+                    hops=max(hop, 1),
+                    weight=float(via["weight"]),
                 )
+            scores, explanation = explain_graph_score(
+                options,
+                score=float(row["score"]),
+                hop=hop,
+                similarity=row.get("vector_score"),
+                seed_score=row.get("seed_score"),
+                keyword_score=row.get("keyword_score") if keyword_weight > 0 else None,
+                entity_score=float(row.get("entity_score") or 0.0),
+                entity_names=row.get("entity_names") or (),
+                via=edge,
+            )
+            # a seed raised by another seed's edge says so in its explanation; graph_context
+            # is how a chunk the seeds did not find was reached
+            context = [edge] if edge is not None and hop > 0 else []
             out.append(result_from_row(row, scores=scores, graph_context=context, explanation=explanation))
         return out
 
