@@ -35,7 +35,8 @@ def style_command() -> str:
 @dataclass(frozen=True)
 class ExploreQuery:
     """A statement that draws part of the graph in Browser (it returns nodes and
-    relationships, which no library statement does), with the ``:params`` line to run first."""
+    relationships, which of the library's statements only cypher/graph/retrieve_graph does),
+    with the ``:params`` line to run first."""
 
     title: str
     params: str

@@ -38,6 +38,8 @@ __all__ = [
 EMBEDDING_PARAM = "embedding"
 #: the one map of chunk filters (kgrag_neo4j.types.filters_to_param)
 FILTER_PARAM = "filter"
+#: the word runs of the query that could name an entity (entities.gazetteer.query_name_keys)
+ENTITY_KEYS_PARAM = "entity_keys"
 _NO_PARAMS = ("(no parameters)", "none", "-", "")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -264,7 +266,8 @@ def statement_params(
 ) -> StatementParams:
     """The parameters for one statement: the file's example, then ``namespace``, the query
     (``embed(query_text)`` for ``$embedding``, for full-text parameters the escaped text as the
-    namespace's Lucene query, ``keyword_lucene_query``),
+    namespace's Lucene query, ``keyword_lucene_query``, for ``$entity_keys`` the query's word
+    runs as the retrievers compute them),
     ``filter_param`` for ``$filter``, then ``params`` (explicit values win).
 
     Refuses what the statement cannot take: an unknown parameter name, a namespace for a
@@ -294,6 +297,12 @@ def statement_params(
                 raise ConfigurationError("an embedder is needed for the query vector")
             # 8 significant digits: vectors are stored as float32 (~7 digits), so nothing is lost
             values[EMBEDDING_PARAM] = [float(f"{float(x):.8g}") for x in embed(query_text)]
+        if ENTITY_KEYS_PARAM in declared and ENTITY_KEYS_PARAM not in given:
+            # the names the query could be naming, found as the retrievers find them
+            from .entities.gazetteer import query_name_keys
+            from .store._rows import entity_key_rows
+
+            values[ENTITY_KEYS_PARAM] = entity_key_rows(query_name_keys(query_text))
         from .store.documents import escape_lucene_query, keyword_lucene_query
 
         # the full-text query names its namespace, as the library sends it (namespace-exact)

@@ -206,3 +206,72 @@ def test_the_ids_a_search_prints_can_be_looked_up(kgrag, papers):
     assert code == 1 and "more than one chunk id starts with 'chk_'" in err
     code, _, err = kgrag("chunks", "show", "chk_nothing")
     assert code == 1 and "no chunk 'chk_nothing'" in err and "Traceback" not in err
+
+
+# --- 5. Browser: the same retrieval as the CLI, and as a graph --------------------------------
+
+
+def _cypher_values(kgrag, name: str, query: str) -> dict:
+    from kgrag_neo4j.cypher_params import parse_params
+
+    code, out, err = kgrag("cypher", "params", name, "--query", query)
+    assert code == 0, err
+    return parse_params(out)
+
+
+@pytest.mark.parametrize("name", ["graph/retrieve", "graph/retrieve_graph"])
+def test_cypher_params_and_run_use_the_search_defaults(kgrag, papers, name):
+    from kgrag_neo4j.entities.gazetteer import query_name_keys
+    from kgrag_neo4j.options import GraphOptions
+
+    query = "Who directed Free Guy?"
+    values = _cypher_values(kgrag, name, query)
+    o = GraphOptions()
+    assert values["refine_seeds"] is True and values["blend"] == o.blend
+    assert values["entity_seed_weight"] == pytest.approx(o.entity_weight)
+    assert values["fetch_k"] == 200 and values["seed_top_k"] == o.seed_top_k and values["top_k"] == 5
+    assert [k["key"] for k in values["entity_keys"]] == [k["key"] for k in map(dict, query_name_keys(query))]
+    assert {"key": "free guy", "start": 2, "end": 4} in values["entity_keys"]
+    # what `cypher run` answers is what `search` answers
+    code, out, err = kgrag("search", query, "--mode", "graph", "--embedder", "hashing", "--json")
+    searched = [(r["id"], round(r["score"], 6)) for r in json.loads(out)["results"]]
+    code, out, err = kgrag("cypher", "run", name, "--query", query)
+    assert code == 0, err
+    rows = json.loads(out)
+    if name == "graph/retrieve":
+        ran = [(r["chunk"]["id"], round(r["score"], 6)) for r in rows]
+    else:
+        ran = [(r["id"], round(r["score"], 6)) for r in rows[0]["results"]]
+        assert {n["id"] for n in rows[0]["nodes"]} >= {i for i, _ in ran}
+        assert all("embedding" not in n and n["labels"] == ["Chunk"] for n in rows[0]["nodes"])
+    assert ran == searched and len(searched) == 3
+
+
+def test_the_graph_view_is_the_retrieval_as_nodes_and_relationships(kgrag, papers, store, hashing_embedder):
+    from kgrag_neo4j import GraphRetriever
+
+    query = "Who directed Free Guy?"
+    for flags in ((), ("--seed-top-k", "1"), ("--seed-top-k", "1", "--bidirectional", "--blend", "seed")):
+        code, out, err = kgrag("search", query, "--mode", "graph", "--embedder", "hashing", "--json", *flags)
+        expected = json.loads(out)["results"]
+        code, out, err = kgrag("search", query, "--mode", "graph", "--embedder", "hashing", "--json", "--graph-view", *flags)
+        assert code == 0, err
+        view = json.loads(out)
+        assert [(r["id"], round(r["score"], 6)) for r in view["results"]] == [(r["id"], round(r["score"], 6)) for r in expected]
+        ids = {n["id"] for n in view["nodes"]}
+        assert {r["id"] for r in expected} <= ids
+        assert all(e["source"] in ids and e["target"] in ids and e["relation"] and e["origin"] for e in view["relationships"])
+        for r, e in zip(view["results"], expected):
+            came = e["graph_context"][0]["from_chunk_id"] if e["graph_context"] else None
+            assert r["came_from"] == came or r["hop"] == 0
+            if r["came_from"]:  # the edge it came through is drawn
+                assert any({x["source"], x["target"]} == {r["id"], r["came_from"]} for x in view["relationships"])
+        if flags:
+            assert any(r["hop"] > 0 for r in view["results"]) and view["relationships"]
+    code, out, err = kgrag("search", query, "--mode", "graph", "--embedder", "hashing", "--graph-view")
+    assert code == 0 and "nodes (" in out and "relationships (" in out and "graph/retrieve_graph" in err
+    code, _, err = kgrag("search", query, "--mode", "vector", "--embedder", "hashing", "--graph-view")
+    assert code == 2 and "--graph-view takes --mode graph" in err
+    # the library call behind it
+    view = GraphRetriever(store, hashing_embedder, seed_top_k=1).graph_view(query, 3)
+    assert [r["id"] for r in view["results"]] == [r.id for r in GraphRetriever(store, hashing_embedder, seed_top_k=1).retrieve(query, 3)]

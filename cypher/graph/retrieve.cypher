@@ -54,7 +54,7 @@
 //   $entity_max_chunks   INTEGER       entities mentioned by more chunks than this seed nothing
 //   $refine_seeds        BOOLEAN       also score the chunks one edge from the index's vector seeds (below)
 // returns: chunk MAP, title STRING, document_hash STRING, score FLOAT, hop INTEGER, seed_score FLOAT, vector_score FLOAT, keyword_score FLOAT, entity_score FLOAT, entity_names LIST<STRING>, via MAP
-// browser: :params {namespace: 'demo', embedding: [], keyword_query: '', keyword_weight: 0.0, rrf_k: 60, seed_top_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: false, relations: null, min_weight: 0.0, top_k: 5, blend: 'propagate', entity_keys: [], entity_seed_weight: 0.35, entity_max_chunks: 25, refine_seeds: false}
+// browser: :params {namespace: 'demo', embedding: [], keyword_query: '', keyword_weight: 0.0, rrf_k: 60, seed_top_k: 10, fetch_k: 200, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: false, relations: null, min_weight: 0.0, top_k: 5, blend: 'propagate', entity_keys: [], entity_seed_weight: 0.35, entity_max_chunks: 25, refine_seeds: true}
 // In Browser the query vector comes from the namespace's embedder: `kgrag cypher params graph/retrieve --namespace demo --query "..."` prints this line with it.
 // Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
 // (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and

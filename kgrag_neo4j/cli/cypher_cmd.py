@@ -4,6 +4,7 @@ Neo4j Browser (``params`` prints the ``:params`` line to paste)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
@@ -163,7 +164,23 @@ def run(app: AppContext, name, params, query_text, namespace, filters, embedder,
     ns = values.get("namespace")
     store = app.store(ns if isinstance(ns, str) and ns else "default")
     rows = store.runner.run_any(name, **values)
-    emit_json(rows)
+    emit_json([{key: _plain(value) for key, value in row.items()} for row in rows])
+
+
+def _plain(value: Any) -> Any:
+    """Nodes and relationships (graph/retrieve_graph returns them for Browser's graph view) as
+    JSON maps of their properties, without the vectors."""
+    # by shape: only store/ imports the driver
+    if hasattr(value, "labels") and hasattr(value, "element_id"):
+        return {"labels": sorted(value.labels), **{k: v for k, v in value.items() if k != "embedding"}}
+    if hasattr(value, "start_node") and hasattr(value, "element_id"):
+        ends = [getattr(node, "get", lambda _key: None)("id") for node in (value.start_node, value.end_node)]
+        return {"type": value.type, "start": ends[0], "end": ends[1], **dict(value.items())}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def _statement_params(app: AppContext, name, query_text, namespace, params, filters, embedder_name):

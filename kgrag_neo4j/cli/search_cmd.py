@@ -7,7 +7,7 @@ import click
 from ..errors import InputError, NotFoundError
 from ..retrieval.modes import MODE_OPTIONS, MODES
 from ..types import GRAPH_BLENDS, ChunkFilter, by_document, by_meta, by_source, created_after, created_before
-from .context import FINITE_FLOAT, AppContext, emit_json, given, handle_errors, namespace_option, pass_app
+from .context import FINITE_FLOAT, AppContext, emit_json, given, handle_errors, namespace_option, pass_app, printable
 
 RERANKERS = ("none", "score", "cohere")
 SCORE_SCALES = ("cosine", "normalized")
@@ -125,12 +125,16 @@ def build_reranker(name: str, min_score: float):
 @click.option("--top-k-text-units", type=int, default=10, show_default=True, help="local mode: text units at most.")
 @click.option("--max-tokens", type=int, default=4000, show_default=True, help="local mode: token budget of the text units.")
 @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere (default: Cohere with a key, else WordLlama).")
+@click.option("--graph-view", "graph_view", is_flag=True,
+              help="graph mode: print the retrieval as a graph instead (the chunks found and those graph-found ones "
+                   "came from, and the edges between them), what cypher/graph/retrieve_graph draws in Neo4j Browser.")
 @namespace_option
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: id, document, content, score and component scores per "
-              "result (local mode: entities, relationships, reports and text_units too).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: id, document, content, score, its parts (graph mode: "
+              "vector + graph + boost add up to the score) and explanation per result (local mode: entities, "
+              "relationships, reports and text_units too).")
 @pass_app
 @handle_errors
-def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, namespace, as_json, **flags) -> None:
+def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, namespace, as_json, graph_view, **flags) -> None:
     """Search what was ingested; graph-found results show how they were reached.
 
     Each mode has its tuning flags (defaults shown); a flag of another mode is refused.
@@ -141,11 +145,25 @@ def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, names
     from ..retrieval.modes import search as run_search
 
     options = retriever_options(click.get_current_context(), mode, rerank, flags)
+    if graph_view and (mode != "graph" or rerank != "none"):
+        raise click.UsageError("--graph-view takes --mode graph and no --rerank")
     emb = select_embedder(embedder)
     if not as_json:
         click.echo(f"embedder: {describe_embedder(emb)}", err=True)
     store = app.store(namespace)
     store.check_embedder(emb.name, emb.dimensions)
+    if graph_view:
+        from ..retrieval.modes import build_retriever
+
+        retriever = build_retriever(mode, store, emb, filters=[parse_filter(f) for f in filters], **options)
+        view = retriever.graph_view(query, top_k)
+        if not view["results"] and not store.has_documents():
+            raise NotFoundError(f"namespace {namespace!r} has no documents (`kgrag namespace list` shows those that do)")
+        if as_json:
+            emit_json({"query": query, "mode": mode, "namespace": namespace, **view})
+        else:
+            print_graph_view(view, query, namespace)
+        return
     response = run_search(mode, store, emb, query, top_k, filters=[parse_filter(f) for f in filters],
                           reranker=build_reranker(rerank, flags["min_score"]), **options)
     if not response.results and not store.has_documents():
@@ -157,6 +175,25 @@ def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, names
         click.echo(response.to_text(max_chars=400))
         if response.context is None:
             click.echo("look a chunk up (its text, document, edges, entities): kgrag chunks show CHUNK_ID", err=True)
+
+
+def print_graph_view(view: dict, query: str, namespace: str) -> None:
+    rank = {r["id"]: (i, r) for i, r in enumerate(view["results"], start=1)}
+    click.echo(f"nodes ({len(view['nodes'])}):")
+    for n in view["nodes"]:
+        if n["id"] in rank:
+            i, r = rank[n["id"]]
+            edge = f"{r['came_from']} ({r['relation']})"
+            how = f"hop {r['hop']} from {edge}" if r["hop"] else "seed" + (f", raised by {edge}" if r["came_from"] else "")
+            note = f"result {i}, score {r['score']:.3f}, {how}"
+        else:
+            note = "not a result: a result came through it"
+        click.echo(f"  {n['id']}  {printable(n['caption'])}  [{note}]")
+    click.echo(f"relationships ({len(view['relationships'])}):")
+    for e in view["relationships"]:
+        click.echo(f"  {e['source']} -[{e['relation']} {float(e['weight']):.2f}, {e.get('origin') or '-'}]-> {e['target']}")
+    click.echo(f'In Neo4j Browser: kgrag cypher params graph/retrieve_graph --namespace {namespace} --query "{printable(query)}"'
+               ", run the line, then paste `kgrag cypher show graph/retrieve_graph`", err=True)
 
 
 def retriever_options(ctx: click.Context, mode: str, rerank: str, flags: dict) -> dict:

@@ -305,6 +305,24 @@ class GraphRetriever(_Traced):
         results = results[:top_k]
         return results
 
+    def graph_view(self, query: str, top_k: int = 5) -> dict[str, Any]:
+        """The retrieval as a graph, before any reranker: the store's ``graph_view`` (a
+        Neo4jStore's, what Neo4j Browser draws with ``cypher/graph/retrieve_graph``) with the
+        options and query keys ``retrieve`` uses: nodes, relationships and results."""
+        _check_query(query, top_k)
+        store = self.store
+        view = getattr(store, "graph_view", None)
+        if not self.uses_native or view is None:
+            raise ConfigurationError(
+                f"the graph view needs the one-statement graph retrieval (a Neo4jStore, max_hops at most {NATIVE_MAX_HOPS})"
+            )
+        embedding = run_steps(embed_query(store, self.embedder, query))
+        o = self.options
+        if o.seed_keyword_weight > 0 and not isinstance(store, KeywordSearcher):
+            o = dataclasses.replace(o, seed_keyword_weight=0.0)
+        keys = query_name_keys(query) if o.entity_weight > 0 else []
+        return view(embedding, query, top_k, o, self.filters, entity_keys=keys)
+
     def _native(self, query: str, embedding: list[float], top_k: int) -> Steps[list[RetrievalResult]]:
         o = self.options
         store = self.store

@@ -32,6 +32,9 @@ __all__ = ["GraphMixin", "NATIVE_MAX_HOPS"]
 
 log = logging.getLogger("kgrag_neo4j.store.graph")
 
+#: statements that return nodes and relationships, for Neo4j Browser's graph view; the one
+#: method reading each (``graph_view``) turns them into maps
+GRAPH_VIEW_STATEMENTS = frozenset({"graph/retrieve_graph"})
 #: chunks per vector-index read of graph/nearest_chunks
 NEAREST_ROWS = 500
 #: graph/retrieve_vector_seeded unrolls this many hops; graph/retrieve (NATIVE_MAX_HOPS) does
@@ -321,25 +324,17 @@ class GraphMixin:
     def edge_stats(self) -> list[dict[str, Any]]:
         return self.runner.read("graph/stats", namespace=self.namespace)
 
-    def _graph_retrieve(
+    def _graph_params(
         self,
         embedding: Sequence[float],
         query: str,
         top_k: int,
-        options: GraphOptions | None = None,
-        filters: Sequence[ChunkFilter] = (),
-        *,
-        entity_keys: Sequence[Mapping[str, Any]] = (),
-    ) -> Plan[list[RetrievalResult]]:
-        """Seeds, expansion, scoring, blend and trim in ONE round trip (see the Cypher file);
-        ``graph_retrieve`` runs it on the driver, ``await agraph_retrieve`` on the async one.
-
-        ``options`` (default ``GraphOptions()``) are the retriever's, whole; ``query`` is the
-        text of the keyword seeds (``seed_keyword_weight`` > 0). ``entity_keys``: the name keys
-        the query could be naming (the retriever computes them,
-        ``entities.gazetteer.query_name_keys``); with an entity weight above 0, chunks
-        mentioning such an entity (if at most ``entity_max_chunks`` chunks do) are seeds too."""
-        options = GraphOptions() if options is None else options
+        options: GraphOptions,
+        filters: Sequence[ChunkFilter],
+        entity_keys: Sequence[Mapping[str, Any]],
+    ) -> Plan[tuple[bool, dict[str, Any], dict[str, Any]]]:
+        """The parameters of a graph retrieval: (whether graph/retrieve_vector_seeded can run it,
+        its parameters, graph/retrieve's)."""
         if not isinstance(options, GraphOptions):
             raise InputError(f"options must be GraphOptions, got {type(options).__name__}")
         _check_top_k(top_k)
@@ -367,22 +362,84 @@ class GraphMixin:
             blend=options.blend,
             refine_seeds=options.refine_seeds is not False,
         )
+        full = dict(
+            shared,
+            keyword_query=keyword_query,
+            keyword_weight=float(keyword_weight),
+            rrf_k=RRF_K,
+            filter=filter_param,
+            entity_keys=key_rows,
+            entity_seed_weight=entity_weight,
+            entity_max_chunks=options.entity_max_chunks,
+        )
         plain = not keyword_query and not key_rows and not filters_active(filter_param)
+        return plain, shared, full
+
+    def graph_view(
+        self,
+        embedding: Sequence[float],
+        query: str,
+        top_k: int,
+        options: GraphOptions | None = None,
+        filters: Sequence[ChunkFilter] = (),
+        *,
+        entity_keys: Sequence[Mapping[str, Any]] = (),
+    ) -> dict[str, Any]:
+        """``graph_retrieve``'s retrieval as a graph (``cypher/graph/retrieve_graph``, what Neo4j
+        Browser draws): ``nodes`` (the chunks found and the chunks graph-found ones came from:
+        id, caption, document, chunk index), ``relationships`` (every RELATES_TO edge between
+        them: source, target, relation, weight, origin, description) and ``results`` (id,
+        score, hop, came_from, relation per result, best first)."""
+        options = GraphOptions() if options is None else options
+
+        def plan() -> Plan[dict[str, Any]]:
+            _plain, _shared, full = yield from self._graph_params(embedding, query, top_k, options, filters, entity_keys)
+            rows = yield Read("graph/retrieve_graph", full)
+            return rows[0] if rows else {"nodes": [], "relationships": [], "results": []}
+
+        row = self.runner.run(plan())
+        nodes = [
+            {"id": n["id"], "caption": n.get("name") or n["id"], "document_id": n.get("document_id"),
+             "title": n.get("document_title") or "", "chunk_index": n.get("chunk_index")}
+            for n in row["nodes"]
+        ]
+        # ends by element id: a relationship's end nodes come without properties of their own
+        chunk_of = {n.element_id: n["id"] for n in row["nodes"]}
+        relationships = [
+            {"source": chunk_of[r.start_node.element_id], "target": chunk_of[r.end_node.element_id],
+             "relation": r.get("relation"),
+             "weight": r.get("weight"), "origin": r.get("origin"), "description": r.get("description") or ""}
+            for r in row["relationships"]
+        ]
+        relationships.sort(key=lambda r: (r["source"], r["target"], r["relation"] or ""))
+        return {"nodes": nodes, "relationships": relationships, "results": list(row["results"])}
+
+    def _graph_retrieve(
+        self,
+        embedding: Sequence[float],
+        query: str,
+        top_k: int,
+        options: GraphOptions | None = None,
+        filters: Sequence[ChunkFilter] = (),
+        *,
+        entity_keys: Sequence[Mapping[str, Any]] = (),
+    ) -> Plan[list[RetrievalResult]]:
+        """Seeds, expansion, scoring, blend and trim in ONE round trip (see the Cypher file);
+        ``graph_retrieve`` runs it on the driver, ``await agraph_retrieve`` on the async one.
+
+        ``options`` (default ``GraphOptions()``) are the retriever's, whole; ``query`` is the
+        text of the keyword seeds (``seed_keyword_weight`` > 0). ``entity_keys``: the name keys
+        the query could be naming (the retriever computes them,
+        ``entities.gazetteer.query_name_keys``); with an entity weight above 0, chunks
+        mentioning such an entity (if at most ``entity_max_chunks`` chunks do) are seeds too."""
+        options = GraphOptions() if options is None else options
+        plain, shared, full = yield from self._graph_params(embedding, query, top_k, options, filters, entity_keys)
         if plain and options.max_hops <= VECTOR_SEEDED_MAX_HOPS:
             # the same rows as graph/retrieve's, for less work (see the Cypher file)
             rows = yield from consistent("graph/retrieve_vector_seeded", listed="rows", **shared)
         else:
-            rows = yield from consistent(
-                "graph/retrieve",
-                **shared,
-                keyword_query=keyword_query,
-                keyword_weight=float(keyword_weight),
-                rrf_k=RRF_K,
-                filter=filter_param,
-                entity_keys=key_rows,
-                entity_seed_weight=entity_weight,
-                entity_max_chunks=options.entity_max_chunks,
-            )
+            rows = yield from consistent("graph/retrieve", **full)
+        keyword_weight = options.seed_keyword_weight
         out: list[RetrievalResult] = []
         for row in rows:
             via = row.get("via")
