@@ -3,6 +3,7 @@ statistics, tables and the JSON results."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import datetime as _dt
 import importlib.metadata
@@ -19,7 +20,8 @@ from typing import Any
 
 import neo4j
 
-from kgrag_neo4j.server import disposable_server
+from kgrag_neo4j.errors import ServerError
+from kgrag_neo4j.server import NEO4J_CALVER_VERSION, NEO4J_VERSION, disposable_server, release
 from kgrag_neo4j.settings import Neo4jSettings
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.store.runner import connect_driver
@@ -28,6 +30,7 @@ __all__ = [
     "BENCH_DIR",
     "RESULTS_DIR",
     "BenchServer",
+    "add_version_argument",
     "bench_cypher",
     "bench_server",
     "clear_database",
@@ -126,10 +129,11 @@ class BenchServer:
 
 
 @contextlib.contextmanager
-def bench_server(*, heap: str = "2g", pagecache: str = "1g") -> Iterator[BenchServer]:
-    """An empty database on a fresh local Neo4j, stopped and deleted afterwards."""
+def bench_server(*, heap: str = "2g", pagecache: str = "1g", version: str | None = None) -> Iterator[BenchServer]:
+    """An empty database on a fresh local Neo4j (``version``, default the LTS), stopped and
+    deleted afterwards."""
     started = time.perf_counter()
-    with disposable_server(heap=heap, pagecache=pagecache) as server:
+    with disposable_server(heap=heap, pagecache=pagecache, version=version) as server:
         settings = server.status().settings()
         driver = connect_driver(settings, max_retry_seconds=60.0)
         try:
@@ -260,8 +264,28 @@ def print_header(name: str, *, neo4j_version: str, embedder: str, sizes: Any, ex
 
 
 def result_name(name: str, args: Any) -> str:
-    """``latency`` for a full run, ``latency-quick`` for the quick suite's small sizes."""
-    return f"{name}-quick" if getattr(args, "quick", False) else name
+    """``latency`` for a full run, ``latency-quick`` for the quick suite's small sizes; a run on
+    another Neo4j than the default adds its version (``latency-2025.10.1``), so it sits beside
+    the LTS results instead of replacing them."""
+    base = f"{name}-quick" if getattr(args, "quick", False) else name
+    version = getattr(args, "neo4j_version", None)
+    return f"{base}-{version}" if version and version != NEO4J_VERSION else base
+
+
+def add_version_argument(p: argparse.ArgumentParser) -> None:
+    """``--neo4j-version`` (the latency and ingest benchmarks; once on a suite's shared parser)."""
+    try:
+        p.add_argument("--neo4j-version", dest="neo4j_version", type=_neo4j_version, default=None,
+                       help=f"Neo4j version of the fresh server (default {NEO4J_VERSION}; e.g. {NEO4J_CALVER_VERSION})")
+    except argparse.ArgumentError:
+        pass
+
+
+def _neo4j_version(text: str) -> str:
+    try:
+        return release(text).version
+    except ServerError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def write_results(name: str, payload: dict[str, Any], json_out: str | None = None) -> Path:

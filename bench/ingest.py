@@ -50,6 +50,7 @@ from kgrag_neo4j.types import Chunk, ChunkEdge, Document, RelationType
 from . import peers
 from .common import (
     BenchServer,
+    add_version_argument,
     bench_cypher,
     bench_server,
     clear_database,
@@ -85,6 +86,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         p.add_argument("--no-peers", action="store_true", help="skip neo4j-graphrag and langchain-neo4j")
     except argparse.ArgumentError:  # the suites' parser has it from the latency benchmark
         pass
+    add_version_argument(p)
 
 
 def _reset(srv: BenchServer, dims: int) -> Neo4jStore:
@@ -275,7 +277,7 @@ def one_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, Any]:
     dims = corpus.vectors.shape[1]
     out: dict[str, Any] = {"size": corpus.n, "documents": len(corpus.files), "systems": {}}
     systems = [s for s in SYSTEMS if not (args.no_peers and s[3])]
-    with bench_server(heap=heap, pagecache=pagecache) as srv:
+    with bench_server(heap=heap, pagecache=pagecache, version=args.neo4j_version) as srv:
         out["neo4j"] = srv.neo4j_version
         out["warmup_full_loads"] = WARMUP_FULL_LOADS
         print(f"    warming up every system on {warm.n:,} chunks", flush=True)

@@ -42,7 +42,7 @@ from kgrag_neo4j.retrieval.scoring import GraphOptions, blend_and_rank, expand_p
 from kgrag_neo4j.store import Neo4jStore
 
 from . import peers
-from .common import bench_server, print_header, print_table, result_name, stats_ms, write_results
+from .common import add_version_argument, bench_server, print_header, print_table, result_name, stats_ms, write_results
 from .realtext import chunk_id, exact_top_k, load_into, load_realtext
 
 __all__ = ["add_arguments", "run"]
@@ -74,6 +74,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-peers", action="store_true", help="skip neo4j-graphrag and langchain-neo4j")
     p.add_argument("--warmup", type=int, default=None,
                    help="untimed queries per system before the timed pass (default: every query once)")
+    add_version_argument(p)
 
 
 #: a search returns (chunk id, hop) in rank order; hop 0 are the seeds
@@ -165,7 +166,7 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     queries = corpus.query_vectors[: args.queries].astype(np.float64).tolist()
     top, _ = exact_top_k(corpus.vectors, corpus.query_vectors[: args.queries], SEEDS)
     truth = [{chunk_id(int(i)) for i in row} for row in top]
-    with bench_server(heap=heap, pagecache=pagecache) as srv:
+    with bench_server(heap=heap, pagecache=pagecache, version=args.neo4j_version) as srv:
         out["neo4j"] = srv.neo4j_version
         store = srv.store()
         print(f"\n  [{corpus.n:,} chunks of real text] loading with store_documents ({len(corpus.files):,} documents)", flush=True)

@@ -41,6 +41,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         args.skip_builds = True  # the build commands at three sizes are for full runs
     plan = [("latency", latency, args.latency_sizes), ("seed_recall", seed_recall, args.latency_sizes),
             ("ingest", ingest, args.ingest_sizes), ("cli_ingest", cli_ingest, args.cli_sizes), ("quality", quality, None)]
+    if args.neo4j_version and set(args.only or [name for name, _, _ in plan]) - {"latency", "ingest"}:
+        raise SystemExit("--neo4j-version is honoured by the latency and ingest benchmarks only: add --only latency ingest")
     for name, module, sizes in plan:
         if args.only and name not in args.only:
             continue

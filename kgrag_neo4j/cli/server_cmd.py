@@ -9,29 +9,50 @@ from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, pass_ap
 
 
 def _server(app: AppContext, data_dir: str | None, port: int | None = None, heap=None, pagecache=None, http_port=None,
-            vector_merge_factor: int | None = None):
+            vector_merge_factor: int | None = None, version: str | None = None):
     from ..server import LocalServer
 
     return LocalServer(data_dir or app.data_dir, port=port, http_port=http_port, heap=heap, pagecache=pagecache,
-                       vector_merge_factor=vector_merge_factor)
+                       vector_merge_factor=vector_merge_factor, version=version)
+
+
+def _check_version(_ctx, _param, value: str | None) -> str | None:
+    from ..errors import ServerError
+    from ..server import release
+
+    if value is None:
+        return None
+    try:
+        return release(value).version
+    except ServerError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _version_option(help_text: str):
+    return click.option("--neo4j-version", "neo4j_version", envvar="KGRAG_NEO4J_VERSION", show_envvar=True,
+                        metavar="VERSION", callback=_check_version, help=help_text)
 
 
 @click.group()
 def server() -> None:
-    """Run a local Neo4j 5.26 on 127.0.0.1 from the official jars (no Docker)."""
+    """Run a local Neo4j (5.26 LTS, or a 2025.x release) on 127.0.0.1 from the official jars (no Docker)."""
 
 
 @server.command("install")
+@_version_option("Neo4j version to resolve: 5.26.x or a calendar release such as 2025.10.1 (default: the pinned 5.26).")
 @handle_errors
-def install_cmd() -> None:
+def install_cmd(neo4j_version) -> None:
     """Resolve the pinned Neo4j server and Neo4j Browser jars with Maven into the cache (idempotent).
 
-    Example: kgrag server install
+    Each version has its own folder in the cache.
+
+    Example: kgrag server install --neo4j-version 2025.10.1
     """
     from ..server import BROWSER_VERSION, NEO4J_VERSION, install
 
-    lib = install(echo=lambda m: click.echo(m, err=True))
-    click.echo(f"Neo4j {NEO4J_VERSION} and Neo4j Browser {BROWSER_VERSION} jars in {lib}")
+    version = neo4j_version or NEO4J_VERSION
+    lib = install(version, echo=lambda m: click.echo(m, err=True))
+    click.echo(f"Neo4j {version} and Neo4j Browser {BROWSER_VERSION} jars in {lib}")
 
 
 @server.command("start")
@@ -43,11 +64,14 @@ def install_cmd() -> None:
 @click.option("--vector-merge-factor", "vector_merge_factor", type=click.IntRange(2, 1000),
               help="Merge a vector index's segments this many at a time (Neo4j's default 50; 10 answers a large index "
                    "several times faster, but see docs/operations.md for the cost) (env KGRAG_NEO4J_VECTOR_MERGE_FACTOR).")
+@_version_option("Neo4j to run: 5.26.x (Java 17 or 21) or a calendar release such as 2025.10.1 (Java 21; 25 from 2025.10) "
+                 "(default: the version the data dir holds, else the pinned 5.26). A data dir keeps its version.")
 @click.option("--timeout", type=FINITE_FLOAT, default=120.0, show_default=True, help="Seconds to wait for Bolt and HTTP.")
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (as `server status --json`).")
 @pass_app
 @handle_errors
-def start(app: AppContext, port, http_port, data_dir, heap, pagecache, vector_merge_factor, timeout, as_json) -> None:
+def start(app: AppContext, port, http_port, data_dir, heap, pagecache, vector_merge_factor, neo4j_version, timeout,
+          as_json) -> None:
     """Start the local server (installing the jars if needed) and print its URI.
 
     The Neo4j Browser URL goes to stderr (`kgrag server credentials` prints the login).
@@ -57,7 +81,8 @@ def start(app: AppContext, port, http_port, data_dir, heap, pagecache, vector_me
 
     Example: kgrag server start --port 7687
     """
-    srv = _server(app, data_dir, port, heap, pagecache, http_port, vector_merge_factor=vector_merge_factor)
+    srv = _server(app, data_dir, port, heap, pagecache, http_port, vector_merge_factor=vector_merge_factor,
+                  version=neo4j_version)
     before = srv.status()
     info = srv.start(timeout=timeout, echo=lambda m: click.echo(m, err=True), password=app.local_server_password())
     if before.running:
