@@ -22,6 +22,9 @@ pytest.importorskip("mcp")
 
 from kgrag_neo4j.integrations import mcp as kgrag_mcp  # noqa: E402
 
+from .test_cli import kgrag  # noqa: E402, F401 - the fixture
+from .test_cli_llm import ingested, llm  # noqa: E402, F401 - the fixtures
+
 EXTENSIONS = ExtractorRegistry.default().extensions
 SECRET = "password_set pid port uri hunter2-secret"
 
@@ -296,3 +299,181 @@ def test_names_of_one_script_stay_valid(name):
     from kgrag_neo4j.settings import validate_namespace
 
     assert validate_namespace(name) == name
+
+
+# -- 6. an over-long entity name from a model ---------------------------------------------------------
+
+
+class _Chat:
+    """A chat model whose reply is fixed (only the provider protocol is faked, not the store)."""
+
+    model = "scripted"
+
+    def __init__(self, reply: str | Exception) -> None:
+        self.reply = reply
+
+    def chat(self, messages, *, json_schema=None) -> str:
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return self.reply
+
+
+def _staged(driver, namespace: str) -> int:
+    with driver.session() as session:
+        return session.run("MATCH (e:Entity {staged_namespace: $ns}) RETURN count(e) AS n", ns=namespace).single()["n"]
+
+
+def test_an_over_long_entity_name_is_dropped_and_the_build_goes_on(driver, store, hashing_embedder):
+    from kgrag_neo4j.entities.extract_llm import LLMEntityExtractor
+    from kgrag_neo4j.entities.pipeline import build_entities
+
+    Ingestor(store, hashing_embedder).ingest_text("Alice works for Acme in Paris.", source="a.txt")
+    [chunk] = store.list_document_chunks(store.list_documents()[0].id)
+    long_name = "Acme " * 4000
+    reply = json.dumps({"entities": [
+        {"name": "Alice", "type": "PERSON", "description": "a person", "chunk_ids": [chunk.id]},
+        {"name": long_name, "type": "ORGANIZATION", "description": "a model's runaway", "chunk_ids": [chunk.id]},
+    ], "relationships": [{"source": "Alice", "target": long_name, "type": "WORKS_FOR", "strength": 0.9}]})
+    extractor = LLMEntityExtractor(_Chat(reply), namespace=store.namespace)
+    result = build_entities(store, hashing_embedder, extractor=extractor, entity_edges=False)
+    assert result.entities == 1 and result.dropped.get("long_name") == 1
+    assert [r.entity.name for r in store.list_entities()] == ["Alice"]
+    assert _staged(driver, store.namespace) == 0
+
+
+def test_a_name_the_database_cannot_index_is_refused_before_anything_is_staged(driver, store):
+    from kgrag_neo4j.entities.model import Entity
+    from kgrag_neo4j.store.entities import ENTITY_ROWS
+
+    candidates = sorted((Entity.create(f"Name {i}", "CONCEPT", namespace=store.namespace)
+                         for i in range(2 * ENTITY_ROWS)), key=lambda e: e.id)
+    # the giant in a later transaction than the first: the one before it would have been committed
+    giant = next(g for g in (Entity.create("x" * 20_000 + str(k), "CONCEPT", namespace=store.namespace)
+                             for k in range(1000)) if g.id > candidates[ENTITY_ROWS].id)
+    entities = [*candidates, giant]
+    with pytest.raises(InputError, match="the limit is"):
+        store.upsert_entities(entities, build="b1")
+    assert _staged(driver, store.namespace) == 0
+
+
+# -- 7. an LLM that fails every batch -----------------------------------------------------------------
+
+
+def test_an_entity_build_whose_every_batch_fails_is_an_error(store, hashing_embedder):
+    from kgrag_neo4j.entities.extract_llm import LLMEntityExtractor
+    from kgrag_neo4j.entities.pipeline import build_entities
+    from kgrag_neo4j.errors import ProviderError
+
+    Ingestor(store, hashing_embedder).ingest_text("Alice works for Acme in Paris. " * 20, source="a.txt")
+    extractor = LLMEntityExtractor(_Chat(ProviderError("OpenAI chat (m) failed with HTTP 500")), namespace=store.namespace)
+    with pytest.raises(ProviderError, match="entity extraction failed for .*HTTP 500"):
+        build_entities(store, hashing_embedder, extractor=extractor, entity_edges=False)
+    assert store.list_entities() == []
+
+
+# -- 7. LLM error paths ---------------------------------------------------------------------------
+
+KEY = "sk-proj-Zq8+Kf/9Lm2=XyW7TbNc"
+
+
+def _openai_chat(handler, **options):
+    import httpx
+
+    from kgrag_neo4j.providers.openai import OpenAIChat
+
+    options.setdefault("api_key", KEY)
+    options.setdefault("sleep", options.pop("sleeps", []).append)
+    return OpenAIChat(http_client=httpx.Client(transport=httpx.MockTransport(handler)), env={}, **options)
+
+
+def test_a_malformed_body_is_one_response_error_whole_or_streamed():
+    import httpx
+
+    from kgrag_neo4j.errors import ProviderResponseError
+
+    from .openai_fake import FakeOpenAI
+
+    fake = FakeOpenAI()
+    chat = _openai_chat(fake)
+    malformed = httpx.Response(200, headers={"content-type": "application/json"}, content=b'{"choices": [tru')
+    fake.queue("/v1/chat/completions", malformed)
+    with pytest.raises(ProviderResponseError, match="not the expected JSON") as info:
+        chat.chat([{"role": "user", "content": "hi"}])
+    assert "\n" not in str(info.value)
+    fake.queue("/v1/chat/completions", httpx.Response(200, headers={"content-type": "text/event-stream"},
+                                                      content=b"data: {broken\n\n"))
+    with pytest.raises(ProviderResponseError, match="not the expected JSON"):
+        list(chat.chat_stream([{"role": "user", "content": "hi"}]))
+    fake.queue("/v1/chat/completions", malformed)  # not an event stream at all: no text
+    with pytest.raises(ProviderResponseError, match="no text"):
+        list(chat.chat_stream([{"role": "user", "content": "hi"}]))
+
+
+def test_a_retry_after_of_a_day_is_not_waited_for():
+    from kgrag_neo4j.errors import RateLimitError
+
+    from .openai_fake import FakeOpenAI, error
+
+    fake, sleeps = FakeOpenAI(), []
+    fake.queue("/v1/chat/completions", error(429, "slow down", {"retry-after": "100000"}))
+    with pytest.raises(RateLimitError, match="asks to wait 100000 s") as info:
+        _openai_chat(fake, sleeps=sleeps).chat([{"role": "user", "content": "hi"}])
+    assert sleeps == [] and len(fake.requests) == 1 and "try again later" in str(info.value)
+    fake.queue("/v1/chat/completions", *[error(503, "busy", {"retry-after": "25"})] * 5)
+    with pytest.raises(Exception, match="HTTP 503"):
+        _openai_chat(fake, sleeps=sleeps, timeout=30).chat([{"role": "user", "content": "hi"}])
+    assert sum(sleeps) <= 2 * 30  # the waits fit the call's budget: twice its timeout
+
+
+def test_a_silent_server_times_out_in_about_twice_the_timeout():
+    import socket
+    import time
+
+    from kgrag_neo4j.errors import ProviderTimeout
+    from kgrag_neo4j.providers.openai import OpenAIChat
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)  # connections are accepted by the kernel; nothing ever answers
+        chat = OpenAIChat(api_key=KEY, base_url=f"http://127.0.0.1:{silent.getsockname()[1]}/v1", env={},
+                          timeout=0.5, max_retries=4)
+        started = time.monotonic()
+        with pytest.raises(ProviderTimeout, match="timed out"):
+            chat.chat([{"role": "user", "content": "hi"}])
+        assert time.monotonic() - started < 2.5  # 5 attempts and their backoff took ~7 s
+
+
+@pytest.mark.parametrize("echo", [KEY[:14] + "...", KEY.upper(), KEY.replace("+", "%2B").replace("/", "%2F").replace("=", "%3D"),
+                                  KEY[5:]])
+def test_the_api_key_is_masked_however_a_server_echoes_it(echo):
+    from kgrag_neo4j.errors import ProviderError
+
+    from .openai_fake import FakeOpenAI, error
+
+    fake = FakeOpenAI()
+    fake.queue("/v1/chat/completions", error(401, f"Incorrect API key provided: {echo}. Check it."))
+    with pytest.raises(ProviderError) as info:
+        _openai_chat(fake).chat([{"role": "user", "content": "hi"}])
+    text = str(info.value)
+    assert "<secret>" in text and "Check it." in text
+    for run in (KEY[i : i + 6] for i in range(len(KEY) - 5)):
+        assert run.lower() not in text.lower()
+    assert info.value.__cause__ is None  # the SDK's error holds the echo: not chained
+
+
+def test_the_cli_says_one_line_and_fails_when_the_model_answers_garbage(kgrag, ingested, llm):  # noqa: F811
+    import httpx
+
+    from .openai_fake import error
+
+    common = ("--namespace", ingested, "--embedder", "hashing", "--llm", "openai")
+    malformed = httpx.Response(200, headers={"content-type": "application/json"}, content=b"{not json")
+    llm.fake.queue("/v1/chat/completions", malformed, malformed)
+    code, _, err = kgrag("ask", "How are vector indexes created?", *common)
+    assert code == 1 and "Traceback" not in err and "JSONDecodeError" not in err
+    assert [line for line in err.splitlines() if "not the expected JSON" in line]
+    code, out, err = kgrag("ask", "How are vector indexes created?", *common, "--stream")
+    assert code == 1 and "no text" in err and "Traceback" not in err
+    llm.fake.queue("/v1/chat/completions", *[error(400, "model not found")] * 10)
+    code, out, err = kgrag("entities", "build", *common)
+    assert code == 1 and "entity extraction failed for" in err and "model not found" in err

@@ -7,7 +7,9 @@ Chunks are sent in batches; the model answers with JSON::
 
 Nothing the model says is trusted. Validation mirrors the chunk-edge rules:
 
-- an entity whose name is empty once normalised is dropped (``empty_name``);
+- an entity whose name is empty once normalised is dropped (``empty_name``), and so is one
+  whose name is longer than ``MAX_ENTITY_NAME_CHARS`` (``long_name``): a name is indexed, and the
+  database refuses to index a value that large (the whole write would fail);
 - chunk ids not in the batch are dropped (``unknown_chunk``); an entity left with none is
   grounded by a whole-word search of its name in the batch's chunks, and dropped if that finds
   nothing either (``ungrounded``) -- every entity must be mentioned by some chunk;
@@ -19,7 +21,9 @@ Nothing the model says is trusted. Validation mirrors the chunk-edge rules:
   ``entity_types`` is dropped (``unknown_entity_type``), and so is a relationship whose type
   is not one of ``relation_types`` (``unknown_relation_type``);
 - a batch whose call fails or whose reply is not the JSON above is logged at WARNING and
-  skipped (``failed_batch``); the other batches still count.
+  skipped (``failed_batch``); the other batches still count. When every batch fails,
+  ``extract`` raises the first batch's error (its class, saying so): nothing was extracted,
+  and a build must not report "0 entities" as if the text held none.
 
 Batches run on ``workers`` threads; results are merged in batch order (see
 ``kgrag_neo4j.entities.model``), so the output does not depend on thread timing.
@@ -36,6 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from ..errors import ConfigurationError, KgragError, ProviderResponseError
+from ..graph_types.entities import MAX_ENTITY_NAME_CHARS
 from ..protocols import ChatProvider
 from ..validation import check_int
 from .model import (
@@ -260,13 +265,20 @@ class LLMEntityExtractor:
         if not batches:
             return ExtractionResult()
         if self.workers == 1 or len(batches) == 1:
-            parts = [self._run_batch(b, known) for b in batches]
+            runs = [self._try_batch(b, known) for b in batches]
         else:
             with ThreadPoolExecutor(
                 max_workers=min(self.workers, len(batches)), thread_name_prefix="kgrag-entities"
             ) as pool:
-                parts = list(pool.map(lambda b: self._run_batch(b, known), batches))
-        return merge_results(parts)
+                runs = list(pool.map(lambda b: self._try_batch(b, known), batches))
+        errors = [error for _, error in runs if error is not None]
+        if len(errors) == len(batches):
+            first = errors[0]
+            many = f"all {len(batches)} batches" if len(batches) > 1 else "the only batch"
+            error = type(first)(f"entity extraction failed for {many} of chunks; the first: {first}")
+            error.retryable = first.retryable
+            raise error from first
+        return merge_results([part for part, _ in runs])
 
     # -- one batch --------------------------------------------------------------------------
 
@@ -302,6 +314,12 @@ class LLMEntityExtractor:
         return schema
 
     def _run_batch(self, batch: Sequence[TextUnit], known: Mapping[str, Entity]) -> ExtractionResult:
+        return self._try_batch(batch, known)[0]
+
+    def _try_batch(
+        self, batch: Sequence[TextUnit], known: Mapping[str, Entity]
+    ) -> tuple[ExtractionResult, KgragError | None]:
+        """One batch's result, and the error that made it a ``failed_batch`` (or None)."""
         ids = [c.id for c in batch]
         try:
             # Any failure of the provider call, whatever its type, costs one batch only.
@@ -311,10 +329,10 @@ class LLMEntityExtractor:
                 raise
             except Exception as exc:  # noqa: BLE001 - third-party provider code
                 raise ProviderResponseError(f"chat call failed: {exc!r}") from exc
-            return self.validate(parse_json_reply(reply), batch, known)
+            return self.validate(parse_json_reply(reply), batch, known), None
         except KgragError as exc:
             self.logger.warning("entity extraction batch %s skipped: %s", ids, exc)
-            return ExtractionResult(dropped={"failed_batch": 1})
+            return ExtractionResult(dropped={"failed_batch": 1}), exc
 
     def validate(
         self, data: Any, batch: Sequence[TextUnit], known: Mapping[str, Entity] | None = None
@@ -346,6 +364,9 @@ class LLMEntityExtractor:
             key = normalise_name(name)
             if not key:
                 drop("empty_name")
+                continue
+            if len(name) > MAX_ENTITY_NAME_CHARS:
+                drop("long_name")
                 continue
             chunk_ids: list[str] = []
             for cid in item.chunk_ids:

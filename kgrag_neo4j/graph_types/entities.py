@@ -19,9 +19,14 @@ from ..errors import InputError
 from ..types import Chunk, RetrievalResult
 from ..validation import check_int, check_number
 
+#: the longest entity name stored: a person, a company, a paper's title fit, a paragraph does
+#: not; the name is indexed, and the database refuses to index a value of a few kilobytes
+MAX_ENTITY_NAME_CHARS = 256
+
 __all__ = [
     "CENTRALITY_KINDS",
     "ENTITY_MAX_HOPS",
+    "MAX_ENTITY_NAME_CHARS",
     "Entity",
     "EntityBoostContext",
     "EntityCandidate",

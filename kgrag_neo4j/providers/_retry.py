@@ -2,9 +2,13 @@
 
 One policy for all of them, with the SDKs' own retries turned off so ours are the only ones:
 exponential backoff with jitter on 429, 5xx, timeouts and failed connections (a
-``Retry-After`` header is honoured, up to 60 s); no retry on any other 4xx. Each vendor only
-says how to read its SDK's exceptions (``_classify``); everything leaves as a
-``kgrag_neo4j.errors`` class, and the API key never appears in a message or a cause.
+``Retry-After`` header is honoured up to ``MAX_RETRY_AFTER``; a server asking for longer
+gets no retry: the error says how long it asked for); no retry on any other 4xx. A call
+gives up once it has spent ``BUDGET_TIMEOUTS`` times its timeout, waits included, so a
+silent server costs about twice the timeout, not once per retry. Each vendor only says how
+to read its SDK's exceptions (``_classify``); everything leaves as a ``kgrag_neo4j.errors``
+class, and the API key never appears in a message or a cause, whole, cut short, in another
+case or URL-encoded.
 
 Why not tenacity: it would run the loop but not the part that is ours (which failures are
 retryable, ``Retry-After``, the error mapping, the scrubbing), and its loop costs 5-40x this one
@@ -17,6 +21,7 @@ import logging
 import math
 import random
 import time
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +32,13 @@ from ..validation import check_int, check_number, check_text
 __all__ = ["Failure", "RetryingProvider", "Secret", "backoff_delay", "body_detail", "retry_after_seconds"]
 
 logger = logging.getLogger("kgrag_neo4j.providers")
+
+#: the longest ``Retry-After`` waited for, in seconds
+MAX_RETRY_AFTER = 30.0
+#: a call's whole time (attempts and waits) is at most this many times its timeout
+BUDGET_TIMEOUTS = 2.0
+#: a run of this many characters of the API key (any case, plain or URL-encoded) is masked
+KEY_RUN = 6
 
 
 def backoff_delay(attempt: int, *, jitter: float, base: float = 0.5, cap: float = 20.0) -> float:
@@ -71,16 +83,46 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     return None
 
 
+def _fold(text: str) -> str:
+    """``text`` in lower case, one character for one (so positions stay those of ``text``)."""
+    return "".join(ch.lower()[:1] or ch for ch in text)
+
+
 class Secret:
     """Holds the API key so that no repr, vars() dump or log line can print it."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "_runs")
 
     def __init__(self, value: str) -> None:
         self.value = value
+        # every run of KEY_RUN characters of the key as a server might echo it: as it is,
+        # URL-encoded, in any case (an echo cut short still holds runs of the key)
+        forms = {value, urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)}
+        size = min(KEY_RUN, len(value))
+        self._runs = {_fold(f[i : i + size]) for f in forms for i in range(len(f) - size + 1)} if size else set()
 
     def __repr__(self) -> str:
         return "<secret>"
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where runs of the key are in ``text``, merged: (start, end) pairs."""
+        size = min(KEY_RUN, len(self.value))
+        if not size or len(text) < size:
+            return []
+        folded = _fold(text)
+        out: list[tuple[int, int]] = []
+        for i in range(len(text) - size + 1):
+            if folded[i : i + size] in self._runs:
+                if out and i <= out[-1][1]:
+                    out[-1] = (out[-1][0], i + size)
+                else:
+                    out.append((i, i + size))
+        return out
+
+    def mask(self, text: str) -> str:
+        for start, end in reversed(self.spans(text)):
+            text = text[:start] + "<secret>" + text[end:]
+        return text
 
 
 class RetryingProvider:
@@ -114,27 +156,32 @@ class RetryingProvider:
         raise NotImplementedError
 
     def _leaks(self, exc: BaseException) -> bool:
-        return self._secret is not None and bool(self._secret.value) and self._secret.value in str(exc)
+        return self._secret is not None and bool(self._secret.spans(f"{exc} {exc!r}"))
 
     def _scrub(self, text: str) -> str:
-        if self._secret is not None and self._secret.value:
-            text = text.replace(self._secret.value, "<secret>")
-        return text
+        return self._secret.mask(text) if self._secret is not None else text
 
     def _call(self, operation: str, fn: Callable[..., Any], **kwargs: Any) -> Any:
         attempts = self.max_retries + 1
+        budget = BUDGET_TIMEOUTS * self.timeout
+        spent = 0.0  # attempts and waits (the waits counted as asked: ``sleep`` may be a test's)
         for attempt in range(attempts):
             started = time.monotonic()
             try:
                 response = fn(**kwargs, **self._call_options)
             except Exception as exc:
+                spent += time.monotonic() - started
                 failure = self._classify(exc)
                 if failure is None:
                     raise
-                if failure.retryable and attempt + 1 < attempts:
-                    delay = backoff_delay(attempt, jitter=random.random())
-                    if failure.retry_after is not None:
-                        delay = max(delay, min(failure.retry_after, 60.0))
+                cause = None if self._leaks(exc) else exc
+                if failure.retry_after is not None and failure.retry_after > MAX_RETRY_AFTER:
+                    raise self._error(operation, failure, attempt + 1, asked=failure.retry_after) from cause
+                delay = backoff_delay(attempt, jitter=random.random())
+                if failure.retry_after is not None:
+                    delay = max(delay, failure.retry_after)
+                if failure.retryable and attempt + 1 < attempts and spent + delay < budget:
+                    spent += delay
                     logger.warning(
                         "%s %s %s: %s; retry %d of %d in %.2f s",
                         self.vendor, operation, self.model, self._scrub(str(failure.status or failure.detail)),
@@ -144,17 +191,25 @@ class RetryingProvider:
                     continue
                 # A cause whose text carries the key (an error body echoing it) is dropped:
                 # tracebacks print the whole chain.
-                raise self._error(operation, failure, attempt + 1) from (None if self._leaks(exc) else exc)
+                raise self._error(operation, failure, attempt + 1) from cause
             logger.debug("%s %s %s answered in %.3f s", self.vendor, operation, self.model, time.monotonic() - started)
             return response
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _error(self, operation: str, failure: Failure, attempts: int) -> ProviderError:
+    def _error(self, operation: str, failure: Failure, attempts: int, *, asked: float | None = None) -> ProviderError:
         what = f"{self.vendor} {operation} ({self.model})"
         tried = f"after {attempts} attempt{'s' if attempts != 1 else ''}"
         detail = f": {failure.detail}" if failure.detail else ""
+        if asked is not None:
+            status = f"HTTP {failure.status}" if failure.status else "the server"
+            error: ProviderError = RateLimitError(
+                f"{what}: {status} asks to wait {asked:g} s before trying again, longer than kgrag waits "
+                f"({MAX_RETRY_AFTER:g} s); try again later{detail}"
+            )
+            error.args = (self._scrub(str(error.args[0])),)
+            return error
         if failure.kind == "rate_limit":
-            error: ProviderError = RateLimitError(f"{what} still rate limited (HTTP 429) {tried}{detail}")
+            error = RateLimitError(f"{what} still rate limited (HTTP 429) {tried}{detail}")
         elif failure.kind == "timeout":
             error = ProviderTimeout(f"{what} timed out (limit {self.timeout:g} s) {tried}")
         elif failure.kind == "bad_body":

@@ -20,6 +20,7 @@ when this module is. The API key never appears in a repr or an error message.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -105,6 +106,8 @@ def _classify(exc: BaseException) -> Failure | None:
         return Failure("client", status, detail)
     if isinstance(exc, openai.APIError):  # an error event inside a stream
         return Failure("server", None, body_detail(exc.body) or str(exc))
+    if isinstance(exc, json.JSONDecodeError):  # the SDK parses a 200's body (or an event) unchecked
+        return Failure("bad_body", None, f"{exc.msg} at character {exc.pos}")
     return None
 
 
@@ -339,11 +342,13 @@ class OpenAIChat(_OpenAIProvider):
         stream = self._call(
             "chat", self._client.chat.completions.create, model=self.model, messages=wire, stream=True, **self._options()
         )
+        pieces = 0
         try:
             for chunk in stream:
                 for choice in getattr(chunk, "choices", None) or ():
                     piece = getattr(getattr(choice, "delta", None), "content", None)
                     if isinstance(piece, str) and piece:
+                        pieces += 1
                         yield piece
         except Exception as exc:
             failure = self._classify(exc)
@@ -354,6 +359,8 @@ class OpenAIChat(_OpenAIProvider):
             close = getattr(stream, "close", None)
             if callable(close):
                 close()
+        if not pieces:  # a body that is no event stream reads as one without events
+            raise self._bad("chat stream", "no text (the body was not a stream of chat events)")
 
     def _response_format(self, json_schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
         if json_schema is None or self.json_mode == "none":

@@ -21,6 +21,7 @@ from ..graph_types.communities import StoredCommunity  # re-exported: it was def
 from ..graph_types.context import LocalContext
 from ..graph_types.entities import (
     ENTITY_MAX_HOPS,
+    MAX_ENTITY_NAME_CHARS,
     Entity,
     EntityBoostContext,
     EntityDetails,
@@ -97,6 +98,12 @@ class EntitiesMixin:
         for e in entities:
             if not isinstance(e, Entity):
                 raise InputError(f"upsert_entities takes Entity values, got {type(e).__name__}")
+            if len(e.name) > MAX_ENTITY_NAME_CHARS:
+                # refused before the first transaction: a batch the database refuses after
+                # others were committed would leave them staged, in no build
+                raise InputError(
+                    f"entity name {e.name[:40]!r}... is {len(e.name)} characters; the limit is {MAX_ENTITY_NAME_CHARS}"
+                )
             if e.namespace != self.namespace:
                 raise InputError(
                     f"entity {e.name!r} was made for namespace {e.namespace!r}, the store's is "
