@@ -275,3 +275,44 @@ def test_the_graph_view_is_the_retrieval_as_nodes_and_relationships(kgrag, paper
     # the library call behind it
     view = GraphRetriever(store, hashing_embedder, seed_top_k=1).graph_view(query, 3)
     assert [r["id"] for r in view["results"]] == [r.id for r in GraphRetriever(store, hashing_embedder, seed_top_k=1).retrieve(query, 3)]
+
+
+# --- 6. other namespaces move keyword ranks, never what a namespace finds ---------------------
+
+
+def test_other_namespaces_change_keyword_order_at_most_never_membership_or_vector_ranks(store, make_namespace,
+                                                                                        hashing_embedder):
+    """docs/retrieval.md "Namespaces share the full-text statistics" (measured by
+    ``python -m bench namespaces``): BM25 statistics are index-wide, so another namespace can
+    reorder this one's keyword hits; which chunks match, and the vector list, stay its own."""
+    from kgrag_neo4j import HybridRetriever, Ingestor
+
+    texts = {
+        "graph.md": "Graph retrieval expands from seed chunks over typed edges, hop by hop.",
+        "index.md": "The vector index finds seed chunks; the full-text index finds words.",
+        "ns.md": "Every namespace is a tenant: chunks, edges and entities carry it.",
+        "bm25.md": "BM25 ranks chunks by term frequency and the rarity of each word in the index.",
+    }
+    for name, text in texts.items():
+        Ingestor(store, hashing_embedder).ingest_text(text, source=name)
+    queries = ["seed chunks edges", "index words rarity", "namespace tenant chunks"]
+
+    def read():
+        out = {}
+        for q in queries:
+            vector = [r.id for r in store.search_chunks(hashing_embedder.embed([q], input_type="query")[0], 10)]
+            keyword = [(r.id, r.score) for r in store.search_chunks_keyword(q, 10)]
+            hybrid = [r.id for r in HybridRetriever(store, hashing_embedder).retrieve(q, 10)]
+            out[q] = (vector, keyword, hybrid)
+        return out
+
+    alone = read()
+    other = store.with_namespace(make_namespace())
+    for i in range(12):  # the same words at other frequencies: "chunks" common, "rarity" less rare
+        Ingestor(other, hashing_embedder).ingest_text(f"chunks chunks edges seed {i} rarity of words", source=f"o{i}.md")
+    beside = read()
+    for q in queries:
+        (v0, k0, h0), (v1, k1, h1) = alone[q], beside[q]
+        assert v1 == v0 and {i for i, _ in k1} == {i for i, _ in k0} and set(h1) == set(h0), q
+    # the scores (the statistics) did move: the measurement is not of a no-op
+    assert any(dict(alone[q][1]) != dict(beside[q][1]) for q in queries)
