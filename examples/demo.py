@@ -119,9 +119,10 @@ def run(started: float) -> None:
             ("graph (2 hops, one Cypher statement)", GraphRetriever(store, embedder, max_hops=2, bidirectional=True)),
         ):
             print(f"\n=== {title}: {QUERY!r}\n")
-            print(format_knowledge(retriever.retrieve(QUERY, 4), show_scores=True, max_chars=300))
+            print(format_knowledge(retriever.retrieve(QUERY, 4), show_scores=True, show_ids=True, max_chars=300))
     print(f"\ndone in {time.perf_counter() - started:.1f}s; the server keeps running:")
     print(f'  .venv/bin/kgrag search "{QUERY}" --namespace {NAMESPACE} --mode graph')
+    print(f"  .venv/bin/kgrag chunks show CHUNK_ID --namespace {NAMESPACE}   # a chunk printed above: text, edges, entities")
     print(f"  Neo4j Browser: {info.browser_url}  (log in with: .venv/bin/kgrag server credentials)")
     print(f'  a query vector for Browser: .venv/bin/kgrag cypher params graph/retrieve --namespace {NAMESPACE} --query "..."')
     print("  .venv/bin/kgrag server stop")
