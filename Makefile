@@ -15,7 +15,7 @@ CALVER_TESTS := tests/test_registry.py tests/test_server_versions.py tests/test_
   tests/test_entity_retrieval.py tests/test_local_search.py tests/test_ppr.py tests/test_triple_retrieval.py \
   tests/test_vector_checks.py tests/test_async.py tests/test_ingestor.py tests/test_bulk_ingest.py tests/test_ingest_run.py \
   tests/test_entities_store.py tests/test_communities_store.py tests/test_triples_store.py \
-  tests/test_cli.py tests/test_cli_entities.py tests/test_cli_graph.py
+  tests/test_routing.py tests/test_cli.py tests/test_cli_entities.py tests/test_cli_graph.py
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

@@ -27,10 +27,10 @@ CALL () {
     AND (m.triple = true OR (m.triple IS NULL AND m.origin = 'triple'))
   WITH m, e LIMIT toInteger($batch_size)
   WITH collect(CASE WHEN m.extracted = true THEN null ELSE m END) AS gone,
-       collect(CASE WHEN m.extracted = true THEN m END) AS shared, collect(e) AS touched
+       collect(CASE WHEN m.extracted = true THEN m END) AS shared, collect(e) AS mentioned
   FOREACH (x IN gone | DELETE x)
   FOREACH (x IN shared | SET x.triple = false, x.origin = 'extraction')
-  RETURN size(gone) AS mentions, size(shared) AS kept_mentions, touched AS mentioned
+  RETURN size(gone) AS mentions, size(shared) AS kept_mentions, mentioned
 }
 CALL (touched, mentioned) {
   UNWIND touched + mentioned AS e
