@@ -50,7 +50,7 @@ def test_entities_build_list_show(kgrag, corpus):
     counts = json.loads(built.stdout)
     assert counts["documents"] == 2 and counts["chunks"] == 4
     assert counts["entities"] == len(corpus.list_entities()) > 0
-    assert "extract: 4/4" in built.stderr and "hashing-256" in built.stderr  # progress on stderr
+    assert "link: 4 chunks" in built.stderr and "hashing-256" in built.stderr  # progress on stderr
 
     listed = json.loads(kgrag("entities", "list", "--limit", "3", "--json").stdout)
     assert len(listed) == 3

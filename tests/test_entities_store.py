@@ -9,8 +9,9 @@ import json
 import pytest
 
 from kgrag_neo4j.communities.build import build_communities
-from kgrag_neo4j.entities import Entity, LLMEntityExtractor, entity_id
+from kgrag_neo4j.entities import Entity, LLMEntityExtractor
 from kgrag_neo4j.entities.centrality import entity_centrality, normalise_max, pagerank
+from kgrag_neo4j.entities.names import maintained_entity_id
 from kgrag_neo4j.entities.pipeline import build_entities, entity_embedding_text
 from kgrag_neo4j.errors import ConfigurationError, DimensionMismatchError, InputError, NotFoundError
 from kgrag_neo4j.ids import chunk_id, content_hash, document_id
@@ -404,7 +405,7 @@ def test_build_is_idempotent(store, hashing_embedder, driver):
 def test_same_entity_in_two_documents_is_one_node_also_when_ingested_later(store, hashing_embedder, driver):
     doc_a, chunks_a = put_document(store, "a.txt", DOC_A, embedder=hashing_embedder)
     build_entities(store, hashing_embedder)
-    robert_id = entity_id(store.namespace, "Robert Baratheon", "PERSON")
+    robert_id = maintained_entity_id(store.namespace, "robert baratheon")
     doc_b, chunks_b = put_document(store, "b.txt", DOC_B, embedder=hashing_embedder)
     result = build_entities(store, hashing_embedder, document_ids=[doc_b])
     assert result.documents == 1

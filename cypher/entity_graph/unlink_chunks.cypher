@@ -24,7 +24,7 @@ CALL (c) {
   UNWIND range(0, size(coalesce(c.pair_a, [])) - 1) AS i
   MATCH (a:Entity {id: c.pair_a[i]})-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]->(b:Entity {id: c.pair_b[i]})
   WHERE r.namespace = $namespace AND r.strength IS NOT NULL
-  SET r.strength = r.strength - c.pair_strength[i], r.windows = r.windows - c.pair_windows[i]
+  SET r.strength = r.strength - c.pair_strength[i], r.windows = r.windows - c.pair_windows[i], r.changed = true
   WITH r WHERE r.windows <= 0
   DELETE r
 }
@@ -32,6 +32,8 @@ CALL (c) {
   MATCH (c)-[m:MENTIONS]->(e:Entity)
   WHERE e.namespace = $namespace
   SET e.dirty = true, e.lost = true
+  // chunks about to be deleted keep theirs: the delete finds the entities it orphans by them
+  WITH m WHERE NOT $forget_scan
   DELETE m
 }
 SET c.pair_a = null, c.pair_b = null, c.pair_strength = null, c.pair_windows = null, c.links_dirty = true

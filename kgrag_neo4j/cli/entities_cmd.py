@@ -12,9 +12,14 @@ from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, namespa
 
 
 def _progress(stage: str, done: int, total: int) -> None:
-    # one line per stage change and at the end of each stage, on stderr (stdout stays data)
-    if done in (0, total) or total <= 1:
+    # on stderr (stdout stays data); a stage whose total is not known ahead (0) counts up
+    if total == 0:
+        click.echo(f"{stage}: {done} {_UNITS.get(stage, 'done')}", err=True)
+    elif done in (0, total) or total <= 1:
         click.echo(f"{stage}: {done}/{total}", err=True)
+
+
+_UNITS = {"scan": "chunks", "link": "chunks", "entities": "entities", "references": "edges"}
 
 
 @click.group()
@@ -101,6 +106,31 @@ def build(app: AppContext, namespace, embedder, documents, merge_threshold, batc
             f"{result.entities} entities, {result.relations} relationships, {result.mentions} mentions "
             f"from {result.chunks} chunks of {result.documents} documents; entity edges: {result.entity_edges}"
         )
+
+
+@entities.command("status")
+@namespace_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+@handle_errors
+def status(app: AppContext, namespace, as_json) -> None:
+    """How current the entity graph is: documents and chunks linked since their last change,
+    entities, communities (stale: a member changed since its report), the last build.
+
+    Example: kgrag entities status --json
+    """
+    state = app.store(namespace).entity_graph_state()
+    keys = ("documents", "documents_linked", "chunks", "chunks_linked", "entities", "communities",
+            "stale_communities", "last_build")
+    out = {k: state[k] for k in keys}
+    if as_json:
+        emit_json(out)
+        return
+    click.echo(f"documents: {out['documents_linked']}/{out['documents']} linked")
+    click.echo(f"chunks: {out['chunks_linked']}/{out['chunks']} linked")
+    click.echo(f"entities: {out['entities']}")
+    click.echo(f"communities: {out['communities']} ({out['stale_communities']} stale)")
+    click.echo(f"last build: {out['last_build'] or 'never'}")
 
 
 @entities.command("list")

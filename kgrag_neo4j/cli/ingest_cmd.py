@@ -47,13 +47,16 @@ if TYPE_CHECKING:
 @click.option("--source", help="The document's identity (one file only; default: the file's resolved path).")
 @click.option("--follow-symlinks", is_flag=True,
               help="Follow symlinks that lead out of a folder (default: skipped and reported).")
+@click.option("--entities/--no-entities", "entities", default=None,
+              help="Link what is written into the entity graph in the same run: names, mentions, relationships "
+                   "and shared-entity chunk links (default: when the namespace has an entity graph).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary with one row per file.")
 @pass_app
 @handle_errors
 def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, batch_size, sequence_edges,
            similarity_edges, similarity_threshold, similarity_top_k, extract_graph, graph_batch_size,
            graph_batch_overlap, graph_workers, cross_document, llm, min_edge_weight, max_edges_per_chunk, source,
-           follow_symlinks, as_json) -> None:
+           follow_symlinks, entities, as_json) -> None:
     """Ingest files, folders (recursive) and globs, many documents per transaction. A
     failing file is reported and the others go on; the exit code is 1 when any failed.
     Only regular files are read: FIFOs, devices and symlinks leading out of a folder are
@@ -88,7 +91,8 @@ def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, 
         min_edge_weight=min_edge_weight,
         max_edges_per_chunk=max_edges_per_chunk,
     )
-    ingestor = Ingestor(app.store(namespace), emb, strategy=strategy, batch_size=batch_size, graph=graph)
+    ingestor = Ingestor(app.store(namespace), emb, strategy=strategy, batch_size=batch_size, graph=graph,
+                        entities=entities)
     started = time.perf_counter()
     with _Terminal(quiet=as_json) as terminal:
         tally = ingestor.ingest_run(paths, content_type=content_type, source=source, follow_symlinks=follow_symlinks,

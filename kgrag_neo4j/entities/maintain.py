@@ -223,7 +223,9 @@ def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
         left = [c["key"] for c in changed if not c["entered"]]
         result.names_entered += len(entered)
         result.names_left += len(left)
-        phrases = [f for c in entered for f in (c["key"], *(c["forms"] or []))]
+        # a name that left may still have shaped a document's links without being mentioned
+        # there (a short form it owned, a shorter name it hid): its writers are linked again too
+        phrases = [f for c in changed for f in (c["key"], *(c["forms"] or []))]
         documents = store.documents_writing(phrases, left) if (phrases or left) else []
         result.relinked += len(documents)
         store.mark_documents_pending(documents, [c["key"] for c in changed])
@@ -314,7 +316,7 @@ def _settle_entities(
         if not page:
             return touched
         after = page[-1]["id"]
-        rows = []
+        rows: list[dict[str, Any]] = []
         texts: list[str] = []
         embed_at: list[int] = []
         for r in page:

@@ -122,8 +122,10 @@ def display_name(forms: Sequence[str], counts: Sequence[int]) -> str:
     all in capitals, then the smallest (an order of its own, so adding and deleting documents
     in any order ends on the same name)."""
     best: tuple[int, int, str] | None = None
+    # a name only given (by the user) has forms no chunk counts: then those
+    written = any(count > 0 for count in counts)
     for form, count in zip(forms, counts):
-        if count <= 0 or not form:
+        if (written and count <= 0) or count < 0 or not form:
             continue
         rank = (-int(count), 1 if form.isupper() and len(form) > 1 else 0, form)
         if best is None or rank < best:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigurationError, InputError
-from ..protocols import EmbeddingProvider, EntityStore, embed_batched
+from ..protocols import EmbeddingProvider, EntityStore, MaintainedEntityGraph, embed_batched
 from ..validation import check_int
 from .chunk_links import ENTITY_EDGE_ORIGIN, entity_chunk_edges, title_name
 from .extract_llm import LLMEntityExtractor
@@ -120,6 +120,11 @@ def build_entities(
     built for the store's namespace. ``document_ids`` limits the build to those documents
     (default: all). ``batch_size`` texts per embedding call. Progress goes to ``progress``.
     ``names``: more names to find (a gazetteer); ``titles``: document titles are names too.
+
+    Offline (no ``extractor``), with titles and no ``merge_threshold``, the build is the
+    maintained graph's (:mod:`kgrag_neo4j.entities.maintain`): streamed in batches, only
+    what changed since the last build, and kept current by every ingest and delete after
+    it; ``document_ids`` are then linked again together with every document not linked yet.
     ``entity_edges``: afterwards, replace the namespace's ``references`` chunk edges made from
     shared entities (an entity in more than ``entity_edge_max_chunks`` chunks links nothing;
     each chunk keeps ``entity_edges_per_chunk`` edges).
@@ -133,6 +138,12 @@ def build_entities(
         raise InputError("names must be a list of names, not one string")
     report = progress or (lambda stage, done, total: None)
     namespace = store.namespace
+    if extractor is None and merge_threshold is None and titles and isinstance(store, MaintainedEntityGraph):
+        if document_ids is not None:  # linked with everything else not linked yet: one graph
+            store.mark_documents_pending(list(dict.fromkeys(document_ids)), [])
+        return _build_maintained(store, embedder, names=names, batch_size=batch_size, progress=progress,
+                                 entity_edges=entity_edges, max_chunks=entity_edge_max_chunks,
+                                 per_chunk=entity_edges_per_chunk)
     extract = _make_extractor(extractor, namespace)
     store.ensure_embedder(embedder.name, embedder.dimensions)
     result = EntityBuildResult()
@@ -216,6 +227,36 @@ def build_entities(
         report("link", 1, 1)
         lap("link")
     return result
+
+
+def _build_maintained(
+    store: MaintainedEntityGraph,
+    embedder: EmbeddingProvider,
+    *,
+    names: Sequence[str],
+    batch_size: int,
+    progress: Progress | None,
+    entity_edges: bool,
+    max_chunks: int,
+    per_chunk: int,
+) -> EntityBuildResult:
+    """The offline build as the maintained graph does it (``entities.maintain``): streamed in
+    batches, and on a namespace built before only what changed since. A graph an earlier
+    release built whole is cleared and built anew once."""
+    from .maintain import MaintainOptions, maintain_entity_graph
+
+    state = store.entity_graph_state()
+    legacy = state["entities"] > 0 and store.entity_graph_generation() is None
+    options = MaintainOptions(entity_edges=entity_edges, edge_max_chunks=max_chunks, edges_per_chunk=per_chunk,
+                              batch_size=batch_size)
+    done = maintain_entity_graph(store, embedder, create=True, rebuild=legacy, names=list(names), options=options,
+                                 progress=progress)
+    assert done is not None  # create=True always builds
+    after = store.entity_graph_state()
+    return EntityBuildResult(
+        documents=done.documents, chunks=done.chunks, entities=done.entities, relations=int(after.get("relations", 0)),
+        mentions=int(after.get("mentions", 0)), entity_edges=done.entity_edges, seconds=dict(done.seconds),
+    )
 
 
 def build_entity_edges(store: EntityStore, *, max_chunks: int = 10, per_chunk: int = 10) -> int:
