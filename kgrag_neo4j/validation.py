@@ -14,7 +14,11 @@ from typing import Any
 
 from .errors import ConfigurationError, KgragError
 
-__all__ = ["check_bool", "check_choice", "check_int", "check_number", "check_text"]
+__all__ = ["MAX_TOP_K", "check_bool", "check_choice", "check_int", "check_number", "check_text"]
+
+#: the most results one search may ask for; what a retriever asks of the store for them (a
+#: multiple, to fuse or re-rank) is capped at it too, so a refusal names the caller's top_k
+MAX_TOP_K = 1_000_000
 
 
 def check_int(

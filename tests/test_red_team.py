@@ -477,3 +477,19 @@ def test_the_cli_says_one_line_and_fails_when_the_model_answers_garbage(kgrag, i
     llm.fake.queue("/v1/chat/completions", *[error(400, "model not found")] * 10)
     code, out, err = kgrag("entities", "build", *common)
     assert code == 1 and "entity extraction failed for" in err and "model not found" in err
+
+
+# -- 10. minor ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["vector", "hybrid", "graph", "entity", "local", "ppr"])
+def test_a_top_k_too_large_is_refused_naming_the_value_given(store, hashing_embedder, mode):
+    from kgrag_neo4j.retrieval.modes import build_retriever
+    from kgrag_neo4j.validation import MAX_TOP_K
+
+    Ingestor(store, hashing_embedder).ingest_text("Neo4j keeps the graph. Lucene indexes the text.", source="a.txt")
+    retriever = build_retriever(mode, store, hashing_embedder)
+    with pytest.raises(InputError, match=r"top_k must be an integer from 1 to 1000000, got 100000000$"):
+        retriever.retrieve("neo4j", 100_000_000)
+    found = retriever.retrieve("neo4j", MAX_TOP_K)  # the largest allowed runs
+    assert len(found) >= (0 if mode == "local" else 1)  # local search reads entities: none were built

@@ -41,7 +41,7 @@ from ..errors import ConfigurationError, InputError
 from ..graph_types.entities import CENTRALITY_KINDS, ENTITY_MAX_HOPS, EntityBoostContext, EntityCandidate
 from ..protocols import EmbeddingProvider, EntityBoostReader, EntityCentralitySource, RoundTripCounter
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
-from ..validation import check_choice, check_int, check_number
+from ..validation import MAX_TOP_K, check_choice, check_int, check_number
 from .retrievers import embed_query
 from .scoring import entity_boost
 from .steps import Call, Steps, arun_steps, run_steps
@@ -179,14 +179,14 @@ class EntityGraphRetriever:
     def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
-        check_int(top_k, "top_k", minimum=1, error=InputError)
+        check_int(top_k, "top_k", minimum=1, maximum=MAX_TOP_K, error=InputError)
         vector = yield from embed_query(self.store, self.embedder, query)
         before = _round_trips(self.store)
         centrality = yield from self._centrality()
         ctx = yield Call.of(
             self.store.entity_boost_context,
             vector,
-            chunk_k=top_k * 2,
+            chunk_k=min(top_k * 2, MAX_TOP_K),
             entity_k=self.query_entities_top_k,
             max_hops=self.max_hops,
             relation_types=self.relationship_types,

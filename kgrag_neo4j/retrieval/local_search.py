@@ -27,7 +27,7 @@ from ..errors import ConfigurationError, InputError
 from ..graph_types.context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
 from ..protocols import EmbeddingProvider, LocalContextReader
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
-from ..validation import check_int, check_number
+from ..validation import MAX_TOP_K, check_int, check_number
 from .retrievers import embed_query
 from .steps import Call, Steps, arun_steps, run_steps
 
@@ -114,7 +114,7 @@ class LocalSearchRetriever:
         return await arun_steps(self._retrieve(query, top_k))
 
     def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
-        check_int(top_k, "top_k", minimum=1, error=InputError)
+        check_int(top_k, "top_k", minimum=1, maximum=MAX_TOP_K, error=InputError)
         return self.retrieve_from((yield from self._context(query)), top_k)
 
     @staticmethod

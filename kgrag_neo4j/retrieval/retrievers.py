@@ -28,7 +28,7 @@ from ..protocols import (
 )
 from ..tracing import Tracer, TracerOption, check_tracer, span
 from ..types import NATIVE_MAX_HOPS, ChunkFilter, RetrievalResult
-from ..validation import check_int, check_number
+from ..validation import MAX_TOP_K, check_int, check_number
 from .scoring import (
     GraphOptions,
     blend_and_rank,
@@ -47,7 +47,7 @@ log = logging.getLogger("kgrag_neo4j.retrieval")
 def _check_query(query: Any, top_k: Any) -> None:
     if not isinstance(query, str) or not query.strip():
         raise InputError("query must be non-empty text")
-    check_int(top_k, "top_k", minimum=1, error=InputError)
+    check_int(top_k, "top_k", minimum=1, maximum=MAX_TOP_K, error=InputError)
 
 
 def embed_query(store: object, embedder: EmbeddingProvider, query: str) -> Steps[list[float]]:
@@ -179,7 +179,7 @@ class HybridRetriever(_Traced):
 
     def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
         embedding = yield from embed_query(self.store, self.embedder, query)
-        fetch_k = max(top_k * self.overfetch, top_k)
+        fetch_k = min(max(top_k * self.overfetch, top_k), MAX_TOP_K)
         keyword: list[RetrievalResult] = []
         if isinstance(self.store, KeywordSearcher) and self.keyword_weight > 0:
             # the two searches at once: two round trips, latency of the slower

@@ -33,7 +33,7 @@ from ..types import (
     RetrievalResult,
 )
 from ..types import load_metadata as _load_metadata
-from ..validation import check_int
+from ..validation import MAX_TOP_K, check_int  # MAX_TOP_K re-exported: it was defined here
 from .runner import CypherRunner, Plan, Read
 
 #: edge rows per UNWIND statement of graph/store_edges and graph/delete_edges
@@ -123,8 +123,6 @@ def document_from_row(row: Mapping[str, Any]) -> Document:
     )
 
 
-#: the most results one search may ask for (the vector index is asked for a multiple of it)
-MAX_TOP_K = 1_000_000
 #: the largest integer Neo4j stores (a LIMIT beyond it cannot even be sent)
 MAX_INT64 = 2**63 - 1
 
