@@ -143,3 +143,26 @@ def test_a_data_dir_without_a_database_may_change_version(tmp_path):
         srv.LocalServer(data, version=srv.NEO4J_VERSION).check_version()
     srv.LocalServer(data).check_version()  # no version asked: the recorded one
     assert srv.LocalServer(data).version == srv.NEO4J_CALVER_VERSION
+
+
+def test_the_latency_and_ingest_benchmarks_take_a_version_and_keep_its_results_apart(capsys, monkeypatch):
+    import bench.__main__ as bench_main
+    from bench.__main__ import main, module_for, parser_for
+    from bench.common import result_name
+
+    monkeypatch.setattr(bench_main, "_stop_on_sigterm", lambda: None)  # pytest keeps its own handler
+
+    for name in ("latency", "ingest"):
+        args = parser_for(name, module_for(name)).parse_args([name, "--neo4j-version", srv.NEO4J_CALVER_VERSION])
+        assert args.neo4j_version == srv.NEO4J_CALVER_VERSION
+        assert result_name(name, args) == f"{name}-{srv.NEO4J_CALVER_VERSION}"  # beside the LTS results
+        assert result_name(name, parser_for(name, module_for(name)).parse_args([name])) == name
+        with pytest.raises(SystemExit) as bad:
+            parser_for(name, module_for(name)).parse_args([name, "--neo4j-version", "4.4.0"])
+        assert bad.value.code == 2 and "is not one kgrag runs" in capsys.readouterr().err
+    # a benchmark that would not honour it refuses it, before any server starts
+    with pytest.raises(SystemExit) as refused:
+        main(["libraries", "--neo4j-version", srv.NEO4J_CALVER_VERSION])
+    assert refused.value.code == 2
+    with pytest.raises(SystemExit, match="latency and ingest benchmarks only"):
+        main(["quick", "--neo4j-version", srv.NEO4J_CALVER_VERSION])
