@@ -466,6 +466,10 @@ server.http.enabled=true
 server.http.listen_address=127.0.0.1:{http_port}
 server.http.advertised_address=127.0.0.1:{http_port}
 server.https.enabled=false
+# Browser is served from this origin; no other page may read the HTTP API's answers (Neo4j's
+# default is '*'). Neo4j has no setting to check the Host header: a page rebound to 127.0.0.1
+# still meets the password, which only server.json holds
+dbms.security.http_access_control_allow_origin=http://127.0.0.1:{http_port}
 dbms.security.auth_enabled=true
 # Neo4j Browser works offline; it sends no usage data or crash reports
 client.allow_telemetry=false

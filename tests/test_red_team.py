@@ -493,3 +493,23 @@ def test_a_top_k_too_large_is_refused_naming_the_value_given(store, hashing_embe
         retriever.retrieve("neo4j", 100_000_000)
     found = retriever.retrieve("neo4j", MAX_TOP_K)  # the largest allowed runs
     assert len(found) >= (0 if mode == "local" else 1)  # local search reads entities: none were built
+
+
+def test_the_http_endpoint_answers_only_its_own_origin(driver, neo4j_settings):
+    import urllib.request
+
+    if os.environ.get("NEO4J_URI"):
+        pytest.skip("an external server was given; its configuration is not ours")
+    with driver.session() as session:
+        settings = {r["name"]: r["value"] for r in session.run(
+            "SHOW SETTINGS YIELD name, value WHERE name IN ['server.http.listen_address', "
+            "'dbms.security.http_access_control_allow_origin'] RETURN name, value")}
+    if not settings.get("server.http.listen_address"):
+        pytest.skip("this server does not report its HTTP address")
+    own = f"http://{settings['server.http.listen_address']}"
+    assert settings["dbms.security.http_access_control_allow_origin"] == own
+    request = urllib.request.Request(own + "/", headers={"Origin": "http://evil.example", "Accept": "application/json"})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=10) as response:
+        allowed = response.headers.get("Access-Control-Allow-Origin")
+    assert allowed == own and allowed != "*"
