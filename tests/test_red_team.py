@@ -513,3 +513,32 @@ def test_the_http_endpoint_answers_only_its_own_origin(driver, neo4j_settings):
     with opener.open(request, timeout=10) as response:
         allowed = response.headers.get("Access-Control-Allow-Origin")
     assert allowed == own and allowed != "*"
+
+
+def test_a_replace_with_similarity_edges_links_in_memory_when_the_namespace_fits(driver, neo4j_settings, namespace, schema_ready, hashing_embedder, tmp_path):
+    from kgrag_neo4j.ingestion.edges import IngestGraphOptions
+    from kgrag_neo4j.store import Neo4jStore
+
+    statements: list[str] = []
+    store = Neo4jStore(driver, namespace=namespace, database=neo4j_settings.database,
+                       tracer=lambda name, params, seconds: statements.append(name))
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    words = "neo4j graph vector index chunk entity lucene cypher".split()
+    for version in (1, 2):
+        for i in range(6):
+            text = "\n\n".join(" ".join(words[(i + p + k) % len(words)] for k in range(40)) + f" v{version}" for p in range(3))
+            (folder / f"d{i}.txt").write_text(text)
+        statements.clear()
+        ingestor = Ingestor(store, hashing_embedder, graph=IngestGraphOptions(similarity_edges=True, similarity_threshold=0.5))
+        tally = ingestor.ingest_run([str(folder)])
+        assert tally.counts["new" if version == 1 else "replaced"] == 6
+    # the replace compared with the stored chunks in memory: no vector-index read per batch
+    # (which, with other namespaces crowding the index, scanned the namespace once per chunk)
+    assert "graph/nearest_chunks" not in statements
+    from kgrag_neo4j.types import RelationType
+
+    chunk_ids = {c.id for d in store.list_documents() for c in store.list_document_chunks(d.id)}
+    similar = [e for e in store.get_edges(sorted(chunk_ids)) if e.relation == RelationType.SIMILAR_TO]
+    # every new chunk kept its neighbours: none were spent on the old versions being dropped
+    assert {e.source_id for e in similar} == chunk_ids and all(e.target_id in chunk_ids for e in similar)

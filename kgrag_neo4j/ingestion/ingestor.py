@@ -72,7 +72,7 @@ from .edges import (
 )
 from .extractors import ExtractorRegistry, decode_text, markdown_to_text
 from .files import read_regular_file
-from .similarity import SimilarityLinker
+from .similarity import WINDOW_CHUNKS, SimilarityLinker
 
 if TYPE_CHECKING:
     from ..entities.maintain import MaintenanceResult
@@ -805,6 +805,7 @@ class Ingestor:
         if not embedded:
             return
         owner = {c.id: d for d, c in embedded}
+        linker.forget_documents(d.document_id for d in docs)
         found = linker.link([c.id for _, c in embedded], [c.embedding for _, c in embedded if c.embedding is not None])
         for e in found:
             owner[e.source_id].edges.append(e)
@@ -816,15 +817,48 @@ class Ingestor:
         if not (g.similarity_edges and isinstance(self.store, GraphStore)):
             return None
         nearest = self.store.nearest_chunks if isinstance(self.store, NearestChunkFinder) else None
+        stored: tuple[list[str], list[list[float]], list[str]] | None = None
         if isinstance(self.store, NearestChunkFinder) and stored_outside is None:
             stored_outside = self.store.has_embedded_chunks()
-        return SimilarityLinker(
+            if stored_outside:
+                stored = self._stored_vectors(WINDOW_CHUNKS // 2)
+        linker = SimilarityLinker(
             top_k=g.similarity_top_k,
             threshold=g.similarity_threshold,
             nearest=(lambda ids, vectors: nearest(ids, vectors, top_k=g.similarity_top_k, threshold=g.similarity_threshold))
             if nearest is not None else None,
-            stored_outside=bool(stored_outside),
+            stored_outside=bool(stored_outside) and stored is None,
         )
+        if stored is not None:
+            linker.preload(stored[0], stored[1], documents=stored[2])
+        return linker
+
+    def _stored_vectors(self, most: int) -> tuple[list[str], list[list[float]], list[str]] | None:
+        """The ids, vectors and documents of every embedded chunk of the namespace, when it
+        holds at most ``most``: a run (a re-ingest, typically) then links against them exactly
+        in memory. Asking the vector index instead costs a read per batch and, when other
+        namespaces crowd the index, a scan of the namespace per chunk (300 documents replaced
+        beside a namespace of 30,000 chunks: 32 s by the index, 4 s in memory; bench/NOTES.md)."""
+        store = self.store
+        if not isinstance(store, ChunkPager):
+            return None
+        documents = [d.id for d in store.list_documents(limit=most + 1)]
+        if len(documents) > most:
+            return None
+        ids: list[str] = []
+        vectors: list[list[float]] = []
+        owners: list[str] = []
+        for start in range(0, len(documents), EDGE_PAGE_DOCUMENTS):
+            page = store.list_chunks_of_documents(documents[start : start + EDGE_PAGE_DOCUMENTS], with_embedding=True)
+            for document_id, chunks in page.items():
+                for c in chunks:
+                    if c.embedding is not None:
+                        ids.append(c.id)
+                        vectors.append(c.embedding)
+                        owners.append(document_id)
+            if len(ids) > most:
+                return None
+        return (ids, vectors, owners) if ids else None
 
     def _write(self, docs: Sequence[_Doc]) -> list[_Doc]:
         """Write the documents (many per transaction when the store can); each gets its result

@@ -65,12 +65,28 @@ class SimilarityLinker:
         self.window = window
         self._ids: list[str] = []
         self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._stored_of: dict[str, list[str]] = {}  # document id -> its preloaded chunk ids
         #: index reads made (one per ``link`` call that needed the index)
         self.index_calls = 0
 
-    def preload(self, ids: Sequence[str], vectors: Sequence[Sequence[float]] | np.ndarray) -> None:
-        """Put stored chunks into the window (no edges are made for them)."""
+    def preload(
+        self, ids: Sequence[str], vectors: Sequence[Sequence[float]] | np.ndarray, *, documents: Sequence[str] = ()
+    ) -> None:
+        """Put stored chunks into the window (no edges are made for them). ``documents``: the
+        document of each, so ``forget_documents`` can take a replaced document's out."""
         self._append(list(ids), _unit(vectors))
+        for chunk_id, document_id in zip(ids, documents):
+            self._stored_of.setdefault(document_id, []).append(chunk_id)
+
+    def forget_documents(self, document_ids: Iterable[str]) -> None:
+        """Take the preloaded chunks of these documents out of the window: a new version of
+        each is being linked, and its old chunks, about to be dropped, must not take the
+        places of real neighbours (they are the new chunks' nearest, by far)."""
+        gone = {c for d in document_ids for c in self._stored_of.pop(d, ())}
+        if gone:
+            keep = [i for i, c in enumerate(self._ids) if c not in gone]
+            self._ids = [self._ids[i] for i in keep]
+            self._matrix = self._matrix[keep]
 
     def link(self, ids: Sequence[str], vectors: Sequence[Sequence[float]] | np.ndarray, *, add: bool = True) -> list[ChunkEdge]:
         """Edges from each of ``ids`` to its ``top_k`` nearest chunks: the window (which, with
