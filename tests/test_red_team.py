@@ -542,3 +542,21 @@ def test_a_replace_with_similarity_edges_links_in_memory_when_the_namespace_fits
     similar = [e for e in store.get_edges(sorted(chunk_ids)) if e.relation == RelationType.SIMILAR_TO]
     # every new chunk kept its neighbours: none were spent on the old versions being dropped
     assert {e.source_id for e in similar} == chunk_ids and all(e.target_id in chunk_ids for e in similar)
+
+
+def test_chunks_left_staged_by_a_killed_write_are_not_counted_as_chunks(store, kgrag):  # noqa: F811
+    # what a large document's write leaves when its process is killed between staging
+    # transactions (an MCP client that disconnects and kills the server mid-ingest)
+    document_id = store.document_id_of_source("big.txt")
+    rows = [{"id": f"staged-{i}", "document_id": document_id, "props": {"content": f"piece {i}", "chunk_index": i},
+             "embedding": None, "parent_id": None} for i in range(3)]
+    store.runner.write("chunks/stage_chunks", namespace=store.namespace, document_id=document_id, rows=rows)
+    [row] = [r for r in store.list_namespaces() if r.namespace == store.namespace]
+    assert (row.documents, row.chunks, row.staged) == (0, 0, 3)
+    code, out, _ = kgrag("namespace", "list", "--json")
+    assert code == 0 and {"chunks": 0, "staged": 3}.items() <= next(
+        r for r in json.loads(out) if r["namespace"] == store.namespace).items()
+    # listed, so they can be seen and deleted with the namespace
+    code, out, _ = kgrag("namespace", "delete", store.namespace, "--yes", "--json")
+    assert code == 0 and json.loads(out)["chunks"] == 3
+    assert store.namespace not in {r.namespace for r in store.list_namespaces()}

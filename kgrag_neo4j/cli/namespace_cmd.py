@@ -38,7 +38,8 @@ def list_cmd(app: AppContext, as_json) -> None:
     for r in rows:
         counts = "".join(f"{getattr(r, c):>13}" for c in _COLUMNS)
         embedder = f"{r.embedder} ({r.dimensions})" if r.embedder else "-"
-        click.echo(f"{printable(r.namespace):<{width}}{counts}  {embedder}")
+        staged = f"  ({r.staged} chunks staged by an unfinished write)" if r.staged else ""
+        click.echo(f"{printable(r.namespace):<{width}}{counts}  {embedder}{staged}")
 
 
 @namespace.command("delete")

@@ -20,7 +20,10 @@ NAMESPACE_DELETE_BATCH = 10_000
 @dataclass(frozen=True, slots=True)
 class NamespaceInfo:
     """One namespace and what it holds. ``embedder`` and ``dimensions`` are what its first
-    write recorded (None when nothing was recorded)."""
+    write recorded (None when nothing was recorded). ``chunks`` counts what a search can find;
+    ``staged`` the chunks of large documents whose write has not published them (in progress,
+    or left by a write that was killed: the document's next large write, or ``delete_namespace``,
+    removes them)."""
 
     namespace: str
     documents: int
@@ -30,6 +33,7 @@ class NamespaceInfo:
     triples: int
     embedder: str | None
     dimensions: int | None
+    staged: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -54,6 +58,7 @@ class NamespacesMixin:
                 triples=int(r["triples"]),
                 embedder=r["embedder"],
                 dimensions=r["dimensions"],
+                staged=int(r["staged"]),
             )
             for r in self.runner.read("namespaces/list_namespaces")
         ]
