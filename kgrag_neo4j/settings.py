@@ -103,12 +103,14 @@ def _script(ch: str) -> str | None:
     return None if word in ("", "MODIFIER") else word
 
 
-def validate_namespace(namespace: str) -> str:
+def validate_namespace(namespace: str, *, look_alikes: bool = True) -> str:
     """Namespaces are parameter values, never Cypher text; still, keep them visible and short
     so they read well in Browser and in logs, and so no two look the same: no leading or
     trailing space (" victim" is not "victim"), nothing invisible, the Unicode normal form
     NFKC (no compatibility look-alikes such as a full-width "ｖ"), and letters of one script
-    (or of Japanese, Chinese or Korean with Latin)."""
+    (or of Japanese, Chinese or Korean with Latin). ``look_alikes=False`` skips the last
+    three: for a name the database already holds, made before they were refused, so it can
+    still be deleted."""
     if not isinstance(namespace, str) or not namespace.strip():
         raise ConfigurationError("namespace must be a non-empty string")
     if len(namespace) > _NAMESPACE_MAX:
@@ -119,6 +121,8 @@ def validate_namespace(namespace: str) -> str:
                 f"namespace must hold only visible characters; character {i + 1} is U+{ord(ch):04X} "
                 f"({unicodedata.name(ch, 'a control, format or unassigned character')})"
             )
+    if not look_alikes:
+        return namespace
     if namespace != namespace.strip():
         raise ConfigurationError(f"namespace {namespace!r} starts or ends with a space; write it as {namespace.strip()!r}")
     normal = unicodedata.normalize("NFKC", namespace)

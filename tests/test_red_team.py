@@ -560,3 +560,18 @@ def test_chunks_left_staged_by_a_killed_write_are_not_counted_as_chunks(store, k
     code, out, _ = kgrag("namespace", "delete", store.namespace, "--yes", "--json")
     assert code == 0 and json.loads(out)["chunks"] == 3
     assert store.namespace not in {r.namespace for r in store.list_namespaces()}
+
+
+def test_a_look_alike_namespace_made_before_the_rule_can_still_be_deleted(driver, kgrag_cli):
+    import uuid
+
+    name = f" victim-{uuid.uuid4().hex[:8]}"  # written before such names were refused
+    with driver.session() as session:
+        session.run("CREATE (:Document {id: $id, namespace: $ns, source: 'old.txt'})", id=f"doc-{name.strip()}", ns=name)
+    refused = kgrag_cli("docs", "list", "--namespace", name)
+    assert refused.exit_code == 1 and "starts or ends with a space" in refused.stderr
+    deleted = kgrag_cli("namespace", "delete", name, "--yes", "--json")
+    assert deleted.exit_code == 0, deleted.output
+    assert json.loads(deleted.stdout)["documents"] == 1
+    with driver.session() as session:
+        assert session.run("MATCH (d:Document {namespace: $ns}) RETURN count(d) AS n", ns=name).single()["n"] == 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import NotFoundError
+from ..errors import ConfigurationError, NotFoundError
 from ..settings import DEFAULT_NAMESPACE
 from .context import AppContext, emit_json, handle_errors, pass_app, printable
 
@@ -55,7 +55,14 @@ def delete(app: AppContext, name, yes, as_json) -> None:
 
     Example: kgrag namespace delete scratch --yes
     """
-    store = app.store(name)
+    try:
+        store = app.store(name)
+    except ConfigurationError:
+        # a look-alike name made before such names were refused: it can still be deleted
+        base = app.store(DEFAULT_NAMESPACE)
+        if name not in {r.namespace for r in base.list_namespaces()}:
+            raise
+        store = base.with_namespace(name, existing=True)
     found = next((r for r in store.list_namespaces() if r.namespace == name), None)
     if found is None:
         raise NotFoundError(f"no namespace {printable(name)!r}")

@@ -50,9 +50,10 @@ class Neo4jStore(
         _owns_driver: bool = False,
         _where: str = "",
         _aio: AsyncDrivers | None = None,
+        _existing_name: bool = False,
     ):
         check_int(vector_overfetch, "vector_overfetch", minimum=1)
-        self.namespace = validate_namespace(namespace)
+        self.namespace = validate_namespace(namespace, look_alikes=not _existing_name)
         self.database = database
         self.vector_overfetch = vector_overfetch
         self.runner = CypherRunner(driver, database=database, registry=registry, where=_where, tracer=tracer)
@@ -113,8 +114,10 @@ class Neo4jStore(
             "edition": component["edition"],
         }
 
-    def with_namespace(self, namespace: str) -> Neo4jStore:
-        """A store on the same driver (borrowed) for another namespace."""
+    def with_namespace(self, namespace: str, *, existing: bool = False) -> Neo4jStore:
+        """A store on the same driver (borrowed) for another namespace. ``existing``: a name
+        the database holds, made before look-alike names were refused (see
+        ``settings.validate_namespace``); only to list or delete it."""
         return Neo4jStore(
             self.driver,
             namespace=namespace,
@@ -124,6 +127,7 @@ class Neo4jStore(
             tracer=self.runner.tracer,
             _where=self.runner.where,
             _aio=self.aio,
+            _existing_name=existing,
         )
 
     def close(self) -> None:
