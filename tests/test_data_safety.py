@@ -272,7 +272,8 @@ def test_a_namespace_is_listed_and_deleted_whole_and_alone(store, other, driver,
     removed = store.delete_namespace(batch_size=3)  # several batches
 
     assert removed["documents"] == 2 and removed["chunks"] == mine.chunks
-    assert removed["communities"] == mine.communities and removed["records"] == 1
+    # the records: the embedding model and the entity graph's (built by _fill)
+    assert removed["communities"] == mine.communities and removed["records"] == 2
     assert _snapshot(driver, store.namespace) == []
     assert _fetch(driver, "MATCH (k:KgragMeta {key: $key}) RETURN k", key="embedding:" + store.namespace) == []
     assert store.namespace not in {n.namespace for n in store.list_namespaces()}
