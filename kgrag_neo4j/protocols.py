@@ -38,6 +38,7 @@ __all__ = [
     "EntityStore",
     "GraphStore",
     "GraphTraverser",
+    "GraphViewer",
     "InputType",
     "KeywordSearcher",
     "LocalContextReader",
@@ -152,6 +153,23 @@ class GraphTraverser(Protocol):
         ``embedding``, and from ``query`` by keyword when ``options.seed_keyword_weight`` > 0,
         or by the entity name keys of ``entity_keys``), each with its graph context."""
         ...
+
+
+@runtime_checkable
+class GraphViewer(Protocol):
+    """The graph retrieval returned as a graph (nodes, relationships, results): what Neo4j
+    Browser draws."""
+
+    def graph_view(
+        self,
+        embedding: Sequence[float],
+        query: str,
+        top_k: int,
+        options: GraphOptions | None = None,
+        filters: Sequence[ChunkFilter] = (),
+        *,
+        entity_keys: Sequence[Mapping[str, Any]] = (),
+    ) -> dict[str, Any]: ...
 
 
 @runtime_checkable

@@ -153,10 +153,9 @@ def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, names
     store = app.store(namespace)
     store.check_embedder(emb.name, emb.dimensions)
     if graph_view:
-        from ..retrieval.modes import build_retriever
+        from ..retrieval.modes import graph_view as retrieval_graph
 
-        retriever = build_retriever(mode, store, emb, filters=[parse_filter(f) for f in filters], **options)
-        view = retriever.graph_view(query, top_k)
+        view = retrieval_graph(store, emb, query, top_k, filters=[parse_filter(f) for f in filters], **options)
         if not view["results"] and not store.has_documents():
             raise NotFoundError(f"namespace {namespace!r} has no documents (`kgrag namespace list` shows those that do)")
         if as_json:

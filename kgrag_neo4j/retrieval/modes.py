@@ -148,3 +148,18 @@ def search(
         context = retriever.context(query)
         return SearchResponse(mode, tuple(retriever.retrieve_from(context, top_k)), context)
     return SearchResponse(mode, tuple(retriever.retrieve(query, top_k)))
+
+
+def graph_view(
+    store: Store,
+    embedder: EmbeddingProvider,
+    query: str,
+    top_k: int = 5,
+    *,
+    filters: Sequence[ChunkFilter] = (),
+    **options: Any,
+) -> dict[str, Any]:
+    """The graph retrieval of ``query`` as a graph (nodes, relationships, results), with the
+    options of ``--mode graph`` (:func:`build_retriever`)."""
+    retriever = build_retriever("graph", store, embedder, filters=filters, **options)
+    return retriever.graph_view(query, top_k)

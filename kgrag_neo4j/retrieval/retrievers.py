@@ -21,6 +21,7 @@ from ..protocols import (
     EmbeddingProvider,
     GraphStore,
     GraphTraverser,
+    GraphViewer,
     KeywordSearcher,
     QueryEntitySeeder,
     Reranker,
@@ -311,8 +312,7 @@ class GraphRetriever(_Traced):
         options and query keys ``retrieve`` uses: nodes, relationships and results."""
         _check_query(query, top_k)
         store = self.store
-        view = getattr(store, "graph_view", None)
-        if not self.uses_native or view is None:
+        if not self.uses_native or not isinstance(store, GraphViewer):
             raise ConfigurationError(
                 f"the graph view needs the one-statement graph retrieval (a Neo4jStore, max_hops at most {NATIVE_MAX_HOPS})"
             )
@@ -321,7 +321,7 @@ class GraphRetriever(_Traced):
         if o.seed_keyword_weight > 0 and not isinstance(store, KeywordSearcher):
             o = dataclasses.replace(o, seed_keyword_weight=0.0)
         keys = query_name_keys(query) if o.entity_weight > 0 else []
-        return view(embedding, query, top_k, o, self.filters, entity_keys=keys)
+        return store.graph_view(embedding, query, top_k, o, self.filters, entity_keys=keys)
 
     def _native(self, query: str, embedding: list[float], top_k: int) -> Steps[list[RetrievalResult]]:
         o = self.options
