@@ -66,12 +66,13 @@ def _answers(store, tenant: dict[str, Any]) -> dict[str, Callable[[], Any]]:
         # chunks included (a shared Lucene index has no per-namespace statistics)
         "search_chunks_keyword": lambda: [r.id for r in store.search_chunks_keyword(QUERY, 3)],
         "graph_retrieve (keyword seeds)": lambda: [
-            (r.id, round(r.score, 6), r.scores.keyword is not None)
+            (r.id, round(r.score, 6), any(line.startswith("keyword match") for line in r.explanation))
             for r in store.graph_retrieve(q, QUERY, 5, GraphOptions(blend="seed", seed_keyword_weight=0.5, max_hops=0))
         ],
         "graph_retrieve (keyword only)": lambda: [
             r.id for r in store.graph_retrieve(unit(7), QUERY, 5, GraphOptions(blend="seed", seed_keyword_weight=1.0,
-                                                                                  seed_top_k=2, max_hops=0)) if r.scores.keyword is not None
+                                                                                  seed_top_k=2, max_hops=0))
+            if any(line.startswith("keyword match") for line in r.explanation)
         ],
         "similar_chunk_pairs": lambda: sorted(
             (p.source.id, p.target.id, round(p.cosine, 4)) for p in store.similar_chunk_pairs(threshold=0.5)
