@@ -38,6 +38,13 @@ CALL () {
   RETURN count(e) AS entities
 }
 CALL () {
+  MATCH (e:Entity {staged_namespace: $namespace})
+  WHERE e.maintained
+  WITH e LIMIT toInteger($batch_size)
+  DETACH DELETE e
+  RETURN count(e) AS staged
+}
+CALL () {
   MATCH (n:EntityName {namespace: $namespace})
   WITH n LIMIT toInteger($batch_size)
   DELETE n
@@ -59,4 +66,4 @@ CALL () {
   SET d.entities_hash = null
   RETURN count(d) AS documents
 }
-RETURN edges + mentions + entities + names + chunks + documents AS removed
+RETURN edges + mentions + entities + staged + names + chunks + documents AS removed

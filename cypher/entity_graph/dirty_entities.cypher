@@ -1,5 +1,5 @@
 // A page of the entities marked `dirty` (a mention came or went, or their name's statistics
-// changed), with what the maintainer needs to bring each up to date: its name's forms and
+// changed; new ones are staged until then), with what the maintainer needs to bring each up to date: its name's forms and
 // cue counts (type and display name), the chunks mentioning it now and at the last update,
 // whether a triple uses it, and its earliest mentioning chunk (created, document, index,
 // id) with the offset of the first mention there: the description's sentence. Only the
@@ -13,7 +13,7 @@
 // returns: id STRING, key STRING, name STRING, type STRING, description STRING, source_chunk_id STRING, maintained BOOLEAN, has_embedding BOOLEAN, forms LIST<STRING>, form_counts LIST<INTEGER>, stats LIST<INTEGER>, df INTEGER, old_df INTEGER, triple BOOLEAN, earliest MAP
 // browser: :params {namespace: 'demo', after: '', limit: 500}
 MATCH (e:Entity {dirty: true})
-WHERE e.namespace = $namespace AND e.id > $after
+WHERE (e.namespace = $namespace OR e.staged_namespace = $namespace) AND e.id > $after
 WITH e ORDER BY e.id LIMIT toInteger($limit)
 OPTIONAL MATCH (n:EntityName {namespace: $namespace, key: e.name_key})
 CALL (e) {

@@ -30,7 +30,7 @@ CALL (c) {
 }
 CALL (c) {
   MATCH (c)-[m:MENTIONS]->(e:Entity)
-  WHERE e.namespace = $namespace
+  WHERE e.namespace = $namespace OR e.staged_namespace = $namespace
   SET e.dirty = true, e.lost = true
   // chunks about to be deleted keep theirs: the delete finds the entities it orphans by them
   WITH m WHERE NOT $forget_scan

@@ -1,4 +1,5 @@
-// Bring dirty entities up to date (entity_graph/dirty_entities tells what they are): name,
+// Bring dirty entities up to date (entity_graph/dirty_entities tells what they are), and
+// publish the staged ones with everything a reader needs at once: name,
 // type, description with its embedding (null: keep the embedding), source chunk and mention
 // count; the communities of an entity that changed are marked stale (their report no longer
 // says what the members are). An entity no chunk mentions and no triple uses goes, with its
@@ -12,7 +13,7 @@
 // browser: :params {namespace: 'demo', rows: []}
 UNWIND $rows AS row
 MATCH (e:Entity {id: row.id})
-WHERE e.namespace = $namespace
+WHERE e.namespace = $namespace OR e.staged_namespace = $namespace
 CALL (e, row) {
   WITH e, row WHERE row.changed
   MATCH (e)-[:IN_COMMUNITY]->(m:Community)
@@ -21,7 +22,8 @@ CALL (e, row) {
 WITH e, row, COUNT { (e)<-[:MENTIONS]-() } = 0 AND NOT EXISTS { (e)-[:RELATED_TO {origin: 'triple'}]-(:Entity) } AS orphan
 CALL (e, row, orphan) {
   WITH e, row WHERE NOT orphan
-  SET e.name = row.name, e.type = row.type, e.description = row.description,
+  SET e.namespace = $namespace, e.staged_namespace = null, e.staged_build = null,
+      e.name = row.name, e.type = row.type, e.description = row.description,
       e.source_chunk_id = row.source_chunk_id, e.df = row.df, e.dirty = null, e.lost = null
   WITH e, row
   CALL (e, row) {

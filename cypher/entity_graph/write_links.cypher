@@ -1,6 +1,7 @@
 // Write what documents' chunks contribute to the entity graph (their old links were taken
 // back first, entity_graph/unlink_chunks): mentions (an entity is created on its first
-// mention, marked `dirty` for the maintainer to give it its type, name and description),
+// mention, staged (no reader sees it) and `dirty` until the maintainer has given it its type,
+// name, description and embedding: entity_graph/update_entities publishes it),
 // co-occurrence strengths added to the entities' CO_OCCURS relationships (strength in
 // millionths, windows counted; weight = s / (s + 1)), kept on the chunk to be subtracted
 // again; each document records the version it was linked at.
@@ -18,18 +19,18 @@ CALL () {
   CALL (c, row) {
     UNWIND row.mentions AS m
     MERGE (e:Entity {id: m.entity_id})
-      ON CREATE SET e.namespace = $namespace, e.name_key = m.key, e.name = m.key, e.type = 'OTHER',
+      ON CREATE SET e.staged_namespace = $namespace, e.name_key = m.key, e.name = m.key, e.type = 'OTHER',
                     e.description = '', e.maintained = true
-    WITH c, e, m WHERE e.namespace = $namespace
+    WITH c, e, m WHERE e.namespace = $namespace OR e.staged_namespace = $namespace
     MERGE (c)-[r:MENTIONS]->(e)
     SET r.count = m.count, r.first = m.first, r.extracted = true, e.dirty = true
   }
   CALL (row) {
     UNWIND row.pairs AS p
     MATCH (a:Entity {id: p.a})
-    WHERE a.namespace = $namespace
+    WHERE a.namespace = $namespace OR a.staged_namespace = $namespace
     MATCH (b:Entity {id: p.b})
-    WHERE b.namespace = $namespace
+    WHERE b.namespace = $namespace OR b.staged_namespace = $namespace
     MERGE (a)-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]->(b)
       ON CREATE SET r.type = 'CO_OCCURS', r.namespace = $namespace, r.origin = 'extraction', r.strength = 0, r.windows = 0
     SET r.strength = coalesce(r.strength, 0) + p.strength, r.windows = coalesce(r.windows, 0) + p.windows,
