@@ -82,11 +82,15 @@ def show(app: AppContext, document_id, namespace, as_json) -> None:
 @docs.command("delete")
 @click.argument("document_id", metavar="DOCUMENT")
 @namespace_option
+@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True,
+              help="For the entity graph's descriptions (default: the one the namespace records).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 @handle_errors
-def delete(app: AppContext, document_id, namespace, as_json) -> None:
-    """Delete a document with its chunks, edges and orphaned entities.
+def delete(app: AppContext, document_id, namespace, embedder, as_json) -> None:
+    """Delete a document with its chunks, edges and orphaned entities. When the namespace has
+    an entity graph, it is brought up to date in the same run (the entities, links and
+    community marks the document's text gave).
 
     DOCUMENT is its id or the file it was ingested from (the path as given to `kgrag ingest`,
     relative or absolute, or its --source).
@@ -96,6 +100,8 @@ def delete(app: AppContext, document_id, namespace, as_json) -> None:
     store = app.store(namespace)
     found = find_document(store, document_id)
     deleted = found is not None and store.delete_document(found)
+    if deleted:
+        _maintain_entities(store, embedder)
     if as_json:
         emit_json({"id": found or document_id, "deleted": deleted})
     if not deleted:  # with --json too: a script must see that nothing was deleted
@@ -103,3 +109,13 @@ def delete(app: AppContext, document_id, namespace, as_json) -> None:
     if not as_json:
         shown = printable(found) if found == document_id else f"{printable(found)} ({printable(document_id)})"
         click.echo(f"deleted {shown}")
+
+
+def _maintain_entities(store, embedder: str | None) -> None:
+    from ..entities.maintain import maintain_entity_graph
+    from ..providers.select import embedder_for_model, select_embedder
+
+    if store.entity_graph_generation() is None:
+        return
+    chosen = select_embedder(embedder) if embedder else embedder_for_model(store.schema_status().model)
+    maintain_entity_graph(store, chosen)

@@ -168,12 +168,27 @@ def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, names
     if not response.results and not store.has_documents():
         # a misspelt or empty namespace is a mistake to report, not a search that found nothing
         raise NotFoundError(f"namespace {namespace!r} has no documents (`kgrag namespace list` shows those that do)")
+    _warn_unlinked(store, mode)
     if as_json:
         emit_json({"query": query, "mode": mode, "namespace": namespace, **response.to_json()})
     else:
         click.echo(response.to_text(max_chars=400))
         if response.context is None:
             click.echo("look a chunk up (its text, document, edges, entities): kgrag chunks show CHUNK_ID", err=True)
+
+
+#: the modes whose answers follow the entity graph (entity seeds, shared-entity links, mentions)
+ENTITY_MODES = frozenset({"graph", "ppr", "entity", "local"})
+
+
+def _warn_unlinked(store, mode: str) -> None:
+    if mode not in ENTITY_MODES:
+        return
+    unlinked = store.entity_unlinked_documents(limit=1000)
+    if unlinked:
+        more = "+" if unlinked >= 1000 else ""
+        click.echo(f"note: {unlinked}{more} document(s) are not linked into the entity graph yet, so this search "
+                   "cannot reach them through entities (`kgrag entities build` links them)", err=True)
 
 
 def print_graph_view(view: dict, query: str, namespace: str) -> None:

@@ -35,6 +35,12 @@ class EntityGraphMixin:
         """Counts of how current the namespace's entity graph is (``kgrag entities status``)."""
         return dict(self.runner.read("entity_graph/state", namespace=self.namespace)[0])
 
+    def entity_unlinked_documents(self, *, limit: int = 1000) -> int:
+        """Documents (counted up to ``limit``) the maintained entity graph has not linked since
+        their last change; 0 without one."""
+        rows = self.runner.read("entity_graph/unlinked_documents", namespace=self.namespace, limit=limit)
+        return int(rows[0]["unlinked"]) if rows else 0
+
     def entity_pending_documents(self, *, after: str = "", limit: int = PAGE, every: bool = False) -> list[str]:
         rows = self.runner.read("entity_graph/pending_documents", namespace=self.namespace, after=after,
                                 limit=limit, all=every)

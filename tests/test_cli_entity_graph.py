@@ -1,0 +1,66 @@
+"""The entity graph kept current from the CLI, on the real server: ``kgrag ingest`` links what
+it writes when the namespace has an entity graph (``--no-entities`` leaves it, and status and
+search say so), ``kgrag docs delete`` takes the document's part back, ``kgrag entities
+status`` tells how current it is."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+@pytest.fixture
+def run(kgrag_cli, namespace):
+    def invoke(group: str, command: str, *args: str, code: int = 0):
+        result = kgrag_cli(group, command, "--namespace", namespace, *args)
+        assert result.exit_code == code, result.output
+        return result
+
+    return invoke
+
+
+def _status(run) -> dict:
+    return json.loads(run("entities", "status", "--json").stdout)
+
+
+def test_ingest_keeps_the_entity_graph_current_and_status_says_how_current(run, tmp_path):
+    (tmp_path / "ned.txt").write_text("Ned Stark rode to Winterfell. Ned Stark met Robert Baratheon there.")
+    (tmp_path / "arya.txt").write_text("Arya Stark trained in Braavos. Arya Stark missed Winterfell.")
+    run("ingest", str(tmp_path / "ned.txt"), "--embedder", "hashing")
+    # no entity graph yet: a plain ingest makes none
+    assert _status(run)["entities"] == 0
+    run("entities", "build", "--embedder", "hashing")
+    built = _status(run)
+    assert built["documents"] == built["documents_linked"] == 1 and built["last_build"]
+    assert set(built) == {"documents", "documents_linked", "chunks", "chunks_linked", "entities", "communities",
+                          "stale_communities", "last_build"}
+
+    run("ingest", str(tmp_path / "arya.txt"), "--embedder", "hashing", "--no-entities")
+    left = _status(run)
+    assert (left["documents"], left["documents_linked"]) == (2, 1)
+    searched = run("search", "Arya Stark", "--mode", "ppr", "--embedder", "hashing")
+    assert "1 document(s) are not linked into the entity graph" in searched.stderr
+    assert "not linked" not in run("search", "Arya Stark", "--mode", "vector", "--embedder", "hashing").stderr
+
+    (tmp_path / "jon.txt").write_text("Jon Snow wrote to Arya Stark from the Wall.")
+    run("ingest", str(tmp_path / "jon.txt"), "--embedder", "hashing")  # links everything not linked
+    now = _status(run)
+    assert now["documents"] == now["documents_linked"] == 3 and now["chunks"] == now["chunks_linked"]
+    arya = json.loads(run("entities", "show", "Arya Stark", "--json").stdout)[0]
+    assert arya["mention_total"] == 2
+    assert "not linked" not in run("search", "Arya Stark", "--mode", "ppr", "--embedder", "hashing").stderr
+
+    run("docs", "delete", str(tmp_path / "jon.txt"))
+    arya = json.loads(run("entities", "show", "Arya Stark", "--json").stdout)[0]
+    assert arya["mention_total"] == 1
+    run("entities", "show", "Jon Snow", code=1)
+    after = _status(run)
+    assert after["documents"] == after["documents_linked"] == 2
+
+
+def test_ingest_entities_builds_a_graph_on_a_plain_namespace(run, tmp_path):
+    (tmp_path / "ned.txt").write_text("Ned Stark rode to Winterfell.")
+    run("ingest", str(tmp_path / "ned.txt"), "--embedder", "hashing", "--entities")
+    state = _status(run)
+    assert state["entities"] >= 2 and state["documents_linked"] == 1
