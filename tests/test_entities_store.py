@@ -5,6 +5,7 @@ and offline), resolution across documents, deletes, namespaces."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -406,6 +407,7 @@ def test_same_entity_in_two_documents_is_one_node_also_when_ingested_later(store
     doc_a, chunks_a = put_document(store, "a.txt", DOC_A, embedder=hashing_embedder)
     build_entities(store, hashing_embedder)
     robert_id = maintained_entity_id(store.namespace, "robert baratheon")
+    time.sleep(1.1)  # a chunk's created_at counts seconds: "later" is a later second
     doc_b, chunks_b = put_document(store, "b.txt", DOC_B, embedder=hashing_embedder)
     result = build_entities(store, hashing_embedder, document_ids=[doc_b])
     assert result.documents == 1
@@ -417,7 +419,7 @@ def test_same_entity_in_two_documents_is_one_node_also_when_ingested_later(store
     assert len(records) == 1
     assert records[0]["id"] == robert_id
     assert sorted(records[0]["docs"]) == sorted([doc_a, doc_b])
-    # the source chunk stays the first one recorded
+    # the source chunk is the earliest one mentioning it (created, then document, then index)
     [robert] = store.get_entity_by_name("Robert Baratheon")
     assert robert.entity.source_chunk_id == chunks_a[1]
 

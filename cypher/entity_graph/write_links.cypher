@@ -1,45 +1,55 @@
 // Write what documents' chunks contribute to the entity graph (their old links were taken
-// back first, entity_graph/unlink_chunks): mentions (an entity is created on its first
-// mention, staged (no reader sees it) and `dirty` until the maintainer has given it its type,
-// name, description and embedding: entity_graph/update_entities publishes it),
-// co-occurrence strengths added to the entities' CO_OCCURS relationships (strength in
-// millionths, windows counted; weight = s / (s + 1)), kept on the chunk to be subtracted
-// again; each document records the version it was linked at.
+// back first, entity_graph/unlink_chunks): the entities they mention (a new one is staged, no
+// reader sees it, and `dirty` until the maintainer has given it its type, name, description
+// and embedding: entity_graph/update_entities publishes it), the mentions, the co-occurrence
+// strengths added to the entities' CO_OCCURS relationships (summed over the batch: strength in
+// millionths, sentences counted; weight = s / (s + 1) is set later), and on each chunk what
+// it added, to be subtracted again; each document records the version it was linked at.
 // mode: write
 // params:
 //   $namespace  STRING     tenant
-//   $chunks     LIST<MAP>  [{chunk_id, mentions: [{entity_id, key, count, first}], pairs: [{a, b, strength, windows}]}]
+//   $entities   LIST<MAP>  [{id, key}] every entity mentioned, once
+//   $mentions   LIST<MAP>  [{chunk_id, entity_id, count, first}]
+//   $pairs      LIST<MAP>  [{a, b, strength, windows}] summed over the chunks, once per pair
+//   $chunks     LIST<MAP>  [{chunk_id, pair_a, pair_b, pair_strength, pair_windows}] what each chunk added
 //   $documents  LIST<MAP>  [{id, content_hash}]
-// returns: chunks INTEGER, documents INTEGER
-// browser: :params {namespace: 'demo', chunks: [], documents: []}
+// returns: mentions INTEGER, documents INTEGER
+// browser: :params {namespace: 'demo', entities: [], mentions: [], pairs: [], chunks: [], documents: []}
+CALL () {
+  UNWIND $entities AS row
+  MERGE (e:Entity {id: row.id})
+    ON CREATE SET e.staged_namespace = $namespace, e.name_key = row.key, e.name = row.key, e.type = 'OTHER',
+                  e.description = '', e.maintained = true
+  WITH e WHERE e.namespace = $namespace OR e.staged_namespace = $namespace
+  SET e.dirty = true
+}
+CALL () {
+  UNWIND $mentions AS row
+  MATCH (c:Chunk {id: row.chunk_id})
+  WHERE c.namespace = $namespace
+  MATCH (e:Entity {id: row.entity_id})
+  WHERE e.namespace = $namespace OR e.staged_namespace = $namespace
+  MERGE (c)-[r:MENTIONS]->(e)
+  SET r.count = row.count, r.first = row.first, r.extracted = true
+  RETURN count(r) AS mentions
+}
+CALL () {
+  UNWIND $pairs AS p
+  MATCH (a:Entity {id: p.a})
+  WHERE a.namespace = $namespace OR a.staged_namespace = $namespace
+  MATCH (b:Entity {id: p.b})
+  WHERE b.namespace = $namespace OR b.staged_namespace = $namespace
+  MERGE (a)-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]->(b)
+    ON CREATE SET r.type = 'CO_OCCURS', r.namespace = $namespace, r.origin = 'extraction', r.strength = 0, r.windows = 0
+  SET r.strength = coalesce(r.strength, 0) + p.strength, r.windows = coalesce(r.windows, 0) + p.windows,
+      r.changed = true
+}
 CALL () {
   UNWIND $chunks AS row
   MATCH (c:Chunk {id: row.chunk_id})
   WHERE c.namespace = $namespace
-  CALL (c, row) {
-    UNWIND row.mentions AS m
-    MERGE (e:Entity {id: m.entity_id})
-      ON CREATE SET e.staged_namespace = $namespace, e.name_key = m.key, e.name = m.key, e.type = 'OTHER',
-                    e.description = '', e.maintained = true
-    WITH c, e, m WHERE e.namespace = $namespace OR e.staged_namespace = $namespace
-    MERGE (c)-[r:MENTIONS]->(e)
-    SET r.count = m.count, r.first = m.first, r.extracted = true, e.dirty = true
-  }
-  CALL (row) {
-    UNWIND row.pairs AS p
-    MATCH (a:Entity {id: p.a})
-    WHERE a.namespace = $namespace OR a.staged_namespace = $namespace
-    MATCH (b:Entity {id: p.b})
-    WHERE b.namespace = $namespace OR b.staged_namespace = $namespace
-    MERGE (a)-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]->(b)
-      ON CREATE SET r.type = 'CO_OCCURS', r.namespace = $namespace, r.origin = 'extraction', r.strength = 0, r.windows = 0
-    SET r.strength = coalesce(r.strength, 0) + p.strength, r.windows = coalesce(r.windows, 0) + p.windows,
-        r.changed = true
-  }
-  SET c.pair_a = [p IN row.pairs | p.a], c.pair_b = [p IN row.pairs | p.b],
-      c.pair_strength = [p IN row.pairs | p.strength], c.pair_windows = [p IN row.pairs | p.windows],
-      c.links_dirty = true
-  RETURN count(c) AS chunks
+  SET c.pair_a = row.pair_a, c.pair_b = row.pair_b, c.pair_strength = row.pair_strength,
+      c.pair_windows = row.pair_windows, c.links_dirty = true
 }
 CALL () {
   UNWIND $documents AS row
@@ -48,4 +58,4 @@ CALL () {
   SET d.entities_hash = row.content_hash
   RETURN count(d) AS documents
 }
-RETURN chunks, documents
+RETURN mentions, documents

@@ -19,7 +19,7 @@ from .extract_offline import _sentence_of, _split_sentences, _word_gap
 from .gazetteer import Gazetteer, lowercase_words, name_form
 from .names import maintained_entity_id
 
-__all__ = ["ChunkLinks", "LinkOptions", "VocabularyName", "closeness", "link_document", "span_keys"]
+__all__ = ["ChunkLinks", "LinkOptions", "VocabularyMatcher", "VocabularyName", "closeness", "link_document", "span_keys"]
 
 #: co-occurrence strengths are kept in millionths, so sums do not depend on their order
 STRENGTH_UNIT = 1_000_000
@@ -79,24 +79,34 @@ def span_keys(texts: Iterable[str], *, max_words: int = 8) -> set[str]:
     return out
 
 
+class VocabularyMatcher:
+    """The gazetteer of a vocabulary, built once for every document linked against it."""
+
+    def __init__(self, vocabulary: Mapping[str, VocabularyName]):
+        self.vocabulary = vocabulary
+        self.form_to_key: dict[str, str] = {}
+        for key in sorted(vocabulary):
+            v = vocabulary[key]
+            for form in (v.display, key, *v.forms):
+                if form:
+                    self.form_to_key.setdefault(name_form(form), key)
+        self.gazetteer = Gazetteer(self.form_to_key)
+
+
 def link_document(
     namespace: str,
     chunks: Sequence[tuple[str, str]],
-    vocabulary: Mapping[str, VocabularyName],
+    vocabulary: Mapping[str, VocabularyName] | VocabularyMatcher,
     *,
     title_key: str = "",
     options: LinkOptions = LinkOptions(),
 ) -> list[ChunkLinks]:
-    """Link a document's leaf chunks ``(id, text)`` (in order) to ``vocabulary`` (key -> name;
-    any superset of the names the text contains gives the same answer). ``title_key``: the
-    name the document's title stands for, mentioned by its first chunk."""
-    form_to_key: dict[str, str] = {}
-    for key in sorted(vocabulary):
-        v = vocabulary[key]
-        for form in (v.display, key, *v.forms):
-            if form:
-                form_to_key.setdefault(name_form(form), key)
-    gazetteer = Gazetteer(form_to_key)
+    """Link a document's leaf chunks ``(id, text)`` (in order) to ``vocabulary`` (key -> name,
+    or a :class:`VocabularyMatcher` made of it; any superset of the names the text contains
+    gives the same answer). ``title_key``: the name the document's title stands for,
+    mentioned by its first chunk."""
+    matcher = vocabulary if isinstance(vocabulary, VocabularyMatcher) else VocabularyMatcher(vocabulary)
+    vocabulary, form_to_key, gazetteer = matcher.vocabulary, matcher.form_to_key, matcher.gazetteer
     texts = [text or "" for _, text in chunks]
     matches = [gazetteer.find(t) for t in texts]
     counts: dict[str, tuple[int, int]] = {}

@@ -40,7 +40,7 @@ from ..protocols import EmbeddingProvider, embed_batched
 from ..validation import check_int
 from .chunk_links import reference_updates, title_name
 from .extract_offline import _SPACES, _sentence_of, _split_sentences
-from .linking import LinkOptions, VocabularyName, link_document, span_keys
+from .linking import LinkOptions, VocabularyMatcher, VocabularyName, link_document, span_keys
 from .names import display_name, maintained_entity_id, name_type, scan_chunk
 
 __all__ = ["MaintainOptions", "MaintenanceResult", "maintain_entity_graph"]
@@ -49,7 +49,11 @@ __all__ = ["MaintainOptions", "MaintenanceResult", "maintain_entity_graph"]
 Progress = Callable[[str, int, int], None]
 
 _DESCRIPTION_CHARS = 300
-_DOCUMENT_PAGE = 200
+_DOCUMENT_PAGE = 2000
+#: a batch this large links against the whole vocabulary held in memory (one read of it), if
+#: it has at most this many names; a smaller one looks up the names its text may contain
+_VOCABULARY_IN_MEMORY = 300_000
+_LARGE_BATCH = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +68,7 @@ class MaintainOptions:
     entity_edges: bool = True
     edge_max_chunks: int = 10
     edges_per_chunk: int = 10
-    batch_chunks: int = 2000
+    batch_chunks: int = 500
     batch_size: int = 64
 
     def __post_init__(self) -> None:
@@ -202,8 +206,8 @@ def _document_batches(store: Any, batch_chunks: int, *, every: bool = False) -> 
         after = ids[-1]
         batch: list[dict[str, Any]] = []
         size = 0
-        for start in range(0, len(ids), 50):
-            for doc in store.entity_document_chunks(ids[start : start + 50]):
+        for start in range(0, len(ids), 500):
+            for doc in store.entity_document_chunks(ids[start : start + 500]):
                 batch.append(doc)
                 size += len(doc["chunks"])
                 if size >= batch_chunks:
@@ -215,8 +219,9 @@ def _document_batches(store: Any, batch_chunks: int, *, every: bool = False) -> 
 
 def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
     """Send to linking again the documents a name entering or leaving the vocabulary touches."""
+    linked: bool | None = None  # none is linked yet in a first build: nothing to send back
     while True:
-        changed = store.changed_names(limit=500)
+        changed = store.changed_names(limit=5000)
         if not changed:
             return
         entered = [c for c in changed if c["entered"]]
@@ -226,7 +231,9 @@ def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
         # a name that left may still have shaped a document's links without being mentioned
         # there (a short form it owned, a shorter name it hid): its writers are linked again too
         phrases = [f for c in changed for f in (c["key"], *(c["forms"] or []))]
-        documents = store.documents_writing(phrases, left) if (phrases or left) else []
+        if linked is None:
+            linked = store.has_linked_documents()
+        documents = store.documents_writing(phrases, left) if linked and (phrases or left) else []
         result.relinked += len(documents)
         store.mark_documents_pending(documents, [c["key"] for c in changed])
 
@@ -234,59 +241,96 @@ def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
 def _link_pending(store: Any, options: MaintainOptions, result: MaintenanceResult, report: Progress) -> int:
     link_options = LinkOptions(max_entities_per_chunk=options.max_entities_per_chunk, max_gap=options.max_gap)
     linked = 0
+    whole: tuple[int, VocabularyMatcher | None] | None = None  # (generation, the whole vocabulary)
     while True:
         progressed = 0
         for batch in _document_batches(store, options.batch_chunks):
+            large = sum(len(d["chunks"]) for d in batch) >= _LARGE_BATCH
             for _attempt in range(20):
                 generation = store.entity_graph_generation()
-                chunks, documents = _link_batch(store, batch, link_options)
-                if store.write_entity_links(generation, chunks, documents):
+                if large and (whole is None or whole[0] != generation):
+                    whole = (generation, _whole_vocabulary(store))
+                matcher = whole[1] if large and whole is not None else None
+                links = _link_batch(store, batch, link_options, matcher)
+                if store.write_entity_links(generation, links):
                     break
             else:  # pragma: no cover - twenty vocabulary changes during one batch
                 raise ConfigurationError("the vocabulary kept changing while linking; run the build again")
             progressed += len(batch)
             result.documents += len(batch)
-            result.chunks += len(chunks)
+            result.chunks += len(links["chunks"])
             report("link", result.chunks, 0)
         linked += progressed
         if not progressed:
             return linked
 
 
+def _vocabulary_name(row: dict[str, Any]) -> VocabularyName:
+    return VocabularyName(row["key"], display_name(row["forms"], row["form_counts"]) or row["key"], tuple(row["forms"]))
+
+
+def _whole_vocabulary(store: Any) -> VocabularyMatcher | None:
+    """The namespace's whole vocabulary as one matcher, or None when it is over
+    ``_VOCABULARY_IN_MEMORY`` names (then each batch looks its names up)."""
+    names: dict[str, VocabularyName] = {}
+    after = ""
+    while True:
+        page = store.vocabulary_page(after=after, limit=20_000)
+        if not page:
+            return VocabularyMatcher(names)
+        for row in page:
+            names[row["key"]] = _vocabulary_name(row)
+        if len(names) > _VOCABULARY_IN_MEMORY:
+            return None
+        after = page[-1]["key"]
+
+
 def _link_batch(
-    store: Any, batch: Sequence[dict[str, Any]], options: LinkOptions
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    texts = [c["content"] or "" for d in batch for c in d["chunks"]]
-    keys = span_keys(texts, max_words=options.max_words)
-    for d in batch:
-        key = normalise_name(title_name(d["title"]))
-        if key:
-            keys.add(key)
-    vocabulary = {
-        r["key"]: VocabularyName(r["key"], display_name(r["forms"], r["form_counts"]) or r["key"], tuple(r["forms"]))
-        for r in store.vocabulary_names(sorted(keys))
-    }
+    store: Any, batch: Sequence[dict[str, Any]], options: LinkOptions, matcher: VocabularyMatcher | None = None
+) -> dict[str, Any]:
+    """What linking ``batch`` writes (``entity_graph/write_links``'s parameters), against
+    ``matcher`` (the whole vocabulary) or, without it, the names its text may contain."""
+    if matcher is None:
+        texts = [c["content"] or "" for d in batch for c in d["chunks"]]
+        keys = span_keys(texts, max_words=options.max_words)
+        for d in batch:
+            key = normalise_name(title_name(d["title"]))
+            if key:
+                keys.add(key)
+        matcher = VocabularyMatcher({r["key"]: _vocabulary_name(r) for r in store.vocabulary_names(sorted(keys))})
     namespace = store.namespace
+    entities: dict[str, str] = {}
+    mentions: list[dict[str, Any]] = []
+    pairs: dict[tuple[str, str], list[int]] = {}
     chunk_rows: list[dict[str, Any]] = []
     documents = []
     for d in batch:
         title_key = normalise_name(title_name(d["title"]))
-        links = link_document(namespace, [(c["id"], c["content"] or "") for c in d["chunks"]], vocabulary,
+        links = link_document(namespace, [(c["id"], c["content"] or "") for c in d["chunks"]], matcher,
                               title_key=title_key, options=options)
         for link in links:
+            for key, (count, first) in sorted(link.mentions.items()):
+                eid = maintained_entity_id(namespace, key)
+                entities[eid] = key
+                mentions.append({"chunk_id": link.chunk_id, "entity_id": eid, "count": count, "first": first})
+            ordered = sorted(link.pairs.items())
+            for (a, b), (strength, windows) in ordered:
+                total = pairs.setdefault((a, b), [0, 0])
+                total[0] += strength
+                total[1] += windows
             chunk_rows.append({
                 "chunk_id": link.chunk_id,
-                "mentions": [
-                    {"entity_id": maintained_entity_id(namespace, key), "key": key, "count": count, "first": first}
-                    for key, (count, first) in sorted(link.mentions.items())
-                ],
-                "pairs": [
-                    {"a": a, "b": b, "strength": strength, "windows": windows}
-                    for (a, b), (strength, windows) in sorted(link.pairs.items())
-                ],
+                "pair_a": [a for (a, _), _ in ordered], "pair_b": [b for (_, b), _ in ordered],
+                "pair_strength": [v[0] for _, v in ordered], "pair_windows": [v[1] for _, v in ordered],
             })
         documents.append({"id": d["document_id"], "content_hash": d["content_hash"]})
-    return chunk_rows, documents
+    return {
+        "entities": [{"id": e, "key": entities[e]} for e in sorted(entities)],
+        "mentions": mentions,
+        "pairs": [{"a": a, "b": b, "strength": v[0], "windows": v[1]} for (a, b), v in sorted(pairs.items())],
+        "chunks": chunk_rows,
+        "documents": documents,
+    }
 
 
 def describe(content: str, first: int) -> str:
@@ -312,7 +356,7 @@ def _settle_entities(
     touched: list[str] = []
     after = ""
     while True:
-        page = store.dirty_entities(after=after, limit=500)
+        page = store.dirty_entities(after=after, limit=2000)
         if not page:
             return touched
         after = page[-1]["id"]
@@ -366,7 +410,7 @@ def _settle_references(store: Any, options: MaintainOptions, report: Progress) -
         return rows, [{"a": a, "b": b} for a, b in drop]
 
     while True:
-        ids = store.dirty_chunks(limit=500)
+        ids = store.dirty_chunks(limit=1000)
         if not ids:
             return written
         written += store.update_references(ids, max_chunks=options.edge_max_chunks, unit=unit, decide=decide)

@@ -41,6 +41,9 @@ class EntityGraphMixin:
         rows = self.runner.read("entity_graph/unlinked_documents", namespace=self.namespace, limit=limit)
         return int(rows[0]["unlinked"]) if rows else 0
 
+    def has_linked_documents(self) -> bool:
+        return bool(self.runner.read("entity_graph/has_linked_documents", namespace=self.namespace)[0]["linked"])
+
     def entity_pending_documents(self, *, after: str = "", limit: int = PAGE, every: bool = False) -> list[str]:
         rows = self.runner.read("entity_graph/pending_documents", namespace=self.namespace, after=after,
                                 limit=limit, all=every)
@@ -95,17 +98,19 @@ class EntityGraphMixin:
 
         return self.runner.write_fn(work)
 
-    def write_entity_links(
-        self, generation: int, chunks: Sequence[Mapping[str, Any]], documents: Sequence[Mapping[str, Any]]
-    ) -> bool:
-        """Replace the links of ``documents`` by ``chunks``' in one transaction, if the
-        vocabulary is still at ``generation`` (else nothing is written: False)."""
+    def write_entity_links(self, generation: int, links: Mapping[str, Any]) -> bool:
+        """Replace the links of ``links["documents"]`` by ``links`` (the parameters of
+        ``entity_graph/write_links``) in one transaction, if the vocabulary is still at
+        ``generation`` (else nothing is written: False)."""
         def work(tx: TxRunner) -> bool:
             if self._locked(tx, self.namespace) != generation:
                 return False
-            tx.run("entity_graph/unlink_chunks", namespace=self.namespace, document_ids=[d["id"] for d in documents],
-                   stale_only=False, forget_scan=False)
-            tx.run("entity_graph/write_links", namespace=self.namespace, chunks=list(chunks), documents=list(documents))
+            # every document: one another run linked after it was read has links to take back
+            tx.run("entity_graph/unlink_chunks", namespace=self.namespace,
+                   document_ids=[d["id"] for d in links["documents"]], stale_only=False, forget_scan=False)
+            tx.run("entity_graph/write_links", namespace=self.namespace, entities=links["entities"],
+                   mentions=links["mentions"], pairs=links["pairs"], chunks=links["chunks"],
+                   documents=links["documents"])
             return True
 
         return bool(self.runner.write_fn(work))
