@@ -8,6 +8,7 @@
 // returns: key STRING, entered BOOLEAN, forms LIST<STRING>
 // browser: :params {namespace: 'demo', limit: 1000}
 MATCH (n:EntityName)
+USING INDEX n:EntityName(mark)
 WHERE n.mark IS NOT NULL AND n.namespace = $namespace
 RETURN n.key AS key, n.mark = 'entered' AS entered, n.forms AS forms
 ORDER BY key

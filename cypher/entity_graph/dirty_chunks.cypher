@@ -7,6 +7,7 @@
 // returns: id STRING
 // browser: :params {namespace: 'demo', after: '', limit: 1000}
 MATCH (c:Chunk {links_dirty: true})
+USING INDEX c:Chunk(links_dirty)
 WHERE c.namespace = $namespace AND c.id > $after
 RETURN c.id AS id
 ORDER BY id

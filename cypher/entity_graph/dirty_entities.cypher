@@ -13,7 +13,8 @@
 // returns: id STRING, key STRING, name STRING, type STRING, description STRING, source_chunk_id STRING, maintained BOOLEAN, has_embedding BOOLEAN, forms LIST<STRING>, form_counts LIST<INTEGER>, stats LIST<INTEGER>, df INTEGER, old_df INTEGER, triple BOOLEAN, earliest MAP
 // browser: :params {namespace: 'demo', after: '', limit: 500}
 MATCH (e:Entity {dirty: true})
-WHERE (e.namespace = $namespace OR e.staged_namespace = $namespace) AND e.id > $after
+USING INDEX e:Entity(dirty)
+WHERE (coalesce(e.namespace, e.staged_namespace) = $namespace) AND e.id > $after
 WITH e ORDER BY e.id LIMIT toInteger($limit)
 OPTIONAL MATCH (n:EntityName {namespace: $namespace, key: e.name_key})
 CALL (e) {

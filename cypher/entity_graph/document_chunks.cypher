@@ -1,5 +1,5 @@
 // The leaf chunks of some documents, in order, with their text, whether they were scanned
-// for names and linked, and the name their document's title stands for (parents of parent-child chunking
+// for names, and the name their document's title stands for (parents of parent-child chunking
 // are left out: they repeat their children's text).
 // mode: read
 // params:
@@ -14,7 +14,7 @@ CALL (d) {
   MATCH (d)-[:HAS_CHUNK]->(c:Chunk)
   WHERE c.namespace = $namespace AND NOT EXISTS { (:Chunk)-[:CHILD_OF]->(c) }
   WITH c ORDER BY c.chunk_index, c.id
-  RETURN collect(c {.id, .content, scanned: c.name_keys IS NOT NULL, linked: c.pair_a IS NOT NULL}) AS chunks
+  RETURN collect(c {.id, .content, scanned: c.name_keys IS NOT NULL}) AS chunks
 }
 RETURN d.id AS document_id, coalesce(d.title, '') AS title, d.content_hash AS content_hash, chunks
 ORDER BY document_id

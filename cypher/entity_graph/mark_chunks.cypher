@@ -8,6 +8,6 @@
 // browser: :params {namespace: 'demo', entity_ids: []}
 UNWIND $entity_ids AS id
 MATCH (e:Entity {id: id})<-[:MENTIONS]-(c:Chunk)
-WHERE e.namespace = $namespace AND c.namespace = $namespace
+WHERE e.namespace = $namespace AND c.namespace = $namespace AND c.links_dirty IS NULL
 SET c.links_dirty = true
 RETURN count(c) AS marked

@@ -19,6 +19,8 @@ UNWIND $document_ids AS id
 MATCH (d:Document {id: id})-[:HAS_CHUNK]->(c:Chunk)
 WHERE d.namespace = $namespace AND c.namespace = $namespace
   AND (NOT $stale_only OR c.document_hash IS NULL OR c.document_hash <> d.content_hash)
+  // a chunk never linked nor scanned has nothing to take back
+  AND (c.pair_a IS NOT NULL OR ($forget_scan AND c.name_keys IS NOT NULL) OR EXISTS { (c)-[:MENTIONS]->() })
 WITH DISTINCT c
 CALL (c) {
   UNWIND range(0, size(coalesce(c.pair_a, [])) - 1) AS i
@@ -30,7 +32,7 @@ CALL (c) {
 }
 CALL (c) {
   MATCH (c)-[m:MENTIONS]->(e:Entity)
-  WHERE e.namespace = $namespace OR e.staged_namespace = $namespace
+  WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
   SET e.dirty = true, e.lost = true
   // chunks about to be deleted keep theirs: the delete finds the entities it orphans by them
   WITH m WHERE NOT $forget_scan

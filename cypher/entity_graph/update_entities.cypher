@@ -13,7 +13,7 @@
 // browser: :params {namespace: 'demo', rows: []}
 UNWIND $rows AS row
 MATCH (e:Entity {id: row.id})
-WHERE e.namespace = $namespace OR e.staged_namespace = $namespace
+WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
 CALL (e, row) {
   WITH e, row WHERE row.changed
   MATCH (e)-[:IN_COMMUNITY]->(m:Community)

@@ -20,7 +20,7 @@ CALL () {
   MERGE (e:Entity {id: row.id})
     ON CREATE SET e.staged_namespace = $namespace, e.name_key = row.key, e.name = row.key, e.type = 'OTHER',
                   e.description = '', e.maintained = true
-  WITH e WHERE e.namespace = $namespace OR e.staged_namespace = $namespace
+  WITH e WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
   SET e.dirty = true
 }
 CALL () {
@@ -28,7 +28,7 @@ CALL () {
   MATCH (c:Chunk {id: row.chunk_id})
   WHERE c.namespace = $namespace
   MATCH (e:Entity {id: row.entity_id})
-  WHERE e.namespace = $namespace OR e.staged_namespace = $namespace
+  WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
   MERGE (c)-[r:MENTIONS]->(e)
   SET r.count = row.count, r.first = row.first, r.extracted = true
   RETURN count(r) AS mentions
@@ -36,9 +36,9 @@ CALL () {
 CALL () {
   UNWIND $pairs AS p
   MATCH (a:Entity {id: p.a})
-  WHERE a.namespace = $namespace OR a.staged_namespace = $namespace
+  WHERE coalesce(a.namespace, a.staged_namespace) = $namespace
   MATCH (b:Entity {id: p.b})
-  WHERE b.namespace = $namespace OR b.staged_namespace = $namespace
+  WHERE coalesce(b.namespace, b.staged_namespace) = $namespace
   MERGE (a)-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]->(b)
     ON CREATE SET r.type = 'CO_OCCURS', r.namespace = $namespace, r.origin = 'extraction', r.strength = 0, r.windows = 0
   SET r.strength = coalesce(r.strength, 0) + p.strength, r.windows = coalesce(r.windows, 0) + p.windows,

@@ -26,8 +26,8 @@ class EntityGraphMixin:
     namespace: str
 
     @staticmethod
-    def _locked(tx: TxRunner, namespace: str, *, create: bool = False) -> int | None:
-        rows = tx.run("entity_graph/lock", namespace=namespace, create=create)
+    def _locked(tx: TxRunner, namespace: str) -> int | None:
+        rows = tx.run("entity_graph/lock", namespace=namespace)
         return int(rows[0]["generation"]) if rows else None
 
     # -- reads ----------------------------------------------------------------------------
@@ -90,10 +90,10 @@ class EntityGraphMixin:
         return [r["id"] for r in rows]
 
     # -- transactions -----------------------------------------------------------------------
-    def apply_name_scans(self, rows: Sequence[Mapping[str, Any]], *, create: bool = False) -> dict[str, int]:
+    def apply_name_scans(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
         """Add chunks' name scans to the name statistics, in one transaction."""
         def work(tx: TxRunner) -> dict[str, int]:
-            self._locked(tx, self.namespace, create=create)
+            self._locked(tx, self.namespace)
             return dict(tx.run("entity_graph/apply_scans", namespace=self.namespace, rows=list(rows))[0])
 
         return self.runner.write_fn(work)
