@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..graph_types.entities import normalise_name
-from .extract_offline import _sentence_of, _split_sentences, _word_gap
-from .gazetteer import Gazetteer, lowercase_words, name_form
+from .extract_offline import OfflineEntityExtractor, _sentence_of, _split_sentences, _word_gap
+from .gazetteer import Gazetteer, name_form
 from .names import maintained_entity_id
 
 __all__ = ["ChunkLinks", "LinkOptions", "VocabularyMatcher", "VocabularyName", "closeness", "link_document", "span_keys"]
@@ -109,14 +109,8 @@ def link_document(
     vocabulary, form_to_key, gazetteer = matcher.vocabulary, matcher.form_to_key, matcher.gazetteer
     texts = [text or "" for _, text in chunks]
     matches = [gazetteer.find(t) for t in texts]
-    counts: dict[str, tuple[int, int]] = {}
-    for found in matches:
-        for m in found:
-            if " " in m.key:
-                continue
-            upper, lower = counts.get(m.key, (0, 0))
-            counts[m.key] = (upper + 1, lower) if m.surface[:1].isupper() else (upper, lower + 1)
-    lower_only = {form_to_key[k] for k in lowercase_words(counts)}
+    # the extractor's rule, counted over this document's matches
+    lower_only = OfflineEntityExtractor._lowercase_words(matches, form_to_key)
     short = _short_forms(matches, form_to_key, vocabulary)
 
     out: list[ChunkLinks] = []
