@@ -266,3 +266,29 @@ def test_concurrent_ingests_into_one_namespace_end_linked(store, hashing_embedde
         diff = {k: (got[part].get(k), expect[part].get(k)) for k in set(got[part]) | set(expect[part])
                 if got[part].get(k) != expect[part].get(k)}
         assert not diff, (part, diff)
+
+
+def test_replaced_then_deleted_text_is_not_searchable_through_entities(store, hashing_embedder):
+    """Red-team finding: an old entity description (a secret phrase) stayed searchable after
+    its document was replaced and deleted, and entities no chunk mentions stayed."""
+    from kgrag_neo4j.retrieval.local_search import LocalSearchRetriever
+
+    _ingest(store, hashing_embedder, {"keep.txt": "Ned Stark rode to Winterfell with Jon Snow."})
+    _ingest(store, hashing_embedder, {"secret.txt": "Zorblax Quinn whispered the password swordfish to Ned Stark."})
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    assert _has("Zorblax Quinn", store)
+    ing = Ingestor(store, hashing_embedder, chunker=RecursiveChunker(max_tokens=16, overlap_tokens=0))
+    ing.ingest_text("Arya Stark trained in Braavos.", source="secret.txt", title="secret.txt")  # replaced, kept current
+    assert not _has("Zorblax Quinn", store)
+    doc = next(d for d in store.list_documents() if d.source == "secret.txt")
+    store.delete_document(doc.id)
+    maintain_entity_graph(store, hashing_embedder)
+    context = LocalSearchRetriever(store, hashing_embedder).context("password swordfish Zorblax")
+    said = " ".join([e.description for e in context.entities] + [u.content for u in context.text_units])
+    assert "swordfish" not in said and "Zorblax" not in said
+    orphans = store.runner.driver.execute_query(
+        "MATCH (e:Entity {namespace: $ns}) WHERE NOT EXISTS { (e)<-[:MENTIONS]-() } RETURN count(e) AS n",
+        ns=store.namespace, database_=store.runner.database).records[0]["n"]
+    assert orphans == 0
+    ned = store.get_entity_by_name("Ned Stark", limit=5)[0]
+    assert "swordfish" not in ned.entity.description
