@@ -1,4 +1,4 @@
-// Everything the entity-boosted retrieval of seed 001 needs, in one round trip:
+// Everything entity-boosted retrieval needs, in one round trip:
 //   1. candidates: the $chunk_k chunks nearest the query (vector index, namespace and filters,
 //      exact cosine scan when the index leaves fewer than $chunk_k), those scoring at least
 //      $min_similarity, each with the entities it mentions;

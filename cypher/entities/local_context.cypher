@@ -1,4 +1,4 @@
-// The whole local-search context of seed 002 (GraphRAG local search) in one round trip:
+// The whole local-search context (GraphRAG local search) in one round trip:
 //   entities:       the $entity_k entities whose description embedding is nearest the query
 //                   (exact scan when the index leaves fewer in the namespace);
 //   text_units:     the chunks mentioning them (that pass the filters, and score at least

@@ -1,5 +1,5 @@
 // Entities related to the given ones, breadth-first over RELATED_TO in both directions, up to
-// $max_hops (1..3, unrolled), with the relationship-type and sequence filters of seed 001.
+// $max_hops (1..3, unrolled), with the relationship-type and sequence filters of entity retrieval.
 // Expansion is frontier-based: each hop expands only the entities first reached at the hop
 // before, so its cost grows with the frontier, not with the number of paths; entities already
 // visited are dropped by grouping each hop's rows per entity (a hash join, not a list scan per
