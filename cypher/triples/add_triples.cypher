@@ -1,4 +1,4 @@
-// Upsert subject-predicate-object triples (Lango's AddTriples) into the entity graph: both
+// Upsert subject-predicate-object triples into the entity graph: both
 // ends are MERGEd as (:Entity) by their stable id, the triple is one
 // (s)-[:RELATED_TO {type: predicate, origin: 'triple'}]->(o) per (subject, predicate, object).
 // Re-adding a triple keeps one edge: the highest weight wins, non-empty metadata replaces the

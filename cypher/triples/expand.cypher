@@ -1,4 +1,4 @@
-// Phase 2 of Lango's graph RAG in one statement: breadth-first expansion over RELATED_TO
+// Phase 2 of two-phase triple retrieval in one statement: breadth-first expansion over RELATED_TO
 // (both directions, only the given types) from start entities, to $max_depth hops (1..3),
 // at most $limit nodes. Start entities are those named in $start_keys (rank = position) and
 // those the chunks in $chunk_ids mention (rank = size($start_keys) + position): a chunk's

@@ -1,4 +1,4 @@
-// Triples of the namespace by predicate, most used first (Lango's PredicateStats).
+// Triples of the namespace by predicate, most used first.
 // mode: read
 // params:
 //   $namespace  STRING  tenant

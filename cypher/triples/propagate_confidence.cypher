@@ -1,4 +1,4 @@
-// Lango's confidence propagation after a tool succeeds, in one statement: the errors the
+// Confidence propagation after a tool succeeds, in one statement: the errors the
 // tool caused (error -caused_by-> tool), the errors similar to them (similar_to, either
 // direction), and the learnings those similar errors are resolved by
 // (similar -resolved_by-> learning). Each learning found gains $boost once (however many
