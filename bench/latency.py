@@ -1,4 +1,4 @@
-"""Retrieval latency on real text: kgrag's one-statement graph retrieval against the seed's
+"""Retrieval latency on real text: kgrag's one-statement graph retrieval against the original
 per-hop loop, plain vector search, and the peers' graph retrieval (neo4j-graphrag
 ``VectorCypherRetriever``, langchain-neo4j ``Neo4jVector``) on the same store, index and
 query vectors, compared at equal recall.
@@ -49,7 +49,7 @@ __all__ = ["add_arguments", "run"]
 
 QUICK_SIZES = [10_000]
 FULL_SIZES = [10_000, 100_000]
-SEEDS = 10  # seed_top_k, the seed's default
+SEEDS = 10  # seed_top_k, the default
 RESULT_K = 20  # seeds + the best graph hits, so the expansion shows in every result
 HOP_DECAY = (1.0, 0.7, 0.5)
 QUICK_HOP_QUERIES = 50
@@ -93,7 +93,7 @@ def native(store: Neo4jStore, hops: int, *, refine_seeds: bool | None = None, ve
 
 
 def per_hop(store: Neo4jStore, hops: int) -> Search:
-    """The seed's loop (``GraphRetriever(native=False)``): seeds, one ``get_edges`` and one
+    """The original per-hop loop (``GraphRetriever(native=False)``): seeds, one ``get_edges`` and one
     ``get_incoming_edges`` per hop, blend, then fetch the graph-found chunks."""
     options = GraphOptions(max_hops=hops, bidirectional=True, seed_top_k=SEEDS, hop_decay=HOP_DECAY)
 

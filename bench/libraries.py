@@ -8,7 +8,7 @@ above 1 the library is slower). Needs no Neo4j.
   own Markdown (README.md and docs/*.md: real documents with headings, tables, fences, lists)
   against ``markdown-it-py``'s CommonMark parser with tables (parse only: the least a
   replacement would cost, before turning tokens into blocks).
-- Token counts: ``estimate_tokens`` (characters / 4, the seed's rule) against the
+- Token counts: ``estimate_tokens`` (characters / 4) against the
   ``tokenizers`` package encoding with WordLlama's own tokenizer, on MuSiQue paragraphs
   (real text, one chunk each); also how far the estimate is from the real count.
 - Retries: ``RetryingProvider._call`` against ``tenacity.Retrying`` with the same policy

@@ -1,4 +1,4 @@
-"""Triples per second into a real Neo4j: through the GraphBuffer (Lango's 64 triples / 2 s
+"""Triples per second into a real Neo4j: through the GraphBuffer (its 64 triples / 2 s
 defaults and larger batches) and straight through ``add_triples``; new triples, then the
 same triples again (the idempotent re-write path).
 
@@ -25,7 +25,7 @@ DIMENSIONS = 256
 
 
 def make_triples(n: int, entities: int, *, seed: int = SEED) -> list[Triple]:
-    """``n`` distinct triples over ``entities`` names with Lango-like prefixes."""
+    """``n`` distinct triples over ``entities`` names with prefixes like real tool and error names."""
     rng = random.Random(seed)
     prefixes = ("error", "tool", "fix", "session", "observation", "concept")
     names = [f"{prefixes[i % len(prefixes)]}:{i}" for i in range(entities)]
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     triples = make_triples(args.triples, args.entities)
 
     modes: list[tuple[str, Callable]] = [
-        ("buffer, batch 64 (seed defaults)", lambda s, t: through_buffer(s, t, batch_size=64)),
+        ("buffer, batch 64 (the buffer's defaults)", lambda s, t: through_buffer(s, t, batch_size=64)),
         ("buffer, batch 500", lambda s, t: through_buffer(s, t, batch_size=500)),
         ("buffer, batch 2000", lambda s, t: through_buffer(s, t, batch_size=2000)),
         ("add_triples, one call", direct),

@@ -53,7 +53,7 @@ __all__ = [
 
 
 class ChunkRelation(StructuredRel):
-    """``(:Chunk)-[:RELATES_TO]->(:Chunk)``: the seed's ChunkEdge."""
+    """``(:Chunk)-[:RELATES_TO]->(:Chunk)``: a chunk-to-chunk edge."""
 
     uid = StringProperty(db_property="id")
     relation = StringProperty()

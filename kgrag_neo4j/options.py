@@ -48,7 +48,7 @@ __all__ = [
 # --- graph retrieval ---------------------------------------------------------------------
 
 RRF_K = 60
-"""The RRF rank constant of the seed (and of the original RRF paper)."""
+"""The RRF rank constant of the original RRF paper."""
 
 DEFAULT_HOP_DECAY: tuple[float, ...] = (1.0, 0.7, 0.5)
 """Score multiplier per hop; index 0 belongs to the seeds and is never used for an edge."""
@@ -86,7 +86,7 @@ def relation_tuple(value: Any) -> tuple[RelationType, ...]:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class GraphOptions:
-    """How a graph retrieval seeds and expands; defaults are the seed's (oasis ``GraphRetriever``).
+    """How a graph retrieval seeds and expands (``blend="seed"`` is the original formula).
 
     - ``max_hops``: BFS depth; 0 means seeds only.
     - ``graph_weight`` / ``vector_weight``: blend weights (see ``scoring.seed_score``,
@@ -254,7 +254,7 @@ def check_batching(batch_size: Any, overlap: Any) -> None:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class IngestGraphOptions:
-    """Edge building at ingestion; names and defaults are the seed's ingestion options.
+    """Edge building at ingestion; one option per edge source, plus pruning.
 
     - ``graph_extraction``: the chat provider for LLM edges; None disables them.
     - ``graph_batch_size`` (>= 2) / ``graph_batch_overlap`` (< batch size): batching of
@@ -269,8 +269,7 @@ class IngestGraphOptions:
       document's chunks to similar chunks of other documents (done by the Ingestor against
       the store); needs ``graph_extraction``. ``cross_document_threshold`` (0.5, minimum
       cosine of a candidate), ``cross_document_max_pairs`` (3 candidates per chunk) and
-      ``cross_document_batch_size`` (5 chunks per LLM call) are the seed's
-      ``ExtractCrossDocumentEdges`` defaults.
+      ``cross_document_batch_size`` (5 chunks per LLM call) are the defaults.
 
     Pruning covers every edge source of a run: the Ingestor applies it again after the
     database has added its similarity edges.
@@ -336,7 +335,7 @@ EMBEDDING_FAILURES = ("raise", "store_unembedded")
 
 @dataclass(frozen=True, kw_only=True)
 class IngestOptions:
-    """Seed 004 options (defaults in brackets).
+    """Ingestion options (defaults in brackets).
 
     - ``strategy`` ["flat"] or "parent-child";
     - ``chunker`` [RecursiveChunker(512, 50); MarkdownChunker for Markdown] for flat;
@@ -344,7 +343,7 @@ class IngestOptions:
     - ``parent_tokens`` [1024], ``child_tokens`` [256];
     - ``batch_size`` [64] chunks per ``embed`` call;
     - ``extractors`` [ExtractorRegistry.default()];
-    - ``graph`` [no edges]: the seed's graph ingestion options (sequence, LLM, similarity,
+    - ``graph`` [no edges]: the edge-building options (sequence, LLM, similarity,
       pruning). ``similarity_edges`` compares the chunks of the run in memory and asks the
       vector index for chunks stored before, so a new chunk is linked to its nearest chunks
       across the whole namespace, not only its document;

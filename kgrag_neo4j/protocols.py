@@ -1,8 +1,7 @@
 """The ports: ``Store`` and its optional capabilities, the providers, the retriever.
 
-Capabilities are separate ``runtime_checkable`` protocols discovered with ``isinstance``, as
-the Go seed discovers them by type assertion; a retriever given a store without one degrades
-silently (vector-only), exactly as the seeds specify.
+Capabilities are separate ``runtime_checkable`` protocols discovered with ``isinstance``; a
+retriever given a store without one degrades silently (vector-only).
 """
 
 from __future__ import annotations
@@ -115,7 +114,7 @@ class DocumentChunkLister(Protocol):
 
 @runtime_checkable
 class GraphStore(Protocol):
-    """Chunk-to-chunk edges (seed 000)."""
+    """Chunk-to-chunk edges."""
 
     def store_edges(self, edges: Sequence[ChunkEdge]) -> int:
         """Idempotent upsert; a duplicate (source, target, relation) keeps the highest weight."""
@@ -285,7 +284,7 @@ class NearestChunkFinder(Protocol):
 
 @runtime_checkable
 class CrossDocumentPairer(Protocol):
-    """Candidate chunk pairs across documents (the seed's cross-document edges)."""
+    """Candidate chunk pairs across documents (for cross-document edges)."""
 
     def similar_chunk_pairs(
         self, *, document_ids: Sequence[str] | None = None, threshold: float = 0.5, max_pairs: int = 3
@@ -301,7 +300,7 @@ class EdgeDeleter(Protocol):
 
 @runtime_checkable
 class EntityBoostReader(Protocol):
-    """Seed 001 in one round trip: candidates, query entities, related entities, expansion."""
+    """Entity-boosted retrieval in one round trip: candidates, query entities, related entities, expansion."""
 
     def entity_boost_context(self, embedding: Sequence[float], *, chunk_k: int, **options: Any) -> EntityBoostContext: ...
 
@@ -318,7 +317,7 @@ class EntityCentralitySource(Protocol):
 
 @runtime_checkable
 class LocalContextReader(Protocol):
-    """Seed 002's local-search context in one round trip."""
+    """The local-search context in one round trip."""
 
     def local_context(self, embedding: Sequence[float], **options: Any) -> LocalContext: ...
 
@@ -332,7 +331,7 @@ class PPRNeighbourhoodReader(Protocol):
 
 @runtime_checkable
 class TripleExpander(Protocol):
-    """Phase 2 of Lango's graph RAG: expansion over chosen predicates in one statement."""
+    """Phase 2 of the two-phase triple retrieval: expansion over chosen predicates in one statement."""
 
     def expand_triples(
         self,
@@ -487,7 +486,7 @@ class Retriever(Protocol):
 def embed_batched(
     provider: EmbeddingProvider, texts: Iterable[str], *, batch_size: int = 64, input_type: InputType = "document"
 ) -> list[list[float]]:
-    """Embed in batches of ``batch_size`` (default 64, the seed's) to respect provider limits."""
+    """Embed in batches of ``batch_size`` (default 64) to respect provider limits."""
     items = list(texts)
     out: list[list[float]] = []
     for start in range(0, len(items), max(1, batch_size)):

@@ -40,7 +40,7 @@ __all__ = [
 
 
 class RelationType(str, enum.Enum):
-    """The eight chunk-to-chunk relation kinds of the Oasis seed."""
+    """The eight chunk-to-chunk relation kinds of the chunk graph."""
 
     REFERENCES = "references"
     ELABORATES = "elaborates"
@@ -119,7 +119,7 @@ class Chunk:
 @dataclass(frozen=True, slots=True)
 class ChunkPair:
     """Two chunks of different documents close enough to ask a model how they relate (the
-    seed's cross-document candidates); ``cosine`` is their raw cosine."""
+    cross-document candidates); ``cosine`` is their raw cosine."""
 
     source: Chunk
     target: Chunk

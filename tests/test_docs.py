@@ -4,6 +4,7 @@ has help text, and the README starts with the two commands CI runs."""
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import click
@@ -58,15 +59,47 @@ def test_readme_starts_with_the_demo_and_test_commands():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
 
 
+#: names of the design documents and of the systems they came from; "seed" alone is a vector
+#: seed of a retrieval and stays
+JARGON = re.compile(r"\bseeds?[- ]?\d{3}\b|\bseeds? (?:oasis|writeros|lango|graphrag)\b|\b(?:oasis|writeros|lango)\b", re.I)
+#: everything a user reads: the package (docstrings, help, messages), the Cypher headers, the docs
+USER_TEXT = ("kgrag_neo4j", "cypher", "docs", "README.md")
+TEXT_SUFFIXES = {".py", ".cypher", ".md", ".txt", ".json", ".toml", ".yaml", ".yml", ".html", ".js", ".css"}
+
+
+def _user_text_files():
+    for entry in USER_TEXT:
+        path = ROOT / entry
+        files = [path] if path.is_file() else sorted(path.rglob("*"))
+        yield from (f for f in files if f.is_file() and f.suffix in TEXT_SUFFIXES and "__pycache__" not in f.parts)
+
+
 def test_help_and_readme_use_the_users_words():
     """Names of the systems the design came from mean nothing to a user: --help and the README
-    name the behaviour instead (docs/ may cite where a design came from)."""
-    import re
-
-    jargon = re.compile(r"\bseeds? \d{3}\b|\bseeds? (?:oasis|writeros|lango|graphrag)\b|\b(?:oasis|writeros|lango)\b", re.I)
+    name the behaviour instead."""
     for name, text in (("kgrag --help pages", _generator().render()), ("README.md", (ROOT / "README.md").read_text())):
-        found = sorted({m.group(0) for m in jargon.finditer(text)})
+        found = sorted({m.group(0) for m in JARGON.finditer(text)})
         assert found == [], f"{name} says {found}"
+
+
+def test_no_design_document_names_in_what_users_read():
+    """The package, the Cypher files and the docs name behaviours ("the original formula",
+    "hop-decayed traversal"), never the design documents ("seed 004") or the systems they
+    describe."""
+    files = list(_user_text_files())
+    assert len(files) > 100 and any(f.suffix == ".cypher" for f in files), "the scan found too few files"
+    found = []
+    for path in files:
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            found += [f"{path.relative_to(ROOT)}:{number}: {m.group(0)}" for m in JARGON.finditer(line)]
+    assert found == [], "design-document names in user-facing text:\n" + "\n".join(found)
+
+
+def test_the_jargon_pattern_finds_what_it_must():
+    for text in ("seed 004", "Seed 000's", "seeds 001 and 002", "seed-001", "Lango's nine", "WriterOS", "oasis"):
+        assert JARGON.search(text), text
+    for text in ("seed_top_k", "the seeds of a retrieval", "a seed's neighbours", "seed 10 chunks"):
+        assert not JARGON.search(text), text
 
 
 def test_the_guarantees_name_tests_that_exist():

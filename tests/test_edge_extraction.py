@@ -546,7 +546,7 @@ def _c(cid):
     [
         # one source, three candidates, two chunks per call: one call per candidate
         ([("a1", "b1"), ("a1", "c1"), ("a1", "d1")], 2, [["a1", "b1"], ["a1", "c1"], ["a1", "d1"]]),
-        # the seed's default of five: source and its three candidates in one call
+        # the default of five: source and its three candidates in one call
         ([("a1", "b1"), ("a1", "c1"), ("a1", "d1")], 5, [["a1", "b1", "c1", "d1"]]),
         # more candidates than fit: the source is repeated in each call
         ([("a1", t) for t in ("b1", "b2", "b3", "b4", "b5")], 3, [["a1", "b1", "b2"], ["a1", "b3", "b4"], ["a1", "b5"]]),

@@ -1,18 +1,18 @@
-"""Seed 001 on the real server: the entity boost arithmetic end to end, re-ranking,
+"""Entity-boosted retrieval on the real server: the entity boost arithmetic end to end, re-ranking,
 expansion, relationship-type / sequence / strength / centrality options, filters, round trips
 and namespaces.
 
 The query is axis 0. Chunk vectors are tilted from it so their cosine is known: 0.72, 0.80,
-0.65, 0.55 (the seed adds boosts to the cosine; Neo4j's normalised scores, shown as
+0.65, 0.55 (the original formula adds boosts to the cosine; Neo4j's normalised scores, shown as
 ``scores.vector``, are (1 + cos) / 2: 0.86, 0.90, 0.825, 0.775). The query entities are
 Ned, Robert and Jon (their embeddings are nearest the query); the graph is
 Ned -ALLY 0.9 (seq 1)- Robert -SPOUSE 0.7 (seq 5)- Cersei <-PARENT 0.9 (seq 20)- Tywin, and
 Varys is alone. So, with two hops:
 
-  A mentions Ned and Robert  0.72 + 2 * 0.3              = 1.32   (the seed's example)
+  A mentions Ned and Robert  0.72 + 2 * 0.3              = 1.32   (the original worked example)
   C mentions Varys           0.80 + 0                    = 0.80
   D mentions Cersei          0.65 + 0.1 * (1/1) * 0.7    = 0.72
-  B mentions Tywin           0.55 + 0.1 * (1/2) * 0.9    = 0.595  (the seed's example)
+  B mentions Tywin           0.55 + 0.1 * (1/2) * 0.9    = 0.595  (the original worked example)
 """
 
 from __future__ import annotations

@@ -336,7 +336,7 @@ def test_garbage_embedding_is_a_provider_response_error(store, hashing_embedder)
         Ingestor(store, embedder).ingest_text("some text to embed", "nan.txt")
 
 
-# -- the LLM fails mid-ingest: seed 000 "Graceful Degradation" ------------------------------------
+# -- the LLM fails mid-ingest: graceful degradation ---------------------------------------------
 
 
 def _edge_answer(prompt: str, *, good: bool = True, **override) -> str:

@@ -1,4 +1,4 @@
-"""Seed 000 on the real server: the one-statement GraphRetriever, the per-hop fallback, the
+"""Hop-decayed graph retrieval on the real server: the one-statement GraphRetriever, the per-hop fallback, the
 GraphStore edge operations and the degradation table."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class FixedEmbedder:
 
 
 class PerHopStore:
-    """A GraphStore without the native traversal: forces the seed's per-hop loop."""
+    """A GraphStore without the native traversal: forces the original per-hop loop."""
 
     def __init__(self, inner):
         self.inner = inner

@@ -1,4 +1,4 @@
-"""Seed 002 on the real server: local search's entities, text units within the token budget,
+"""GraphRAG local search on the real server: local search's entities, text units within the token budget,
 relationships and community reports, in one round trip; rendering; namespaces.
 
 The query is axis 0. Entities Alpha (cos 1), Beta (0.8), Gamma (0.5) point near it, Delta and

@@ -1,5 +1,5 @@
 """The ports: one runtime-checkable protocol per capability a pipeline calls, all of which
-``Neo4jStore`` provides, and a store with only the seed's ``Store`` still works (degrading)."""
+``Neo4jStore`` provides, and a store with only the base ``Store`` still works (degrading)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_round_trips_count_the_statements_sent(store):
 
 
 class PlainStore:
-    """Only the seed's ``Store`` and a namespace: none of the optional capabilities."""
+    """Only the base ``Store`` and a namespace: none of the optional capabilities."""
 
     def __init__(self, inner):
         self.inner = inner
@@ -105,7 +105,7 @@ def test_pipelines_refuse_a_store_without_the_capability_they_need(store, hashin
 
 
 class _BoostOnly:
-    """Seed 001's context but no centrality source."""
+    """The entity-boost context but no centrality source."""
 
     def __init__(self, inner):
         self.inner = inner

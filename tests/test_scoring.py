@@ -121,7 +121,7 @@ def test_rrf_rejects_bad_items():
 @pytest.mark.parametrize(
     "vector_score, kwargs, expected",
     [
-        (0.9, {}, 0.93),  # the seed's worked example: 0.7 * 0.9 + 0.3
+        (0.9, {}, 0.93),  # the original worked example: 0.7 * 0.9 + 0.3
         (0.0, {}, 0.3),
         (1.0, {}, 1.0),
         (0.5, dict(vector_weight=1.0, graph_weight=0.0), 0.5),
@@ -135,7 +135,7 @@ def test_seed_score(vector_score, kwargs, expected):
 @pytest.mark.parametrize(
     "edge_weight, hop, kwargs, expected",
     [
-        (0.8, 2, {}, 0.12),  # the seed's worked example: 0.3 * 0.8 * 0.5
+        (0.8, 2, {}, 0.12),  # the original worked example: 0.3 * 0.8 * 0.5
         (0.8, 1, {}, 0.168),  # 0.3 * 0.8 * 0.7
         (1.0, 1, {}, 0.21),
         (1.0, 5, {}, 0.15),  # past the decay list: its last value, 0.5
@@ -247,7 +247,7 @@ def test_bfs_chain_scores_and_depth():
     hits, table = run_bfs([edge("a", "b", 0.9), edge("b", "c", 0.8), edge("c", "d", 1.0)], {"a": 0.9})
     assert summary(hits) == {
         "b": (1, round(0.3 * 0.9 * 0.7, 10), "a", "references"),
-        "c": (2, round(0.12, 10), "b", "references"),  # the seed's example: 0.3 * 0.8 * 0.5
+        "c": (2, round(0.12, 10), "b", "references"),  # the original example: 0.3 * 0.8 * 0.5
     }
     assert table.calls == [("out", ("a",)), ("out", ("b",))]
     assert hits["c"].context == EdgeContext("b", "references", "", hops=2, weight=0.8)
@@ -428,7 +428,7 @@ def test_blend_rejects_bad_top_k(top_k):
         blend_and_rank({"a": 1.0}, {}, top_k)
 
 
-# --- entity boost (seed 001) -------------------------------------------------------------
+# --- entity boost ------------------------------------------------------------------------
 
 QUERY = {"ned", "robert"}
 RELATED = {"catelyn": (1, 1.0), "jon": (1, 0.8), "tywin": (2, 0.9), "lysa": (2, 0.8), "robert": (1, 0.9)}

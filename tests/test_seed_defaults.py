@@ -1,15 +1,16 @@
-"""Every option of the five seed systems with its default: one table to read them all, and
-tests that fail when a default or a boundary of the seeds changes.
+"""Every option of the five original designs with its default: one table to read them all, and
+tests that fail when a default or a boundary of them changes.
 
-The table (``SEED_DEFAULTS``) names, per seed, where the option lives (a class, function or
-dataclass), the option, and the seed's default; ``test_seed_default`` asserts each one. The
+The table (``SEED_DEFAULTS``) names, per part, where the option lives (a class, function or
+dataclass), the option, and the original default; ``test_seed_default`` asserts each one. The
 behaviour tests below pin what a signature cannot: the ``k * 2`` candidates, the ``<=`` and
 ``>=`` of the filters, the sizes local search and triple expansion return by default, the
 hybrid retriever's overfetch, minimum score and parent resolution, the cross-document
 threshold and same-document exclusion, and the ``↳ Related`` lines of the formatter.
 
-Seeds: 000 Oasis chunk graph, 001 entity-boosted retrieval, 002 GraphRAG local search,
-003 triples knowledge graph, 004 Oasis RAG pipeline.
+Parts: graph (the chunk graph and hop-decayed traversal), entity (entity-boosted retrieval),
+local (GraphRAG local search), triples (the triple knowledge graph), pipeline (the RAG
+pipeline: ingestion, hybrid retrieval, the knowledge tool).
 """
 
 from __future__ import annotations
@@ -53,107 +54,107 @@ from .test_graph_retrieval import put_graph
 
 M = "missing"  # marker: a dataclass field or parameter that must exist
 
-# (seed, where, option, default)
+# (part, where, option, default)
 SEED_DEFAULTS = [
-    # --- 000: chunk graph, ingestion (WithGraph* options) ---
-    ("000", IngestGraphOptions, "graph_extraction", None),
-    ("000", IngestGraphOptions, "graph_batch_size", 5),
-    ("000", IngestGraphOptions, "graph_batch_overlap", 0),
-    ("000", IngestGraphOptions, "graph_extraction_workers", 3),
-    ("000", IngestGraphOptions, "min_edge_weight", 0.0),
-    ("000", IngestGraphOptions, "max_edges_per_chunk", 0),
-    ("000", IngestGraphOptions, "sequence_edges", False),
-    ("000", IngestGraphOptions, "cross_document_edges", False),
-    ("000", IngestGraphOptions, "cross_document_threshold", 0.5),
-    ("000", IngestGraphOptions, "cross_document_max_pairs", 3),
-    ("000", IngestGraphOptions, "cross_document_batch_size", 5),
-    ("000", make_batches, "batch_size", 5),
-    ("000", make_batches, "overlap", 0),
-    ("000", extract_llm_edges, "batch_size", 5),
-    ("000", extract_llm_edges, "workers", 3),
-    ("000", prune_edges, "min_weight", 0.0),
-    ("000", prune_edges, "max_edges_per_chunk", 0),
+    # --- graph: chunk graph, ingestion (WithGraph* options) ---
+    ("graph", IngestGraphOptions, "graph_extraction", None),
+    ("graph", IngestGraphOptions, "graph_batch_size", 5),
+    ("graph", IngestGraphOptions, "graph_batch_overlap", 0),
+    ("graph", IngestGraphOptions, "graph_extraction_workers", 3),
+    ("graph", IngestGraphOptions, "min_edge_weight", 0.0),
+    ("graph", IngestGraphOptions, "max_edges_per_chunk", 0),
+    ("graph", IngestGraphOptions, "sequence_edges", False),
+    ("graph", IngestGraphOptions, "cross_document_edges", False),
+    ("graph", IngestGraphOptions, "cross_document_threshold", 0.5),
+    ("graph", IngestGraphOptions, "cross_document_max_pairs", 3),
+    ("graph", IngestGraphOptions, "cross_document_batch_size", 5),
+    ("graph", make_batches, "batch_size", 5),
+    ("graph", make_batches, "overlap", 0),
+    ("graph", extract_llm_edges, "batch_size", 5),
+    ("graph", extract_llm_edges, "workers", 3),
+    ("graph", prune_edges, "min_weight", 0.0),
+    ("graph", prune_edges, "max_edges_per_chunk", 0),
     # cross-document extraction (CrossDocWith* options)
-    ("000", Ingestor.extract_cross_document_edges, "similarity_threshold", 0.5),
-    ("000", Ingestor.extract_cross_document_edges, "max_pairs_per_chunk", 3),
-    ("000", Ingestor.extract_cross_document_edges, "batch_size", 5),
-    ("000", Ingestor.extract_cross_document_edges, "document_ids", None),
-    ("000", Neo4jStore.similar_chunk_pairs, "threshold", 0.5),
-    ("000", Neo4jStore.similar_chunk_pairs, "max_pairs", 3),
-    # --- 000: GraphRetriever ---
-    ("000", GraphOptions, "max_hops", 2),
-    ("000", GraphOptions, "graph_weight", 0.3),
-    ("000", GraphOptions, "vector_weight", 0.7),
-    ("000", GraphOptions, "hop_decay", (1.0, 0.7, 0.5)),
-    ("000", GraphOptions, "bidirectional", False),
-    ("000", GraphOptions, "relation_filter", ()),
-    ("000", GraphOptions, "min_traversal_score", 0.0),
-    ("000", GraphOptions, "seed_top_k", 10),
-    ("000", GraphOptions, "seed_keyword_weight", 0.0),
-    ("000", GraphRetriever, "filters", ()),
-    ("000", GraphRetriever, "tracer", None),
-    ("000", GraphRetriever, "logger", None),
-    ("000", seed_score, "vector_weight", 0.7),
-    ("000", seed_score, "graph_weight", 0.3),
-    ("000", hop_score, "graph_weight", 0.3),
-    ("000", hop_score, "hop_decay", (1.0, 0.7, 0.5)),
-    # --- 001: entity-boosted retrieval ---
-    ("001", EntityGraphRetriever, "max_hops", 1),
-    ("001", EntityGraphRetriever, "entity_boost_direct", 0.3),
-    ("001", EntityGraphRetriever, "entity_boost_indirect", 0.1),
-    ("001", EntityGraphRetriever, "use_relationship_strength", True),
-    ("001", EntityGraphRetriever, "query_entities_top_k", 3),
-    ("001", EntityGraphRetriever, "relationship_types", None),
-    ("001", EntityGraphRetriever, "max_sequence", None),
-    ("001", EntityGraphRetriever, "centrality", None),
-    ("001", EntityGraphRetriever, "expand", True),
-    ("001", entity_boost, "direct", 0.3),
-    ("001", entity_boost, "indirect", 0.1),
-    ("001", entity_boost, "use_strength", True),
-    ("001", Neo4jStore.entity_boost_context, "entity_k", 3),
-    ("001", Neo4jStore.entity_boost_context, "max_hops", 1),
-    # --- 002: GraphRAG local search (RetrievalConfig, token budget) ---
-    ("002", LocalSearchRetriever, "top_k_entities", 10),
-    ("002", LocalSearchRetriever, "top_k_relationships", 20),
-    ("002", LocalSearchRetriever, "top_k_community_reports", 3),
-    ("002", LocalSearchRetriever, "top_k_text_units", 10),
-    ("002", LocalSearchRetriever, "max_text_unit_tokens", 4000),
-    ("002", Neo4jStore.local_context, "entity_k", 10),
-    ("002", Neo4jStore.local_context, "max_tokens", 4000),
-    ("002", Neo4jStore.local_context, "relationship_k", 20),
-    ("002", Neo4jStore.local_context, "report_k", 3),
-    ("002", Neo4jStore.community_reports_for_entities, "top_k", 3),
-    # --- 003: triples knowledge graph ---
-    ("003", GraphBuffer, "batch_size", 64),
-    ("003", GraphBuffer, "flush_interval", 2.0),
-    ("003", TripleGraphRetriever, "max_traversal_depth", 2),
-    ("003", TripleGraphRetriever, "max_expansion_results", 10),
-    ("003", TripleGraphRetriever, "predicates", ("related_to", "resolved_by", "caused_by", "similar_to")),
-    ("003", Neo4jStore.expand_triples, "max_depth", 2),
-    ("003", Neo4jStore.expand_triples, "limit", 10),
-    ("003", Neo4jStore.expand_triples, "predicates", ("related_to", "resolved_by", "caused_by", "similar_to")),
-    ("003", Neo4jStore.propagate_confidence, "propagation_rate", 0.3),
-    ("003", ErrorResolutionRecorder, "propagation_rate", 0.3),
-    # --- 004: RAG pipeline ---
-    ("004", IngestOptions, "strategy", "flat"),
-    ("004", IngestOptions, "chunker", None),
-    ("004", IngestOptions, "parent_tokens", 1024),
-    ("004", IngestOptions, "child_tokens", 256),
-    ("004", IngestOptions, "batch_size", 64),
-    ("004", RecursiveChunker, "max_tokens", 512),
-    ("004", RecursiveChunker, "overlap_tokens", 50),
-    ("004", MarkdownChunker, "max_tokens", 1024),
-    ("004", SemanticChunker, "max_tokens", 512),
-    ("004", SemanticChunker, "breakpoint_percentile", 25),
-    ("004", HybridRetriever, "keyword_weight", 0.3),
-    ("004", HybridRetriever, "overfetch", 3),
-    ("004", HybridRetriever, "reranker", None),
-    ("004", HybridRetriever, "min_score", 0.0),
-    ("004", HybridRetriever, "filters", ()),
-    ("004", reciprocal_rank_fusion, "keyword_weight", 0.3),
-    ("004", reciprocal_rank_fusion, "k", 60),
-    ("004", KnowledgeTool, "top_k", 5),
-    ("004", KnowledgeTool, "retriever", None),
+    ("graph", Ingestor.extract_cross_document_edges, "similarity_threshold", 0.5),
+    ("graph", Ingestor.extract_cross_document_edges, "max_pairs_per_chunk", 3),
+    ("graph", Ingestor.extract_cross_document_edges, "batch_size", 5),
+    ("graph", Ingestor.extract_cross_document_edges, "document_ids", None),
+    ("graph", Neo4jStore.similar_chunk_pairs, "threshold", 0.5),
+    ("graph", Neo4jStore.similar_chunk_pairs, "max_pairs", 3),
+    # --- graph: GraphRetriever ---
+    ("graph", GraphOptions, "max_hops", 2),
+    ("graph", GraphOptions, "graph_weight", 0.3),
+    ("graph", GraphOptions, "vector_weight", 0.7),
+    ("graph", GraphOptions, "hop_decay", (1.0, 0.7, 0.5)),
+    ("graph", GraphOptions, "bidirectional", False),
+    ("graph", GraphOptions, "relation_filter", ()),
+    ("graph", GraphOptions, "min_traversal_score", 0.0),
+    ("graph", GraphOptions, "seed_top_k", 10),
+    ("graph", GraphOptions, "seed_keyword_weight", 0.0),
+    ("graph", GraphRetriever, "filters", ()),
+    ("graph", GraphRetriever, "tracer", None),
+    ("graph", GraphRetriever, "logger", None),
+    ("graph", seed_score, "vector_weight", 0.7),
+    ("graph", seed_score, "graph_weight", 0.3),
+    ("graph", hop_score, "graph_weight", 0.3),
+    ("graph", hop_score, "hop_decay", (1.0, 0.7, 0.5)),
+    # --- entity: entity-boosted retrieval ---
+    ("entity", EntityGraphRetriever, "max_hops", 1),
+    ("entity", EntityGraphRetriever, "entity_boost_direct", 0.3),
+    ("entity", EntityGraphRetriever, "entity_boost_indirect", 0.1),
+    ("entity", EntityGraphRetriever, "use_relationship_strength", True),
+    ("entity", EntityGraphRetriever, "query_entities_top_k", 3),
+    ("entity", EntityGraphRetriever, "relationship_types", None),
+    ("entity", EntityGraphRetriever, "max_sequence", None),
+    ("entity", EntityGraphRetriever, "centrality", None),
+    ("entity", EntityGraphRetriever, "expand", True),
+    ("entity", entity_boost, "direct", 0.3),
+    ("entity", entity_boost, "indirect", 0.1),
+    ("entity", entity_boost, "use_strength", True),
+    ("entity", Neo4jStore.entity_boost_context, "entity_k", 3),
+    ("entity", Neo4jStore.entity_boost_context, "max_hops", 1),
+    # --- local: GraphRAG local search (RetrievalConfig, token budget) ---
+    ("local", LocalSearchRetriever, "top_k_entities", 10),
+    ("local", LocalSearchRetriever, "top_k_relationships", 20),
+    ("local", LocalSearchRetriever, "top_k_community_reports", 3),
+    ("local", LocalSearchRetriever, "top_k_text_units", 10),
+    ("local", LocalSearchRetriever, "max_text_unit_tokens", 4000),
+    ("local", Neo4jStore.local_context, "entity_k", 10),
+    ("local", Neo4jStore.local_context, "max_tokens", 4000),
+    ("local", Neo4jStore.local_context, "relationship_k", 20),
+    ("local", Neo4jStore.local_context, "report_k", 3),
+    ("local", Neo4jStore.community_reports_for_entities, "top_k", 3),
+    # --- triples: triples knowledge graph ---
+    ("triples", GraphBuffer, "batch_size", 64),
+    ("triples", GraphBuffer, "flush_interval", 2.0),
+    ("triples", TripleGraphRetriever, "max_traversal_depth", 2),
+    ("triples", TripleGraphRetriever, "max_expansion_results", 10),
+    ("triples", TripleGraphRetriever, "predicates", ("related_to", "resolved_by", "caused_by", "similar_to")),
+    ("triples", Neo4jStore.expand_triples, "max_depth", 2),
+    ("triples", Neo4jStore.expand_triples, "limit", 10),
+    ("triples", Neo4jStore.expand_triples, "predicates", ("related_to", "resolved_by", "caused_by", "similar_to")),
+    ("triples", Neo4jStore.propagate_confidence, "propagation_rate", 0.3),
+    ("triples", ErrorResolutionRecorder, "propagation_rate", 0.3),
+    # --- pipeline: RAG pipeline ---
+    ("pipeline", IngestOptions, "strategy", "flat"),
+    ("pipeline", IngestOptions, "chunker", None),
+    ("pipeline", IngestOptions, "parent_tokens", 1024),
+    ("pipeline", IngestOptions, "child_tokens", 256),
+    ("pipeline", IngestOptions, "batch_size", 64),
+    ("pipeline", RecursiveChunker, "max_tokens", 512),
+    ("pipeline", RecursiveChunker, "overlap_tokens", 50),
+    ("pipeline", MarkdownChunker, "max_tokens", 1024),
+    ("pipeline", SemanticChunker, "max_tokens", 512),
+    ("pipeline", SemanticChunker, "breakpoint_percentile", 25),
+    ("pipeline", HybridRetriever, "keyword_weight", 0.3),
+    ("pipeline", HybridRetriever, "overfetch", 3),
+    ("pipeline", HybridRetriever, "reranker", None),
+    ("pipeline", HybridRetriever, "min_score", 0.0),
+    ("pipeline", HybridRetriever, "filters", ()),
+    ("pipeline", reciprocal_rank_fusion, "keyword_weight", 0.3),
+    ("pipeline", reciprocal_rank_fusion, "k", 60),
+    ("pipeline", KnowledgeTool, "top_k", 5),
+    ("pipeline", KnowledgeTool, "retriever", None),
 ]
 
 
@@ -172,11 +173,11 @@ def _default(where, option):
 
 
 @pytest.mark.parametrize(
-    "seed, where, option, default",
+    "part, where, option, default",
     SEED_DEFAULTS,
     ids=[f"{s}-{getattr(w, '__qualname__', w)}.{o}" for s, w, o, _ in SEED_DEFAULTS],
 )
-def test_seed_default(seed, where, option, default):
+def test_seed_default(part, where, option, default):
     got = _default(where, option)
     assert got is not M, f"{where.__qualname__} has no option {option!r}"
     if isinstance(default, tuple):

@@ -1,4 +1,4 @@
-"""Seed 003's graph RAG: extraction through a scripted chat model into the buffer and the real
+"""Two-phase graph RAG over triples: extraction through a scripted chat model into the buffer and the real
 store, two-phase retrieval (vector search, then expansion over the triple graph), and the
 formatted context block."""
 

@@ -1,4 +1,4 @@
-"""Seed 003 on the real server: the triple store on the entity graph, its lookups (and their
+"""Triples on the real server: the triple store on the entity graph, its lookups (and their
 plans), the predicate allow-list, clear, confidence propagation, expansion, and the
 GraphBuffer writing through the real store."""
 

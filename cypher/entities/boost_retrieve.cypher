@@ -20,11 +20,11 @@
 // params:
 //   $namespace       STRING        tenant
 //   $embedding       LIST<FLOAT>   query vector
-//   $chunk_k         INTEGER       candidate chunks (the seed's k * 2)
+//   $chunk_k         INTEGER       candidate chunks (default k * 2)
 //   $fetch_k         INTEGER       candidates asked of the chunk index before filtering
 //   $filter          MAP           {document_ids, source_prefix, meta_pairs, created_after, created_before}
 //   $min_similarity  FLOAT         candidates scoring below this are dropped
-//   $entity_k        INTEGER       query entities (the seed's 3)
+//   $entity_k        INTEGER       query entities (default 3)
 //   $entity_fetch_k  INTEGER       candidates asked of the entity index before the namespace filter
 //   $entity_floor    FLOAT         query entities scoring below this are dropped (0 = none)
 //   $entity_keys     LIST<MAP>     word runs of the query: [{key, start, end}] ([] = no named entities)
@@ -32,7 +32,7 @@
 //   $max_hops        INTEGER       hops from the query entities, 0..3
 //   $relation_types  LIST<STRING>  relationship types to follow (null = all)
 //   $max_sequence    INTEGER       follow only relationships with sequence <= this (null = all)
-//   $expand_k        INTEGER       expand when fewer candidates than this (the seed's k; 0 = never)
+//   $expand_k        INTEGER       expand when fewer candidates than this (default k; 0 = never)
 // returns: candidates LIST<MAP>, query_entities LIST<MAP>, related LIST<MAP>, expansion LIST<MAP>
 // browser: :params {namespace: 'demo', embedding: [], chunk_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, min_similarity: 0.0, entity_k: 3, entity_fetch_k: 30, entity_floor: 0.0, entity_keys: [{key: 'neo4j', start: 0, end: 1}], named_max_chunks: 25, max_hops: 1, relation_types: null, max_sequence: null, expand_k: 5}
 // In Browser the query vector comes from the namespace's embedder: `kgrag cypher params entities/boost_retrieve --namespace demo --query "..."` prints this line with it.

@@ -6,7 +6,7 @@
 //                   embedding to the query (chunks without one last), taken in that order
 //                   while the running token total stays within $max_tokens and fewer than
 //                   $unit_k are taken: the first unit that would exceed the budget stops the
-//                   selection (as the seed does);
+//                   selection (as in GraphRAG);
 //   relationships:  RELATED_TO relationships touching those entities, heaviest first (ties:
 //                   both ends among the entities first), at most $relationship_k;
 //   reports:        the communities those entities belong to, highest rank first (ties: more

@@ -12,7 +12,7 @@ from .context import AppContext, emit_json, handle_errors, namespace_option, pas
 __all__ = ["graph", "format_status", "format_stats", "format_triples"]
 
 _LABEL_WIDTH = 15
-#: first column of the stats tables, as wide as the seed's ("PREDICATE        COUNT")
+#: first column of the stats tables, 17 wide ("PREDICATE        COUNT")
 _COLUMN_WIDTH = 17
 
 

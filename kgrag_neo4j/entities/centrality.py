@@ -1,4 +1,4 @@
-"""Entity importance for the seed-001 centrality option: PageRank and max-normalisation.
+"""Entity importance for entity-boosted retrieval's centrality option: PageRank and max-normalisation.
 
 Degree centrality is counted in the database (``store.entity_degrees``,
 ``cypher/entities/degree.cypher``); PageRank runs here, in numpy, over the graph the store
@@ -104,7 +104,7 @@ def pagerank(
 
 
 def normalise_max(scores: Mapping[str, float]) -> dict[str, float]:
-    """Scale scores so the largest is 1.0 (the seed wants centrality in [0, 1]); all-zero or
+    """Scale scores so the largest is 1.0 (the entity boost wants centrality in [0, 1]); all-zero or
     empty input maps to zeros."""
     top = max(scores.values(), default=0.0)
     if top <= 0:

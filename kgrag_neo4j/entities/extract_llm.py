@@ -1,4 +1,4 @@
-"""Entity and relationship extraction with a chat model (GraphRAG / WriterOS style).
+"""Entity and relationship extraction with a chat model (GraphRAG style).
 
 Chunks are sent in batches; the model answers with JSON::
 

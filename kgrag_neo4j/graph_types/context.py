@@ -1,4 +1,4 @@
-"""What seed 002's local search hands back for one query: entities, text units within a token
+"""What GraphRAG local search hands back for one query: entities, text units within a token
 budget, relationships, community reports (GraphRAG's ``RetrievedContext``). The store fills
 it in one round trip; retrieval trims and renders it.
 """
@@ -63,7 +63,7 @@ class LocalReport:
 
 @dataclass(frozen=True, slots=True)
 class LocalContext:
-    """What local search found for one query (the seed's ``RetrievedContext``)."""
+    """What local search found for one query (GraphRAG's ``RetrievedContext``)."""
 
     entities: tuple[LocalEntity, ...] = ()
     text_units: tuple[LocalTextUnit, ...] = ()

@@ -45,7 +45,7 @@ __all__ = [
     "normalise_type",
 ]
 
-#: the entity importance measures seed 001's centrality option takes
+#: the entity importance measures entity-boosted retrieval's centrality option takes
 CENTRALITY_KINDS = ("degree", "pagerank")
 #: hops over RELATED_TO unrolled in cypher/entities/neighbours.cypher and boost_retrieve.cypher
 ENTITY_MAX_HOPS = 3
@@ -191,7 +191,7 @@ class EntityRelation:
     """A directed, typed, weighted relationship ``(source)-[:RELATED_TO {type}]->(target)``.
 
     ``type`` is open vocabulary (``ALLY``, ``CO_OCCURS``, ``caused_by``, ...) and kept as given;
-    ``weight`` is in [0, 1]; ``sequence`` is the seed's "established at" story position.
+    ``weight`` is in [0, 1]; ``sequence`` is the story position the relationship was established at.
     """
 
     source_id: str
@@ -313,7 +313,7 @@ class RelatedEntity:
 
 @dataclass(frozen=True, slots=True)
 class EntityCandidate:
-    """A chunk seed 001 may rank: as a result scored by its closeness alone (``similarity``,
+    """A chunk entity-boosted retrieval may rank: as a result scored by its closeness alone (``similarity``,
     None when the chunk has no embedding), with the entities it mentions. An expansion chunk
     also names the related entity whose source chunk it is (``via_*``)."""
 
@@ -328,7 +328,7 @@ class EntityCandidate:
 
 @dataclass(frozen=True, slots=True)
 class EntityBoostContext:
-    """Everything seed 001's boost needs for one query, read in one round trip."""
+    """Everything the entity boost needs for one query, read in one round trip."""
 
     candidates: tuple[EntityCandidate, ...] = ()
     query_entities: tuple[QueryEntity, ...] = ()

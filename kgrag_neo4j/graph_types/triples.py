@@ -1,8 +1,8 @@
-"""Subject-predicate-object triples (Lango's knowledge graph): the value types, the predicate
+"""Subject-predicate-object triples (the triple knowledge graph): the value types, the predicate
 allow-list and the records the triple store hands back (expansion hits, confidence updates).
 
 A triple is an ``(:Entity)-[:RELATED_TO {type: predicate}]->(:Entity)`` edge. Predicates come
-from an allow-list: Lango's nine, plus any the caller declares.
+from an allow-list: the nine default predicates, plus any the caller declares.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ PREDICATE_DESCRIPTIONS: Mapping[str, str] = {
     LEARNED_FROM: "provenance: the subject was learned from the object",
 }
 DEFAULT_PREDICATES: frozenset[str] = frozenset(PREDICATE_DESCRIPTIONS)
-# The predicates Lango's graph RAG follows when it expands vector results.
+# The predicates the two-phase triple retrieval follows when it expands vector results.
 EXPANSION_PREDICATES: tuple[str, ...] = (RELATED_TO, RESOLVED_BY, CAUSED_BY, SIMILAR_TO)
 
 _PREDICATE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -101,7 +101,7 @@ class Triple:
 
 
 class PredicateRegistry:
-    """The allowed predicates: Lango's nine plus ``extra`` (each must match
+    """The allowed predicates: the nine defaults plus ``extra`` (each must match
     ``^[a-z][a-z0-9_]{0,63}$``). Immutable; ``with_extra`` returns a wider one."""
 
     __slots__ = ("_names",)
@@ -149,7 +149,7 @@ class PredicateRegistry:
 
 @dataclass(frozen=True, slots=True)
 class ExpandedNode:
-    """An entity found by graph expansion (phase 2 of Lango's graph RAG).
+    """An entity found by graph expansion (phase 2 of the two-phase triple retrieval).
 
     ``predicate`` is the type of the edge that reached it from ``from_name`` at hop ``depth``
     (1 = a neighbour of a start entity); ``outgoing`` is True when that edge points from

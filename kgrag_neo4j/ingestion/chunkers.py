@@ -378,7 +378,7 @@ class SemanticChunker:
             return self._fallback.chunk(text)
         try:
             vectors = _as_matrix(self.embed_fn(list(sentences)), len(sentences))
-        except Exception as exc:  # the seed degrades to recursive chunking on any embed failure
+        except Exception as exc:  # semantic chunking degrades to recursive chunking on any embed failure
             logger.warning(
                 "semantic chunking fell back to recursive chunking: embed_fn failed (%s: %s)",
                 type(exc).__name__,

@@ -1,4 +1,4 @@
-"""Chunk-to-chunk edges of one document (seed 000, "How Graph Extraction Works").
+"""Chunk-to-chunk edges of one document: how the chunk graph is extracted.
 
 Three sources, each producing :class:`~kgrag_neo4j.types.ChunkEdge` values:
 
@@ -11,7 +11,7 @@ Three sources, each producing :class:`~kgrag_neo4j.types.ChunkEdge` values:
 Then :func:`dedupe_edges` and :func:`prune_edges`. Everything here is pure except the chat
 calls made by :func:`extract_llm_edges`; nothing touches the store.
 
-Graceful degradation follows the seed: a failing batch (provider error or an answer that is
+Extraction degrades gracefully: a failing batch (provider error or an answer that is
 not JSON) is logged at WARNING and skipped; an invalid edge inside a valid answer is dropped
 and the others kept. Extraction never makes ingestion fail.
 """
@@ -67,11 +67,11 @@ RELATION_MEANINGS: Mapping[RelationType, str] = {
     RelationType.PART_OF: "the source is a component or subset of the target",
     RelationType.SIMILAR_TO: "the two chunks cover overlapping topics",
     # Why "comes right before": build_sequence_edges points from earlier to later chunks
-    # (the seed's chunk[0] -> chunk[1]); model edges must use the same direction.
+    # (chunk[0] -> chunk[1]); model edges must use the same direction.
     RelationType.SEQUENCE: "the source comes right before the target in logical order",
     RelationType.CAUSED_BY: "the source is a consequence of the target",
 }
-"""The eight relation kinds and what each means (seed 000 table), as told to the model."""
+"""The eight relation kinds and what each means, as told to the model."""
 
 EDGE_RESPONSE_SCHEMA: Mapping[str, Any] = {
     "type": "object",
@@ -100,7 +100,7 @@ EDGE_RESPONSE_SCHEMA: Mapping[str, Any] = {
 
 
 def build_sequence_edges(chunks: Iterable[Chunk]) -> list[ChunkEdge]:
-    """``sequence`` edges between consecutive chunks (seed 000 "Sequence Edges").
+    """``sequence`` edges between consecutive chunks.
 
     Chunks are grouped by ``parent_id`` first (None == None: flat chunks, and the top-level
     parents of the parent-child strategy, form one group), then each group is sorted by
@@ -131,7 +131,7 @@ def make_batches(items: Sequence[T], *, batch_size: int = 5, overlap: int = 0) -
     """Sliding windows of ``batch_size`` items, consecutive windows sharing ``overlap``.
 
     Windows start every ``batch_size - overlap`` items. A window of fewer than 2 items is
-    dropped (a lone chunk has no one to relate to). Unlike oasis, windowing stops at the
+    dropped (a lone chunk has no one to relate to). Windowing stops at the
     first window that reaches the end: later windows would only repeat a subset of it and
     cost LLM calls for nothing. Raises :class:`ConfigurationError` unless
     ``batch_size >= 2`` and ``0 <= overlap < batch_size``.
@@ -201,7 +201,7 @@ def _edge_from(item: EdgeItem | None, valid: set[str], origin: str) -> ChunkEdge
 
 
 def parse_edges(response_text: str, batch_ids: Iterable[str], *, origin: str = "llm") -> list[ChunkEdge]:
-    """Parse a model's answer into validated edges (seed 000 "Response parsing").
+    """Parse a model's answer into validated edges.
 
     Accepts ``{"edges": [...]}`` or a bare list, optionally inside a ```` ```json ```` fence
     or surrounded by prose. Each edge is kept only if ``source`` and ``target`` are ids of
@@ -287,7 +287,7 @@ def extract_llm_edges(
     cancel: threading.Event | None = None,
     logger: logging.Logger | None = None,
 ) -> list[ChunkEdge]:
-    """Ask ``chat`` for edges between chunks, batch by batch (seed 000 "LLM-Based Extraction").
+    """Ask ``chat`` for edges between chunks, batch by batch.
 
     Batches come from :func:`make_batches` and run on a pool of ``workers`` threads. Before
     each batch a worker checks ``cancel``: once it is set no further batch is sent and the
@@ -349,7 +349,7 @@ def cross_document_batches(
     pairs: Iterable[tuple[Chunk, Chunk]], *, batch_size: int = 5
 ) -> list[list[Chunk]]:
     """The LLM calls of cross-document extraction: at most ``batch_size`` chunks per call
-    (the seed's ``CrossDocWithBatchSize``, "chunks per LLM call"), and every candidate
+    ("chunks per LLM call"), and every candidate
     pair ``(source, target)`` inside at least one call, so no candidate is lost.
 
     Pairs are grouped by source chunk (in order of first appearance, repeated pairs once);

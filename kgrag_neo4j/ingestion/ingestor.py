@@ -1,6 +1,5 @@
-"""The write path of seed 004: extract -> chunk -> embed in batches -> edges -> store, a
-document with its chunks and edges in one transaction. Options keep the seed's names and
-defaults.
+"""The write path: extract -> chunk -> embed in batches -> edges -> store, a
+document with its chunks and edges in one transaction.
 
 Re-ingesting the same content (same source, same text, same chunking and embedder) is a
 no-op decided before any embedding is computed; a changed document replaces the old one
@@ -1120,7 +1119,7 @@ class Ingestor:
             )
         return {"documents": done, "edges": total, "cross_document": cross, "cancelled": self.cancel_event.is_set()}
 
-    # -- cross-document edges (seed 000) ------------------------------------------------
+    # -- cross-document edges -----------------------------------------------------------
     def extract_cross_document_edges(
         self,
         *,

@@ -1,6 +1,6 @@
 """Token approximation shared by the chunkers and the store.
 
-The seed approximates a token as four characters. A tokenizer would be more exact, but it
+A token is approximated as four characters. A tokenizer would be more exact, but it
 would tie chunk sizes to one model's vocabulary; four characters is close enough for the
 English-heavy text this library targets and costs nothing. Measured against the
 ``tokenizers`` package with WordLlama's own tokenizer (``python -m bench libraries``): on

@@ -1,4 +1,4 @@
-"""Seed 001: entity-boosted retrieval (WriterOS "graph-enhanced retrieval").
+"""Entity-boosted retrieval: vector candidates re-ranked by the entities they mention.
 
 1. the ``k * 2`` chunks nearest the query are the candidates (``scores.vector``: Neo4j's
    normalised cosine, (1 + cos) / 2);
@@ -13,10 +13,10 @@
    ``entity_boost_indirect * (1 / distance) * strength`` (0.1 * ...) per related entity it
    mentions (:func:`kgrag_neo4j.retrieval.scoring.entity_boost`); with ``centrality``
    (``"degree"`` or ``"pagerank"``, scaled to [0, 1]) the indirect term is further multiplied
-   by the related entity's centrality (the seed's "PageRank-style entity importance"), so a hub
+   by the related entity's centrality (PageRank-style entity importance), so a hub
    boosts more than a leaf; direct terms are never scaled;
 5. candidates are re-ranked by ``similarity + boost``, where ``similarity`` is the raw cosine
-   (``score_scale="cosine"``, the seed's: its store returns cosine) or Neo4j's normalised
+   (``score_scale="cosine"``, the original formula's) or Neo4j's normalised
    ``(1 + cos) / 2`` (``score_scale="normalized"``: the boost then weighs twice as much
    against a difference in closeness);
 6. with ``expand`` and fewer than ``k`` candidates, the source chunks of the related entities
@@ -50,7 +50,7 @@ __all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
 
 log = logging.getLogger("kgrag_neo4j.retrieval.entity")
 
-#: what a candidate's closeness is before its boost is added: "cosine" as the seed, or Neo4j's
+#: what a candidate's closeness is before its boost is added: "cosine" as the original formula, or Neo4j's
 #: normalised "(1 + cos) / 2"
 SCORE_SCALES = ("cosine", "normalized")
 #: query entities less close than this (normalised cosine) boost nothing; chosen on the train files
@@ -60,14 +60,14 @@ MAX_HOPS = ENTITY_MAX_HOPS
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class EntityRetrievalTrace:
-    """What the last ``retrieve`` saw: for logging, debugging and the seed's metrics."""
+    """What the last ``retrieve`` saw: for logging, debugging and the boost metrics."""
 
     query_entities: tuple[dict[str, Any], ...]
     related: tuple[dict[str, Any], ...]
     candidates: int
     expanded: int
     round_trips: int
-    #: results returned, and the mean and largest boost among them (the seed's metrics: an
+    #: results returned, and the mean and largest boost among them (the boost metrics: an
     #: average above 0.1 says the graph adds value, a huge maximum hints at a bug)
     returned: int = 0
     avg_boost: float = 0.0
@@ -87,12 +87,12 @@ def _round_trips(store: object) -> int:
 
 
 class EntityGraphRetriever:
-    """Vector candidates re-ranked by the entities they mention (seed 001); see the module
-    docstring for the algorithm. Defaults are the seed's.
+    """Vector candidates re-ranked by the entities they mention; see the module
+    docstring for the algorithm. Defaults are the original formula's.
 
     Needs a store with the entity capability (``Neo4jStore``). ``filters`` restrict the chunks
     (candidates and expansion alike); ``min_similarity`` drops weak candidates before the
-    expansion rule counts them (0 keeps the seed's behaviour).
+    expansion rule counts them (0 keeps the original behaviour).
     """
 
     kind = "entity"

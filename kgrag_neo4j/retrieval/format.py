@@ -1,4 +1,4 @@
-"""Turn results into the text an agent reads (the seed's KnowledgeTool output)."""
+"""Turn results into the text an agent reads (the knowledge tool's output)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def format_knowledge(
     results: Sequence[RetrievalResult], *, max_chars: int | None = 1200, show_scores: bool = False,
     show_ids: bool = False,
 ) -> str:
-    """Numbered results with title and source; graph-found ones carry the seed's
+    """Numbered results with title and source; graph-found ones carry their
     ``↳ Related: "description" (relation)`` lines. Usable as a tool's return body.
 
     ``show_scores``: each heading ends with the score and the parts it adds up to, when they

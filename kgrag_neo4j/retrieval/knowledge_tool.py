@@ -7,7 +7,7 @@ chat APIs), ``execute(arguments)`` for the JSON argument string a model produces
 back as ``ToolResult.error``, never raised into the agent loop), and ``tool(query)`` /
 ``tool.run(query)`` for frameworks that wrap a plain function.
 
-Defaults are the seed's (Oasis ``knowledge.New``): a ``HybridRetriever`` over the store and
+Defaults: a ``HybridRetriever`` over the store and
 embedder when no ``retriever`` is given, and ``top_k`` 5. The output lists the results under
 ``From knowledge base:`` with graph-found results carrying their ``↳ Related`` lines
 (:func:`kgrag_neo4j.retrieval.format.format_knowledge`).

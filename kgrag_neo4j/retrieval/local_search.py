@@ -1,16 +1,16 @@
-"""Seed 002: GraphRAG local search on Neo4j.
+"""GraphRAG local search on Neo4j.
 
 query -> embedding -> the ``top_k_entities`` (10) entities whose description embedding is
 nearest -> the chunks ("text units") mentioning them, ranked by the cosine of their stored
 embedding to the query and taken in that order while they fit ``max_text_unit_tokens`` (4000;
-the first unit that would overflow stops the selection, as the seed does), at most
+the first unit that would overflow stops the selection, as in GraphRAG), at most
 ``top_k_text_units`` (10) of them -> the
 ``top_k_relationships`` (20) heaviest relationships touching those entities -> the reports of
 the ``top_k_community_reports`` (3) highest-ranked communities those entities belong to.
 
 On ``Neo4jStore`` all of it is ONE database round trip (``cypher/entities/local_context``);
 the similarities are computed in the database from the stored chunk embeddings (nothing is
-re-embedded at query time, unlike the seed). ``filters`` restrict the text units (and the
+re-embedded at query time, unlike GraphRAG). ``filters`` restrict the text units (and the
 entities to those some passing chunk mentions); ``min_similarity`` drops text units less close
 to the query. ``context(query)`` returns the whole
 :class:`LocalContext` (``to_text()`` renders it for a prompt); ``retrieve(query, top_k)``
@@ -42,7 +42,7 @@ __all__ = [
 
 
 class LocalSearchRetriever:
-    """GraphRAG local search (seed 002); defaults are the seed's. See the module docstring."""
+    """GraphRAG local search with GraphRAG's defaults. See the module docstring."""
 
     kind = "local"
 
@@ -102,7 +102,7 @@ class LocalSearchRetriever:
             min_similarity=self.min_similarity,
             filters=self.filters,
         )
-        # the seed's top_k_text_units caps the units the token budget let through
+        # top_k_text_units caps the units the token budget let through
         return dataclasses.replace(ctx, text_units=ctx.text_units[: self.top_k_text_units])
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:

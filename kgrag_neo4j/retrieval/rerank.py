@@ -1,4 +1,4 @@
-"""Rerankers: the last, optional stage of a retriever (seed 004).
+"""Rerankers: the last, optional stage of a retriever.
 
 - ``ScoreReranker``: no external call; drops results under a minimum score and re-sorts.
 - ``LLMReranker``: asks a ``ChatProvider`` for a 0-10 relevance rating per result; the score
@@ -106,7 +106,7 @@ class LLMReranker:
             try:
                 reply = self.chat.chat(self._messages(query, chunk), json_schema=RATINGS_SCHEMA)
                 ratings.extend(parse_ratings(reply, len(chunk)))
-            except Exception as exc:  # Why: the seed's contract is graceful degradation on any LLM failure
+            except Exception as exc:  # Why: a reranker degrades gracefully on any LLM failure (the results as they were)
                 logger.warning(
                     "LLM rerank failed on results %d-%d (%s: %s); results pass through unchanged",
                     start, start + len(chunk) - 1, type(exc).__name__, exc,

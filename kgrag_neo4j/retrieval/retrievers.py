@@ -1,8 +1,8 @@
-"""The retrievers of seeds 004 and 000: vector, hybrid (RRF) and graph.
+"""The chunk retrievers: vector, hybrid (RRF) and graph.
 
 They orchestrate store and provider calls; every formula lives in ``scoring.py``. Optional
-store capabilities are discovered with ``isinstance`` and their absence degrades silently,
-as the seeds specify. Each body is written once as steps (``steps.py``): ``retrieve`` runs it
+store capabilities are discovered with ``isinstance`` and their absence degrades silently
+(graph to vector, hybrid to vector). Each body is written once as steps (``steps.py``): ``retrieve`` runs it
 with plain calls, ``await aretrieve`` on the store's async reads.
 """
 
@@ -72,7 +72,7 @@ def embed_query(store: object, embedder: EmbeddingProvider, query: str) -> Steps
 
 
 def _resolve_parent_results(store: Store, results: list[RetrievalResult]) -> Steps[list[RetrievalResult]]:
-    """Seed 004: a matched child becomes its parent; of siblings only the best survives.
+    """Parent-child resolution: a matched child becomes its parent; of siblings only the best survives.
     A failing parent lookup leaves the results as they are."""
     parent_ids = sorted({r.parent_id for r in results if r.parent_id})
     if not parent_ids:
@@ -149,10 +149,10 @@ class VectorRetriever(_Traced):
 
 
 class HybridRetriever(_Traced):
-    """Seed 004: vector + keyword (when the store is a ``KeywordSearcher``) fused with RRF,
+    """Vector + keyword (when the store is a ``KeywordSearcher``) fused with RRF,
     parent-child resolution, optional reranker, minimum score, filters on both paths.
 
-    Options and defaults are the seed's: ``keyword_weight`` 0.3, ``overfetch`` 3,
+    Defaults: ``keyword_weight`` 0.3, ``overfetch`` 3,
     ``reranker`` None, ``min_score`` 0. The two searches run concurrently (two round trips,
     latency of the slower); the fused score is normalised RRF in [0, 1].
     """
@@ -232,7 +232,7 @@ def fuse_results(
 
 
 class GraphRetriever(_Traced):
-    """Seed 000: seeds from vector (or RRF hybrid) search, expansion over chunk edges with hop
+    """Hop-decayed graph traversal: seeds from vector (or RRF hybrid) search, expansion over chunk edges with hop
     decay, blended scores, graph context on every graph-found result.
 
     ``blend="propagate"`` (the default) lets a graph-found chunk that is close to the query
@@ -240,7 +240,7 @@ class GraphRetriever(_Traced):
     the query names; ``blend="seed"`` is the original formula exactly (see ``GraphOptions``).
 
     On a store with the native capability (``GraphTraverser``, i.e. ``Neo4jStore``) the whole
-    retrieval is one Cypher statement; on any other ``GraphStore`` it is the seed's per-hop
+    retrieval is one Cypher statement; on any other ``GraphStore`` it is the original per-hop
     ``get_edges`` loop (same results, one round trip per hop); on a plain ``Store`` it is
     vector-only. A traversal that fails returns the seeds as they are.
     """
@@ -392,7 +392,7 @@ class GraphRetriever(_Traced):
         hits = {}
         store = self.store
         if traverse and start and isinstance(store, GraphStore):
-            # the seed's per-hop loop for any GraphStore (in an event loop: in a worker thread)
+            # the original per-hop loop for any GraphStore (in an event loop: in a worker thread)
             hits = yield Call.of(
                 expand_per_hop,
                 start,

@@ -3,8 +3,8 @@ entity boosts and parent-child resolution.
 
 Nothing here talks to a database or a provider. Every function takes plain values (ids,
 floats, the dataclasses of :mod:`kgrag_neo4j.types`) and returns new ones, so each formula
-can be checked by hand against the seeds: seed 004 for Reciprocal Rank Fusion and
-parent-child resolution, seed 000 for graph scores and the BFS, seed 001 for entity boosts.
+can be checked by hand: Reciprocal Rank Fusion, parent-child resolution, hop-decayed graph
+scores and the per-hop BFS, and entity boosts.
 
 Scores are floats where larger is better. Every ordering returned here is total: equal
 scores are broken by the rule documented on the function, never by dict or set order.
@@ -64,7 +64,7 @@ def _hop(hop: Any) -> int:
     return check_int(hop, "hop", minimum=1, error=InputError)  # hop 0 is a seed: it has no edge
 
 
-# --- Reciprocal Rank Fusion (seed 004) ---------------------------------------------------
+# --- Reciprocal Rank Fusion --------------------------------------------------------------
 
 
 def _ids_in_rank_order(ranked: Iterable[Any], which: str) -> list[str]:
@@ -94,14 +94,14 @@ def reciprocal_rank_fusion(
     k: float = RRF_K,
     normalize: bool = True,
 ) -> list[tuple[str, float]]:
-    """Merge a vector and a keyword ranking with weighted Reciprocal Rank Fusion (oasis).
+    """Merge a vector and a keyword ranking with weighted Reciprocal Rank Fusion.
 
     Each input is in rank order (best first) and may hold chunk ids, ``(id, score)`` pairs or
     objects with an ``id`` (their scores are ignored: RRF only looks at ranks). An id at
     1-based rank ``r`` of a list adds ``weight / (k + r)``, where the vector list weighs
     ``1 - keyword_weight`` and the keyword list ``keyword_weight``.
 
-    With ``normalize`` (the default, as in oasis) the sum is multiplied by ``k + 1``: the best
+    With ``normalize`` (the default) the sum is multiplied by ``k + 1``: the best
     possible score (rank 1 in both lists) becomes 1.0, so fused scores lie in [0, 1] and
     minimum-score thresholds mean the same thing as for cosine scores.
 
@@ -128,14 +128,14 @@ def reciprocal_rank_fusion(
     return [(chunk_id, score * scale) for chunk_id, score in ordered]
 
 
-# --- graph scores (seed 000) -------------------------------------------------------------
+# --- graph scores (hop-decayed traversal) ------------------------------------------------
 
 
 def seed_score(vector_score: float, *, vector_weight: float = 0.7, graph_weight: float = 0.3) -> float:
     """Blended score of a seed chunk: ``vector_weight * vector_score + graph_weight * 1.0``.
 
-    A seed counts as fully graph-relevant (1.0): it is where the traversal starts. Example
-    from the seed: cosine 0.9 -> ``0.7 * 0.9 + 0.3 = 0.93``.
+    A seed counts as fully graph-relevant (1.0): it is where the traversal starts. Example:
+    cosine 0.9 -> ``0.7 * 0.9 + 0.3 = 0.93``.
     """
     vw = _number("vector_weight", vector_weight)
     gw = _number("graph_weight", graph_weight)
@@ -154,7 +154,7 @@ def hop_score(
 
     ``hop_decay[0]`` belongs to the seeds and is never used here. A hop beyond the end of
     ``hop_decay`` uses its last value, so a decay list shorter than ``max_hops`` keeps the
-    last factor instead of failing. Example from the seed: hop 2, edge 0.8 ->
+    last factor instead of failing. Example: hop 2, edge 0.8 ->
     ``0.3 * 0.8 * 0.5 = 0.12``.
     """
     _hop(hop)
@@ -226,7 +226,7 @@ def expand_per_hop(
     *,
     similarity: SimilarityFetcher | None = None,
 ) -> dict[str, GraphHit]:
-    """The seed's per-hop BFS: one ``get_edges`` (and, if bidirectional, one
+    """The original per-hop BFS: one ``get_edges`` (and, if bidirectional, one
     ``get_incoming_edges``) call per hop with the whole frontier.
 
     This is the fallback for a ``GraphStore`` without the native one-statement traversal;
@@ -338,7 +338,7 @@ class RankedChunk:
 
     ``seed_score`` is the score the seed search gave (vector cosine, or the fused RRF score
     under hybrid seeding) and is None for graph-only chunks; ``graph`` is how a graph-only
-    chunk was reached and is None for seeds (seeds carry no graph context, as in the seed).
+    chunk was reached and is None for seeds (seeds carry no graph context).
     """
 
     chunk_id: str
@@ -360,7 +360,7 @@ def blend_and_rank(
     graph_weight: float = 0.3,
     blend: str = "seed",
 ) -> list[RankedChunk]:
-    """The final graph-retrieval ordering (seed 000 "Score blending").
+    """The final graph-retrieval ordering (score blending).
 
     Under ``"seed"`` seeds score :func:`seed_score` of their search score; under
     ``"propagate"`` the seed results already carry their final scores
@@ -402,7 +402,7 @@ def _top_k(top_k: Any) -> int:
     return check_int(top_k, "top_k", minimum=1, error=InputError)
 
 
-# --- entity boost (seed 001, Step 4) -----------------------------------------------------
+# --- entity boost (entity-boosted retrieval, step 4) -------------------------------------
 
 
 def entity_boost(
@@ -448,13 +448,13 @@ def entity_boost(
     return boost, explanation
 
 
-# --- parent-child resolution (seed 004) --------------------------------------------------
+# --- parent-child resolution -------------------------------------------------------------
 
 
 def resolve_parents(
     results: Iterable[RetrievalResult], parent_lookup: Mapping[str, Chunk]
 ) -> list[RetrievalResult]:
-    """Replace matched child chunks by their parent (seed 004 "Parent-Child Resolution").
+    """Replace matched child chunks by their parent (parent-child resolution).
 
     A result with a ``parent_id`` found in ``parent_lookup`` becomes the parent: its id,
     content, chunk index and metadata, keeping the child's score, component scores and graph

@@ -1,4 +1,4 @@
-"""Lango's two-phase graph RAG on the triple graph (seed 003).
+"""Two-phase graph RAG on the triple graph: vector search, then expansion over triples.
 
 Phase 1 is vector search over chunks (``store.search_chunks``). Phase 2 expands from every
 phase-1 chunk over the chosen predicates, 1..``max_traversal_depth`` hops, at most
@@ -12,7 +12,7 @@ and a ``CONCEPT`` a triple named are the same starting point. Scanning every ent
 against the chunk text was rejected: it reads the whole entity set per query.
 
 A store without ``expand_triples`` gives phase-1 results only, and a failing expansion is
-logged and skipped, as Lango does.
+logged and skipped: the phase-1 results still come back.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def format_context(
     *,
     collection: str = "knowledge",
 ) -> str:
-    """The seed's context block: a semantic section, then a graph-expanded section.
+    """The context block: a semantic section, then a graph-expanded section.
 
     Each phase-1 result is ``### [<collection>] <document id>`` and its content (the chunk
     id when it has no document; ``metadata["collection"]`` overrides ``collection``); results
@@ -89,7 +89,7 @@ class GraphRAGResult:
 class TripleGraphRetriever:
     """Vector search, then expansion over the triple graph (module docstring).
 
-    Options (the seed's defaults): ``predicates`` followed in phase 2 (related_to,
+    Options (defaults): ``predicates`` followed in phase 2 (related_to,
     resolved_by, caused_by, similar_to), ``max_traversal_depth`` 2 (1..3),
     ``max_expansion_results`` 10, ``top_k`` phase-1 results 5, ``filters`` for phase 1,
     ``collection`` the label of phase-1 results in the formatted context.

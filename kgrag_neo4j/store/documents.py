@@ -1,4 +1,4 @@
-"""Documents and chunks capability of Neo4jStore: the seed's ``Store`` plus keyword search.
+"""Documents and chunks capability of Neo4jStore: the ``Store`` protocol plus keyword search.
 
 ``store_document`` is one write transaction: check the stored content hash, upsert the
 document and drop its stale chunks, upsert the chunks (in statements of ``CHUNK_ROWS`` rows).

@@ -1,8 +1,8 @@
 """Entity-graph capability of Neo4jStore: entities, their relationships and chunk mentions
-(seeds 001 and 002), and the reads centrality and Leiden start from.
+(entity-boosted retrieval and local search), and the reads centrality and Leiden start from.
 
-Writes are idempotent ``UNWIND ... MERGE`` statements in batches; the entity retrieval of seed
-001 and the local-search context of seed 002 are one statement each
+Writes are idempotent ``UNWIND ... MERGE`` statements in batches; the entity-boosted retrieval
+and the local-search context are one statement each
 (``cypher/entities/boost_retrieve`` and ``cypher/entities/local_context``). The store counts
 degrees in the database and reads the weighted entity graph in one query; PageRank over it
 runs in ``entities/centrality.py``, Leiden in ``communities/``.
@@ -385,7 +385,7 @@ class EntitiesMixin:
         entity_keys: Sequence[Mapping[str, Any]] = (),
         named_max_chunks: int = 25,
     ) -> Plan[EntityBoostContext]:
-        """Candidates, query entities, related entities and expansion chunks of seed 001 in ONE
+        """Candidates, query entities, related entities and expansion chunks of entity-boosted retrieval in ONE
         round trip (``cypher/entities/boost_retrieve.cypher``);
         ``retrieval.entity.EntityGraphRetriever`` does the arithmetic."""
         _check_top_k(chunk_k)
@@ -428,7 +428,7 @@ class EntitiesMixin:
         min_similarity: float = 0.0,
         filters: Sequence[ChunkFilter] = (),
     ) -> Plan[LocalContext]:
-        """The local-search context of seed 002 in ONE round trip
+        """The local-search context in ONE round trip
         (``cypher/entities/local_context.cypher``): entities, text units within the token
         budget (at most ``unit_k``, of the chunks passing ``filters`` and scoring at least
         ``min_similarity``), relationships, community reports."""

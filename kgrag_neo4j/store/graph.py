@@ -1,4 +1,4 @@
-"""Chunk-graph capability of Neo4jStore: the seed's ``GraphStore`` plus the Neo4j-native
+"""Chunk-graph capability of Neo4jStore: the ``GraphStore`` protocol plus the Neo4j-native
 ``GraphTraverser`` (the whole graph retrieval in one statement, ``cypher/graph/retrieve``)."""
 
 from __future__ import annotations

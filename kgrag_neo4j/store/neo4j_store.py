@@ -1,9 +1,8 @@
 """Neo4jStore: the only class that talks to the database.
 
-Each capability lives in its own mixin module (documents, schema, graph, entities, ...), the
-way the Go seed keeps one file per capability; this class only composes them and owns the
-driver's lifetime. ``Neo4jStore(driver)`` borrows a driver; ``Neo4jStore.connect(settings)``
-creates one and closes it on ``close()``.
+Each capability lives in its own mixin module (documents, schema, graph, entities, ...);
+this class only composes them and owns the driver's lifetime. ``Neo4jStore(driver)`` borrows
+a driver; ``Neo4jStore.connect(settings)`` creates one and closes it on ``close()``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Triple capability of Neo4jStore: Lango's subject-predicate-object store on the entity graph.
+"""Triple capability of Neo4jStore: the subject-predicate-object store on the entity graph.
 
 A triple is ``(:Entity)-[:RELATED_TO {type: predicate, origin: 'triple'}]->(:Entity)``, so
 triples, extracted entities and communities are one graph that Browser users can walk.
@@ -16,7 +16,7 @@ triple was read from: the chunk gets ``MENTIONS`` edges to both ends, which is h
 reaches the triples from vector hits).
 
 Lookups never scan: subject and object lookups seek the ``entity_namespace_name`` index and
-expand the node's relationships (Lango's SPO and OSP/POS indexes become adjacency), predicate
+expand the node's relationships (SPO and OSP/POS indexes become adjacency), predicate
 lookups seek the ``related_to_type`` relationship index.
 """
 
@@ -166,7 +166,7 @@ class TriplesMixin:
     def add_triples(self, triples: Iterable[Triple], *, registry: PredicateRegistry | None = None) -> int:
         """Upsert triples in ONE transaction; return how many distinct triples were written.
 
-        Every predicate must be in ``registry`` (default: Lango's nine); otherwise nothing is
+        Every predicate must be in ``registry`` (default: the nine default predicates); otherwise nothing is
         written and ``InputError`` names the triple and the allowed predicates. Idempotent:
         adding the same triples again changes nothing but weight (highest kept) and metadata
         (latest non-empty kept). Usable as ``GraphBuffer(write_fn=store.add_triples)``.
@@ -197,13 +197,12 @@ class TriplesMixin:
                 return total
 
     def propagate_confidence(self, tool: str, *, propagation_rate: float = 0.3) -> list[ConfidenceUpdate]:
-        """Lango's confidence propagation when ``tool`` succeeds after failures, in one statement.
+        """Confidence propagation when ``tool`` succeeds after failures, in one statement.
 
         The errors the tool caused (``error -caused_by-> tool``) are its past failures; the
         errors ``similar_to`` them (either direction) are where the success teaches something;
-        a *learning* is an entity such a similar error is ``resolved_by`` (the fix, which
-        Lango also links ``learned_from`` its session; that provenance edge is not needed
-        here). Each learning reached gains ``0.1 * propagation_rate`` once per call (0.03 with
+        a *learning* is an entity such a similar error is ``resolved_by`` (the fix; its
+        ``learned_from`` provenance edge is not needed here). Each learning reached gains ``0.1 * propagation_rate`` once per call (0.03 with
         the default 0.3), starting from ``DEFAULT_CONFIDENCE`` (0.5) when it has no
         ``confidence`` property yet, capped at 1.0. ``confidence`` is stored on the learning
         entity. Returns the updates, by name; none if the tool caused no error.
@@ -229,7 +228,7 @@ class TriplesMixin:
         self,
         subject: str | None = None,
         predicate: str | None = None,
-        object: str | None = None,  # noqa: A002 - the seed's name for the third term
+        object: str | None = None,  # noqa: A002 - the triple's name for the third term
         limit: int = 100,
         *,
         registry: PredicateRegistry | None = None,
@@ -275,7 +274,7 @@ class TriplesMixin:
         return int(self.runner.read("triples/count", namespace=self.namespace)[0]["triples"])
 
     def predicate_stats(self) -> dict[str, int]:
-        """Triples per predicate, most used first (Lango's PredicateStats)."""
+        """Triples per predicate, most used first (predicate statistics)."""
         rows = self.runner.read("triples/predicate_stats", namespace=self.namespace)
         return {r["predicate"]: int(r["triples"]) for r in rows}
 

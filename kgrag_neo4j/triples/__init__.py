@@ -1,4 +1,4 @@
-"""Subject-predicate-object triples (Lango): model, parsing, extraction, buffered writes.
+"""Subject-predicate-object triples: model, parsing, extraction, buffered writes.
 
 Pure code: ``GraphBuffer`` takes the store's write function; nothing here imports the driver.
 """

@@ -1,4 +1,4 @@
-"""``GraphBuffer``: batched, background writes of triples (Lango's async graph buffer).
+"""``GraphBuffer``: batched, background writes of triples (an async graph buffer).
 
 Producers ``enqueue`` triples and go on; one background thread hands them to ``write_fn`` in
 batches of ``batch_size`` (64), or sooner when the oldest waiting triple has waited

@@ -1,4 +1,4 @@
-"""Triples from text with a chat model (Lango's extractor): prompt, parse, validate.
+"""Triples from text with a chat model: prompt, parse, validate.
 
 The caller decides where they go, typically ``GraphBuffer.enqueue(extract_triples(...))``.
 """

@@ -1,4 +1,4 @@
-"""Parsing subject-predicate-object triples (Lango's knowledge graph) out of model output.
+"""Parsing subject-predicate-object triples out of model output.
 
 The value types and the predicate allow-list live in ``kgrag_neo4j.graph_types.triples`` and
 are re-exported here. Model output is parsed leniently (bullets, markdown table pipes, code

@@ -2,7 +2,7 @@
 
 ``GraphBuffer(write_fn=store.add_triples)`` already works (``add_triples`` takes a list and
 returns a count); ``store_write_fn`` adds a predicate registry with extra predicates, and
-``extract_and_enqueue`` is Lango's "extract, validate, hand to the async buffer" step.
+``extract_and_enqueue`` is the "extract, validate, hand to the async buffer" step.
 Pure: the store is anything with ``add_triples``.
 """
 
@@ -30,7 +30,7 @@ class TripleWriter(Protocol):
 
 def store_write_fn(store: TripleWriter, *, registry: PredicateRegistry | None = None) -> Callable[[list[Triple]], int]:
     """A ``write_fn`` for ``GraphBuffer`` that writes to ``store`` with ``registry``'s
-    predicates allowed (Lango's nine when None)."""
+    predicates allowed (the nine defaults when None)."""
     if not isinstance(store, TripleWriter):
         raise InputError(f"{type(store).__name__} cannot write triples (no add_triples)")
     if registry is None:
