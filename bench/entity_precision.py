@@ -39,12 +39,15 @@ FIXTURE = ROOT / "tests" / "fixtures" / "entity_precision.jsonl"
 #: the demo corpus as it was when the fixture was drawn
 DEMO_COMMIT = "629ea26"
 CORPORA = ("demo", "musique", "hotpotqa")
+COMMON_WORDS = ROOT / "kgrag_neo4j" / "entities" / "common_words.txt"
 _STATS = ("support", "person", "location", "weak", "occurrences", "titles")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fixture", default=str(FIXTURE), help="the labelled names (JSON Lines)")
     p.add_argument("--show", action="store_true", help="list every fixture name with its label and what the extractor says")
+    p.add_argument("--write-common-words", action="store_true",
+                   help=f"write {COMMON_WORDS.relative_to(ROOT)} from the train corpora (see common_words) and stop")
 
 
 def _git_show(path: str) -> str:
@@ -97,6 +100,31 @@ def vocabulary(chunks: Iterable[tuple[str, str, str]]) -> dict[str, dict[str, An
     return out
 
 
+def common_words() -> list[str]:
+    """The words the offline extractor takes for common English words
+    (``kgrag_neo4j/entities/common_words.txt``): in the MuSiQue and HotpotQA train corpora
+    (encyclopaedic English, 2,884 paragraphs), letters only, at least 3 of them, written in
+    lower case at least 3 times and at least 3 times as often as capitalised inside a sentence.
+    "film", "asked", "community" are; "new", "national", "twins", "apple" are not (capitalised
+    too often, or too rare)."""
+    import re
+
+    from .datasets import load
+
+    word = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
+    lower: dict[str, int] = defaultdict(int)
+    capitalised: dict[str, int] = defaultdict(int)
+    for name in ("musique", "hotpotqa"):
+        for p in load(name, split="train").paragraphs:
+            for sentence in re.split(r"(?<=[.!?])\s+|\n", p.text):
+                for i, w in enumerate(word.findall(sentence)):
+                    if w.islower():
+                        lower[w] += 1
+                    elif i > 0 and w[0].isupper() and w[1:].islower():
+                        capitalised[w.lower()] += 1
+    return sorted(w for w, n in lower.items() if len(w) >= 3 and n >= 3 and n >= 3 * capitalised[w])
+
+
 def _load_fixture(path: str) -> list[dict[str, Any]]:
     try:
         lines = Path(path).read_text().splitlines()
@@ -134,6 +162,11 @@ def measure(rows: Sequence[dict[str, Any]], vocabularies: dict[str, dict[str, di
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from kgrag_neo4j.graph_types.entities import normalise_name
 
+    if getattr(args, "write_common_words", False):
+        words = common_words()
+        COMMON_WORDS.write_text("\n".join(words) + "\n")
+        print(f"{len(words)} words -> {COMMON_WORDS}")
+        return {"common_words": len(words)}
     rows = _load_fixture(args.fixture)
     unknown = sorted({r["corpus"] for r in rows} - set(CORPORA))
     if unknown:

@@ -6,6 +6,7 @@ import bisect
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..errors import InputError
 from ..validation import check_choice, check_int
@@ -62,8 +63,33 @@ _HONORIFICS = frozenset(
     """mr mrs ms miss mx dr prof professor sir dame lord lady king queen prince princess ser
     president senator general captain capt colonel col lieutenant lt sergeant sgt judge maester
     emperor empress duke duchess baron baroness pope bishop rev reverend mayor governor gov
-    chancellor archbishop cardinal""".split()
+    chancellor archbishop cardinal premier""".split()
 )
+# Words written in capitals in code and its documentation, not names: Cypher and SQL keywords,
+# type names, placeholders of a usage line (FOLDER, VALUE), log levels, and abbreviations of
+# common nouns and units (CPU, ID, MB). An acronym spelling one of these is not a name.
+_CODE_WORDS = frozenset(
+    """add all alter and any as asc ascending begin boolean by call case commit constraint create
+    database date datetime delete desc descending detach distinct drop duration else end exists
+    explain false float for foreach from index integer is key limit list load map match merge node
+    not null on optional or order path point profile pull remove return rollback run set show skip
+    string text then true union unique unwind use value when where with xor yield select insert
+    update into values table join left right inner outer group having offset default primary
+    foreign references int bigint varchar char bool bytes byte double long number object array
+    none void args arg kwargs options option command file files folder dir directory name names
+    id ids uri url urls path query question answer note notes warning warnings error errors info
+    debug trace fatal todo fixme new old version source target type types label labels
+    relationship relationships property properties parent child concept entity person
+    api apis cpu cpus gpu ram os ui gui cli sdk vm llm llms lts io ok eof tmp env
+    kb mb gb tb kib mib gib tib ms ns us utc gmt""".split()
+)
+# Common English words (lower case): written in lower case at least three times as often as
+# capitalised inside a sentence in encyclopaedic text ("film", "asked", "community"; not "new",
+# "national", "apple"). A lone one capitalised is a name only where nothing else explains the
+# capital. Made by `python -m bench entity_precision --write-common-words`.
+_COMMON_WORDS = frozenset(Path(__file__).with_name("common_words.txt").read_text(encoding="utf-8").split())
+_ARTICLES = frozenset(("a", "an"))
+_PLACE_ABBREVIATIONS = frozenset(("st", "mt", "ft"))
 _LOCATION_PREPOSITIONS = frozenset("in near inside outside across throughout within".split())
 # "near X" says X is a place; "in X" says so only after a verb of place ("lived in X"): "written
 # in Python" or "in 1990" are not places. A bare "in" is a weak cue (see ``_type_of``).
@@ -80,13 +106,20 @@ _ORG_WORDS = frozenset(
     committee department ministry foundation party church club team union organization
     organisation commission court army navy press labs laboratory laboratories hospital museum
     house order guild brotherhood watch federation league fund trust bureau office
-    parliament senate congress""".split()
+    parliament senate congress records pictures studios airlines airways network networks
+    entertainment publishing publishers orchestra band""".split()
 )
 _LOCATION_WORDS = frozenset(
     """river mountain mountains mount mt lake sea ocean island isle islands isles valley city county
     street st road avenue bay coast desert forest kingdom republic province state states park
     bridge castle hill hills gulf peninsula canyon falls harbor harbour port fort square village
-    town region district empire continent""".split()
+    town region district empire continent stadium arena airport station pond creek canal
+    highway palace cathedral abbey monastery temple tower""".split()
+)
+# The last word of the names of events, works and programmes: not a person's.
+_OTHER_WORDS = frozenset(
+    """festival day war battle program programme series show award awards prize cup championship
+    championships games olympics trilogy album song film novel revolution rebellion treaty""".split()
 )
 _LOCATION_FIRST = frozenset("new north south east west upper lower northern southern eastern western".split())
 _SUFFIXES_PERSON = frozenset("jr sr ii iii iv".split())
@@ -97,7 +130,11 @@ _ABBREVIATIONS = _HONORIFICS | frozenset(
 
 _TOKEN = re.compile(r"[^\W_](?:[\w&'\u2019-]*[^\W_])?")
 _SENTENCE_END = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*\s+|\n\s*\n")
-_NAME_GAP = re.compile(r"[ \t\u00a0]+")
+# the words of a name are spaces apart; a tab, or two spaces between a word in capitals and
+# one that is not, separate the columns of a table or of a command's help ("TEXT  Tenant")
+_NAME_GAP = re.compile(r"[ \u00a0]+")
+_PLURAL_ACRONYM = re.compile(r"[A-Z][A-Z0-9]+s")
+_ROMAN = re.compile(r"[IVXLC]+")
 _TITLE_GAP = re.compile(r"\.?[ \t\u00a0]+")
 _YEAR = re.compile(r"(?<!\w)(?<!\d[.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
 _SPACES = re.compile(r"\s+")
@@ -112,7 +149,7 @@ def _split_sentences(text: str) -> list[tuple[int, int]]:
             before = text[start : m.start()].rsplit(None, 1)
             word = before[-1].lower() if before else ""
             # "Mr. Stark", "e.g. this", "George R. Martin": the dot ends a word, not a sentence.
-            if word.rstrip(".") in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+            if word.rstrip(".") in _ABBREVIATIONS or (len(word) == 1 and word.isalpha() and word.isupper()):
                 continue
         end = m.start() + len(m.group(0).rstrip())
         if text[start:end].strip():
@@ -149,6 +186,145 @@ def _is_acronym(token: str) -> bool:
 
 def _is_capitalised(token: str) -> bool:
     return token[0].isupper()
+
+
+def is_name_word(token: str) -> bool:
+    """Whether a capitalised word may be (part of) a name. Code and its documentation write
+    words in capitals that are none: an identifier with an underscore (``RELATES_TO``,
+    ``KGRAG_PORT``), a keyword, type name or placeholder in capitals (``MATCH``, ``STRING``,
+    ``FOLDER``), an abbreviation of a common noun or a unit (``CPU``, ``MB``), the plural of
+    an abbreviation (``APIs``, ``PDFs``), a compound ending in a lower-case word
+    (``CPU-bound``, ``LLM-extracted``)."""
+    if not token or not token[0].isupper() or "_" in token:
+        return False
+    if token.lower() in _CODE_WORDS and not token[1:].islower():  # "MATCH", "MiB"; not "Ms"
+        return False
+    if _PLURAL_ACRONYM.fullmatch(token):
+        return False
+    return not ("-" in token and token.rsplit("-", 1)[1][:1].islower())
+
+
+def _is_common_word(token: str) -> bool:
+    """A capitalised common English word ("Refined", "Community"), not an acronym."""
+    return token[1:].islower() and token.lower() in _COMMON_WORDS
+
+
+def _is_code_word(token: str) -> bool:
+    return token[:1].isupper() and not is_name_word(token)
+
+
+def _opens_a_line(gap: str) -> bool:
+    """Whether the text between two words starts a new line, a table column or a clause after
+    a colon: the word after it is capitalised by its place, as at a sentence's start."""
+    if "\n" in gap or "\t" in gap or "  " in gap:
+        return True
+    return gap.rstrip()[-1:] in (":", "|")
+
+
+def _looks_like_a_person(words: Sequence[str]) -> bool:
+    """Two or more plain capitalised words ("Atal Bihari Vajpayee", "John Feldmann"): an
+    "of" after them starts another name ("... of Bharatiya Janata Party") rather than a
+    longer one, unlike "University of", "Lord of", "Berenice II of"."""
+    core = [w for w in words if w.lower() not in _STOPWORDS]
+    if len(core) < 2:
+        return False
+    lowered = [w.lower().rstrip(".") for w in core]
+    if any(w in _ORG_WORDS or w in _LOCATION_WORDS or w in _HONORIFICS or w in _OTHER_WORDS for w in lowered):
+        return False
+    if lowered[0] in _LOCATION_FIRST or _ROMAN.fullmatch(core[-1]) or any(_is_acronym(w) for w in core):
+        return False
+    return not any(w.endswith(_POSSESSIVE) for w in core)
+
+
+#: the longest description, in characters (the offline extractor's default)
+DESCRIPTION_CHARS = 300
+
+
+def describe_name(content: str, name: str = "", first: int = -1, *, limit: int = DESCRIPTION_CHARS) -> str:
+    """The sentence of ``content`` that speaks of a name: the one holding offset ``first``
+    (where a chunk first mentions it); with no offset (a chunk about the name without
+    writing it, -1), the first sentence writing ``name`` (any case, whole words), else the
+    first sentence. A sentence over several lines (a heading, list items, a table joined to
+    it: Markdown keeps no full stop there) is cut to the line holding the name. One line, at
+    most ``limit`` characters (an ellipsis when cut)."""
+    text = content or ""
+    spans = _split_sentences(text)
+    if not spans:
+        return ""
+    at = first if 0 <= first < len(text) else -1
+    if at < 0 and name.strip():
+        words = name.split()
+        found = re.search(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words) + r"(?!\w)", text, re.IGNORECASE)
+        at = found.start() if found else -1
+    if at < 0:
+        start, end = spans[0]
+    else:
+        start, end = next(((a, b) for a, b in spans if a <= at < b), spans[-1])
+        if "\n" in text[start:end] and start <= at < end:
+            line_start = text.rfind("\n", start, at) + 1 or start
+            line_end = text.find("\n", at, end)
+            start, end = max(start, line_start), end if line_end < 0 else line_end
+    out = _SPACES.sub(" ", text[start:end]).strip()
+    if len(out) > limit:
+        out = out[: limit - 1].rstrip() + "\u2026"
+    return out
+
+
+def evident_name(name: str) -> bool:
+    """A name wherever it is written, even alone at a sentence's start: an acronym ("NASA")
+    or a software-shaped word ("Neo4j", "GraphRetriever")."""
+    return _is_acronym(name) or _software_shaped(name)
+
+
+def _software_shaped(name: str) -> bool:
+    """One word with a digit among letters or a capital inside ("Neo4j", "WordLlama", "PyPI"):
+    how software and products are named, never places."""
+    if " " in name or _is_acronym(name):
+        return False
+    letters = name.lstrip("(").rstrip(")")
+    return any(c.isdigit() for c in letters) or any(
+        a.islower() and b.isupper() for a, b in zip(letters, letters[1:])
+    )
+
+
+def type_from_cues(name: str, *, occurrences: int, person: int = 0, location: int = 0, weak: int = 0) -> str:
+    """The type the offline extractor gives a name from its words and the cues counted around
+    its ``occurrences`` (see :class:`OfflineEntityExtractor`)."""
+    words = [w.lower().rstrip(".") for w in name.split()]
+    if not words:
+        return "OTHER"
+    if len(words) == 1 and _is_acronym(name):
+        # "NASA", "CGT" name organisations; "UTF-8", "BM25", "MP3" name standards and things
+        return "OTHER" if any(c.isdigit() for c in name) else "ORGANIZATION"
+    if any(w in _ORG_WORDS for w in words):
+        return "ORGANIZATION"
+    if any(w in _LOCATION_WORDS for w in words) or (len(words) > 1 and words[0] in _LOCATION_FIRST):
+        return "LOCATION"
+    if words[-1] in _OTHER_WORDS:
+        return "OTHER"
+    if person:
+        return "PERSON"
+    # A place cue has to be a real share of the mentions ("lived in Lucene" once among
+    # fourteen is a parse of "based in Lucene's index", not a place), and software-shaped
+    # names ("Neo4j") are never places.
+    if not _software_shaped(name):
+        if location and location * 5 >= occurrences:
+            return "LOCATION"
+        # Bare "in X" is a place only when it is how the text mostly speaks of X: "in Paris"
+        # twice out of three, yes; "written in Python" once among ten mentions, no.
+        if weak >= 2 and (weak + location) * 3 >= 2 * occurrences:
+            return "LOCATION"
+    if weak or location:
+        return "OTHER"
+    # "Ludwig van Beethoven" reads as a person; "Game of Thrones" does not.
+    # A possessive inside ("King's Landing", "Robert's Rebellion") is a place or an event.
+    if len(words) > 1 and not any(w in ("of", "the") or w.endswith(_POSSESSIVE) for w in words):
+        parts = name.split()
+        capitals = [_is_acronym(w) and "." not in w for w in parts]
+        if (any(capitals) and not all(capitals)) or any(_software_shaped(w) for w in parts):
+            return "OTHER"  # "Intel Xeon", "Neo4j Browser", "BBC Radio": products and outlets
+        return "PERSON"
+    return "OTHER"
 
 
 class OfflineEntityExtractor:
@@ -281,7 +457,7 @@ class OfflineEntityExtractor:
         accepted = {
             key: c
             for key, c in candidates.items()
-            if c.non_initial or c.date or _is_acronym(c.name) or key in known
+            if c.non_initial or c.date or evident_name(c.name) or key in known
         }
         # every name the gazetteer looks for: gazetteer form -> entity key, and a display name
         display: dict[str, str] = {}
@@ -426,7 +602,7 @@ class OfflineEntityExtractor:
         i = 0
         n = len(tokens)
         while i < n:
-            if not _is_capitalised(tokens[i][2]):
+            if not is_name_word(tokens[i][2]):
                 i += 1
                 continue
             # Grow a run of capitalised words (connectors allowed between them).
@@ -438,7 +614,9 @@ class OfflineEntityExtractor:
                     break
                 if tokens[j - 1][2].endswith(_POSSESSIVE) and not _is_capitalised(tokens[j][2]):
                     break
-                if _is_capitalised(tokens[j][2]):
+                if is_name_word(tokens[j][2]):
+                    if tokens[j][2] != tokens[j - 1][2] and any(tokens[x][2] == tokens[j][2] for x in run):
+                        break  # "Victorian Government Victorian Coalition": two names side by side
                     run.append(j)
                     j += 1
                     continue
@@ -446,12 +624,23 @@ class OfflineEntityExtractor:
                 k = j
                 while k < n and tokens[k][2] in _CONNECTORS and self._joined(text, tokens, k):
                     k += 1
-                if k > j and k < n and _is_capitalised(tokens[k][2]) and self._joined(text, tokens, k):
+                if k > j and k < n and is_name_word(tokens[k][2]) and self._joined(text, tokens, k):
+                    if tokens[j][2] == "of" and _looks_like_a_person([tokens[x][2] for x in run]):
+                        break
                     run.extend(range(j, k + 1))
                     j = k + 1
                     continue
                 break
-            self._add_run(text, tokens, run, i == 0, ci, si, candidates)
+            # a word at the start of a sentence, a line, a table column, after a colon or
+            # right after code is capitalised by its place
+            initial = i == 0 or _opens_a_line(text[tokens[i - 1][1] : tokens[i][0]]) or _is_code_word(tokens[i - 1][2])
+            # "a Split pre-tokenizer", "a Mexican Trucking Company": a name takes no "a"; and
+            # "Neo4j 5.26 Community", "Radio 6 Music": words after a name's number end that name
+            described = i > 0 and (
+                tokens[i - 1][2] in _ARTICLES
+                or (i > 1 and tokens[i - 1][2][:1].isdigit() and is_name_word(tokens[i - 2][2]))
+            )
+            self._add_run(text, tokens, run, initial, ci, si, candidates, described=described)
             i = run[-1] + 1
         if self.include_dates:
             for m in _YEAR.finditer(text, start, end):
@@ -460,8 +649,12 @@ class OfflineEntityExtractor:
 
     @staticmethod
     def _joined(text: str, tokens: Sequence[tuple[int, int, str]], k: int) -> bool:
-        """Whether token ``k`` follows token ``k - 1`` after spaces only (no punctuation)."""
-        return _NAME_GAP.fullmatch(text, tokens[k - 1][1], tokens[k][0]) is not None
+        """Whether token ``k`` follows token ``k - 1`` after one space (no punctuation), or
+        after the dot of "St.", "Mt.", "Ft." ("St. Moritz")."""
+        prev_end, start = tokens[k - 1][1], tokens[k][0]
+        if _NAME_GAP.fullmatch(text, prev_end, start) is not None:
+            return start - prev_end == 1 or _is_acronym(tokens[k - 1][2]) == _is_acronym(tokens[k][2])
+        return tokens[k - 1][2].lower() in _PLACE_ABBREVIATIONS and _NAME_GAP.fullmatch(text, prev_end + 1, start) is not None and text[prev_end] == "."
 
     def _add_run(
         self,
@@ -472,8 +665,11 @@ class OfflineEntityExtractor:
         ci: int,
         si: int,
         candidates: dict[str, _Candidate],
+        *,
+        described: bool = False,
     ) -> None:
-        words = [tokens[k][2] for k in run]
+        # "St. Moritz" keeps its dot, as the text writes it (the gazetteer finds it so)
+        words = [tokens[k][2] + ("." if tokens[k][2].lower() in _PLACE_ABBREVIATIONS and text[tokens[k][1] : tokens[k][1] + 1] == "." and k != run[-1] else "") for k in run]
         person = location = weak_location = False
         # Context just before the run: "Mr. Smith", "lived in Winterfell", "near the North".
         first = run[0]
@@ -512,6 +708,13 @@ class OfflineEntityExtractor:
             words.pop()
         if not words:
             return
+        # "Print JSON", "Use CSV" opening a line: a capitalised word before an acronym there is
+        # a verb or a heading's word ("World War II" keeps its numeral)
+        # and a common word there is a verb or a heading's word: "Print Settings" is "Settings"
+        if sentence_initial and stripped == 0 and len(words) > 1 and not _is_acronym(words[0]):
+            if (_is_acronym(words[1]) and not _ROMAN.fullmatch(words[1])) or _is_common_word(words[0]):
+                words.pop(0)
+                stripped += 1
         if words[-1].endswith(_POSSESSIVE):
             words[-1] = words[-1][:-2]
         if words and words[-1].lower().rstrip(".") in _SUFFIXES_PERSON and len(words) > 1:
@@ -527,8 +730,10 @@ class OfflineEntityExtractor:
         cand = candidates.get(key)
         if cand is None:
             cand = candidates[key] = _Candidate(name=name)
-        lone_initial = sentence_initial and stripped == 0 and len(words) == 1
-        if not lone_initial:
+        lone = len(words) == 1 and (_is_common_word(words[0]) or (sentence_initial and stripped == 0))
+        # "He is also Story Writer": common words capitalised for emphasis, not a name
+        plain = len(words) > 1 and all(_is_common_word(w) for w in words)
+        if not (lone or described or plain):
             cand.non_initial = True
         cand.person_cues += person
         cand.location_cues += location
@@ -540,26 +745,8 @@ class OfflineEntityExtractor:
     def _type_of(self, cand: _Candidate) -> str:
         if cand.date:
             return "DATE"
-        words = [w.lower().rstrip(".") for w in cand.name.split()]
-        if any(w in _ORG_WORDS for w in words) or (len(words) == 1 and _is_acronym(cand.name)):
-            return "ORGANIZATION"
-        if any(w in _LOCATION_WORDS for w in words) or (len(words) > 1 and words[0] in _LOCATION_FIRST):
-            return "LOCATION"
-        if cand.person_cues:
-            return "PERSON"
-        if cand.location_cues:
-            return "LOCATION"
-        # Bare "in X" is a place only when it is how the text mostly speaks of X: "in Paris"
-        # twice out of three, yes; "written in Python" once among ten mentions, no. Unsure: OTHER.
-        if cand.weak_location_cues >= 2 and cand.weak_location_cues * 3 >= 2 * len(cand.occurrences):
-            return "LOCATION"
-        if cand.weak_location_cues:
-            return "OTHER"
-        # "Ludwig van Beethoven" reads as a person; "Game of Thrones" does not.
-        # A possessive inside ("King's Landing", "Robert's Rebellion") is a place or an event.
-        if len(words) > 1 and not any(w in ("of", "the") or w.endswith(_POSSESSIVE) for w in words):
-            return "PERSON"
-        return "OTHER"
+        return type_from_cues(cand.name, occurrences=len(cand.occurrences), person=cand.person_cues,
+                              location=cand.location_cues, weak=cand.weak_location_cues)
 
     def _make_entity(
         self,
@@ -572,11 +759,9 @@ class OfflineEntityExtractor:
         ci: int,
         occ: _Occurrence,
     ) -> Entity:
-        spans = sentences[ci]
-        start, end = spans[max(occ.sentence_index, 0)] if spans else (0, 0)
-        description = _SPACES.sub(" ", units[ci].content[start:end]).strip()
-        if len(description) > self.description_chars:
-            description = description[: self.description_chars - 1].rstrip() + "\u2026"
+        # the sentence writing the name (a chunk only "about" it: the first writing it)
+        first = occ.position if occ.sentence_index >= 0 else -1
+        description = describe_name(units[ci].content, cand.name, first, limit=self.description_chars)
         if key in known:
             k = known[key]
             return Entity(

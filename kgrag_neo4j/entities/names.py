@@ -13,16 +13,26 @@ name are functions of the sums (:func:`name_type`, :func:`display_name`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..graph_types.entities import entity_id, normalise_name
-from .extract_offline import OfflineEntityExtractor, _Candidate, _is_acronym, _Occurrence, _split_sentences
+from .extract_offline import (
+    OfflineEntityExtractor,
+    _Candidate,
+    _is_acronym,
+    _split_sentences,
+    describe_name,
+    evident_name,
+    type_from_cues,
+)
 
 __all__ = [
     "ENTITY_NAME_TYPE",
     "ChunkScan",
     "NameStats",
+    "describe_name",
     "display_name",
     "maintained_entity_id",
     "name_type",
@@ -81,11 +91,17 @@ def scan_chunk(chunk_id: str, text: str, *, title_name: str = "") -> ChunkScan:
     candidates: dict[str, _Candidate] = {}
     for si, (start, end) in enumerate(_split_sentences(text or "")):
         _SCANNER._scan_sentence(text, start, end, 0, si, candidates)
+    inside_title = _title_spans(text or "", title_name)
     out: dict[str, NameStats] = {}
     for key, c in candidates.items():
         if c.date:
             continue
-        support = len(c.occurrences) if (c.non_initial or _is_acronym(c.name)) else 0
+        evident = c.non_initial or evident_name(c.name)
+        if evident and inside_title and " " not in c.name and not _is_acronym(c.name):
+            # "Alright" of "It'll Be Alright on the Night", "Turd" of "Douche and Turd": a word
+            # capitalised only inside the document's title is the title's, not a name of its own
+            evident = not all(any(a <= o.position < b for a, b in inside_title) for o in c.occurrences)
+        support = len(c.occurrences) if evident else 0
         out[key] = NameStats(
             key=key, form=c.name, support=support, person=c.person_cues, location=c.location_cues,
             weak=c.weak_location_cues, occurrences=len(c.occurrences),
@@ -103,18 +119,23 @@ def scan_chunk(chunk_id: str, text: str, *, title_name: str = "") -> ChunkScan:
     return ChunkScan(chunk_id, tuple(out.values()))
 
 
+def _title_spans(text: str, title_name: str) -> list[tuple[int, int]]:
+    """Where the text writes its document's title name (any case, whole words)."""
+    title = " ".join(title_name.split()) if title_name else ""
+    if " " not in title:
+        return []
+    pattern = re.compile(r"(?<!\w)" + r"\s+".join(re.escape(w) for w in title.split()) + r"(?!\w)", re.IGNORECASE)
+    return [(m.start(), m.end()) for m in pattern.finditer(text)]
+
+
 def name_type(form: str, stats: Mapping[str, int]) -> str:
     """The type the summed statistics give a name (the offline extractor's cue rules): a name
     seen only as a title or a given name is ``OTHER``."""
     occurrences = int(stats.get("occurrences", 0))
     if occurrences <= 0:
         return "OTHER"
-    cand = _Candidate(name=form)
-    cand.occurrences = [_Occurrence(0, 0, 0)] * occurrences
-    cand.person_cues = int(stats.get("person", 0))
-    cand.location_cues = int(stats.get("location", 0))
-    cand.weak_location_cues = int(stats.get("weak", 0))
-    return _SCANNER._type_of(cand)
+    return type_from_cues(form, occurrences=occurrences, person=int(stats.get("person", 0)),
+                          location=int(stats.get("location", 0)), weak=int(stats.get("weak", 0)))
 
 
 def display_name(forms: Sequence[str], counts: Sequence[int]) -> str:
