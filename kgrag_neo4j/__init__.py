@@ -153,7 +153,7 @@ __version__: str  # set by __getattr__ on first use
 
 
 def _version() -> str:
-    # looked up on first use: importlib.metadata (email, zipfile) took 0.1 s of every import
+    # looked up on first use: importlib.metadata imports email and zipfile, a cost every import would pay
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -2,8 +2,8 @@
 
 OpenBLAS splits a product of a few million multiply-adds over every core, and its threads
 spin while they wait for the next one. Next to a Neo4j writing on the same machine that costs
-far more than it gains: the WordLlama pooling of a 10,015-chunk ingest (tokens counted per
-text, times their vectors) took 7.6 s of CPU on 2 cores, and 0.3 s on one thread.
+far more CPU than it gains in time, for the WordLlama pooling of an ingest (tokens counted
+per text, times their vectors) among others (docs/benchmarks.md).
 
 ``one_blas_thread()`` limits BLAS to one thread while any kgrag thread is inside it and puts
 the process's setting back when the last one leaves. The setting is process-wide: BLAS work

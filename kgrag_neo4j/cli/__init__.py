@@ -63,8 +63,8 @@ del _command
 
 def main() -> None:
     # The HF tokenizer (WordLlama's) spreads a batch over every core and its threads spin while
-    # they wait; beside the Neo4j an ingest writes to, one thread does more (10k chunks from
-    # text, three pairs of runs: one thread faster in each, 4.1 s against 4.5 in the last).
+    # they wait; beside the Neo4j an ingest writes to, one thread does more (measured on an
+    # ingest from text: docs/benchmarks.md).
     # Only in this process, and only when the user has not chosen.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     cli(prog_name="kgrag")

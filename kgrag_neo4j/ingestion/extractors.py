@@ -415,8 +415,7 @@ def scan_markdown(markdown: str) -> list[MarkdownBlock]:
 
     Why not markdown-it-py: the chunker needs a block per source line (soft-wrapped lines,
     table rows, list items, line numbers); markdown-it's tokens are per block, and its parse
-    alone costs as much as this whole scan, and parse + blocks 1.2x it, on real documents
-    (``python -m bench libraries``).
+    alone costs as much as this whole scan on real documents (``python -m bench libraries``).
     """
     lines = _normalise_newlines(markdown).split("\n")
     blocks: list[MarkdownBlock] = []

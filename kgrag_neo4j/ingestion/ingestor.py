@@ -92,8 +92,8 @@ GROUP_BYTES = 32_000_000
 #: when batches are written one at a time
 BATCH_CHUNKS = 2_000
 #: a run's first group and first batch are this small, and each next one twice the last (up to
-#: the sizes above), so the writer gets work early: a first batch of 1,000 chunks read, hashed,
-#: chunked and embedded before anything was written left it idle for a fifth of a 3 s ingest
+#: the sizes above), so the writer gets work early instead of waiting idle while a whole first batch is
+#: read, hashed, chunked and embedded
 FIRST_GROUP_FILES = 128
 FIRST_BATCH_CHUNKS = 64
 #: write transactions ``ingest_paths`` keeps open at once: the database runs a transaction's
@@ -230,7 +230,7 @@ def _check_vectors(vectors: Sequence[Any], dimensions: int) -> list[list[float]]
 
     Lists of numbers (what the embedders give) are checked where they are: right lengths and a
     finite sum (finite terms, one C loop per vector; the store makes them floats); turning
-    them into an array and back cost 0.9 s of CPU in a 30,000-chunk ingest. Anything else goes
+    them into an array and back costs CPU a large ingest notices. Anything else goes
     through numpy, and what fails either test through ``_check_vector`` (an infinite sum may
     only have overflowed)."""
     if type(vectors) is list and all(type(v) is list and len(v) == dimensions for v in vectors):
@@ -836,8 +836,8 @@ class Ingestor:
         """The ids, vectors and documents of every embedded chunk of the namespace, when it
         holds at most ``most``: a run (a re-ingest, typically) then links against them exactly
         in memory. Asking the vector index instead costs a read per batch and, when other
-        namespaces crowd the index, a scan of the namespace per chunk (300 documents replaced
-        beside a namespace of 30,000 chunks: 32 s by the index, 4 s in memory; bench/NOTES.md)."""
+        namespaces crowd the index, a scan of the namespace per chunk: in memory is several
+        times faster (docs/benchmarks.md)."""
         store = self.store
         if not isinstance(store, ChunkPager):
             return None

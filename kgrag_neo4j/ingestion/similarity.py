@@ -3,7 +3,7 @@ vector index for the rest of the namespace.
 
 A folder ingest links each new chunk to its ``top_k`` nearest chunks of the namespace whose
 cosine is at least ``threshold``. Asking the database for every chunk (a vector-index call
-inside the write) cost about 15 ms per chunk; here the chunks of the run so far (up to
+inside the write) is a read per chunk; here the chunks of the run so far (up to
 ``WINDOW_CHUNKS`` of them) are compared exactly with numpy, a batch at a time, and the vector
 index (``nearest``, one read per batch) is asked only when the namespace holds chunks that are
 not in that window: chunks stored before the run, or older ones of a long run.

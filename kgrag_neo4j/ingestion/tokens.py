@@ -3,9 +3,9 @@
 A token is approximated as four characters. A tokenizer would be more exact, but it
 would tie chunk sizes to one model's vocabulary; four characters is close enough for the
 English-heavy text this library targets and costs nothing. Measured against the
-``tokenizers`` package with WordLlama's own tokenizer (``python -m bench libraries``): on
-MuSiQue paragraphs the estimate is 6% under the real count at the median, and encoding costs
-over a thousand times more than ``len``; so the estimate stays.
+``tokenizers`` package with WordLlama's own tokenizer (``python -m bench libraries``;
+docs/benchmarks.md), the estimate is close to the real count and encoding costs orders of
+magnitude more than ``len``; so the estimate stays.
 """
 
 from __future__ import annotations

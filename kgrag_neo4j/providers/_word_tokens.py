@@ -1,8 +1,8 @@
 """Token ids of texts for a SentencePiece-style BPE tokenizer, a word at a time, remembered.
 
 WordLlama's ``l2_supercat`` tokenizer (the Llama-2 vocabulary) has no pre-tokenizer: its
-normalizer turns spaces into ``▁`` and the BPE runs over a whole chunk as one word, 0.3 us per
-character, 85% of what embedding real text costs (22 CPU-s per 100,000 chunks of 128 tokens).
+normalizer turns spaces into ``▁`` and the BPE runs over a whole chunk as one word, and that is
+most of what embedding real text costs (docs/benchmarks.md).
 
 No token of that vocabulary holds a ``▁`` after another character, so no merge ever joins
 the end of one word (a run of ``▁`` and what follows up to the next ``▁``) to the next: the
@@ -48,8 +48,8 @@ class WordTokens:
     @classmethod
     def for_tokenizer(cls, tokenizer: Any) -> WordTokens | None:
         """A ``WordTokens`` for ``tokenizer`` (an HF ``tokenizers.Tokenizer``) when tokenizing
-        word by word gives exactly its ids, else None. Reads its parts, not its JSON (which
-        took a quarter second for the Llama-2 vocabulary)."""
+        word by word gives exactly its ids, else None. Reads its parts, not its JSON (slow to
+        write out for a vocabulary the size of Llama-2's)."""
         expected = {"type": "Sequence", "normalizers": [
             {"type": "Prepend", "prepend": SPACE},
             {"type": "Replace", "pattern": {"String": " "}, "content": SPACE},

@@ -6,9 +6,9 @@ download: ``WordLlama.load`` otherwise looks in ``~/.cache/wordllama`` and fetch
 Hugging Face hub.
 
 The weights and the tokenizer are read straight from the package's files (safetensors and
-tokenizers, which wordllama itself uses) without importing wordllama: its import (pydantic,
-toml and its trainers) and its loader took 0.45 s of every ``kgrag ingest``, 0.15 s this
-way, the same matrix and the same tokenizer (tested). ``WordLlama.load`` is still the way
+tokenizers, which wordllama itself uses) without importing wordllama, whose import (pydantic,
+toml and its trainers) and loader cost every ``kgrag ingest`` several times more than this
+way (docs/benchmarks.md); the same matrix and the same tokenizer (tested). ``WordLlama.load`` is still the way
 for a truncated dimension and when the files are not where this wordllama keeps them.
 """
 
@@ -107,9 +107,8 @@ class _Pooler:
     (texts x longest x dims) array before it averages. Here each slice of texts becomes a
     (texts x distinct tokens) count matrix, multiplied by those tokens' vectors: the sum of
     every text's token vectors in one BLAS call (on one thread, ``blas.one_blas_thread``). Same
-    float32 sums (in another order), then the mean; for the 3,141 MuSiQue paragraphs in batches
-    of 64, 0.11 s against 0.38 s for gathering every token's vector and ``np.add.reduceat``,
-    and 1.48 s for WordLlama's own."""
+    float32 sums (in another order), then the mean, several times faster than gathering every
+    token's vector (``np.add.reduceat``) or WordLlama's own (docs/benchmarks.md has the figures)."""
 
     #: texts per count matrix: at most SLICE x vocabulary float32 (4 MB for 32,000 tokens)
     SLICE = 32

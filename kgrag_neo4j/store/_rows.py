@@ -49,8 +49,8 @@ def same_content(stored: Any, new: str) -> bool:
 #: Neo4j reads at read-committed isolation: a retrieval racing a replace (or delete) of the
 #: same document can read an old-version chunk together with the new document, or a chunk
 #: deleted under it (found by tests/test_concurrency.py). Even ONE node's properties can be
-#: read half old, half new while a commit lands (measured: 2 of 4,400 reads of a document's
-#: title and hash under a rewriting writer), so each chunk also carries its document's title
+#: read half old, half new while a commit lands (rarely, but seen on a document's title and
+#: hash under a rewriting writer), so each chunk also carries its document's title
 #: and a row counts as whole only when both the hash and the title agree. Torn rows make the
 #: read run again; after these retries the torn rows left are dropped.
 TORN_READ_RETRIES = 2

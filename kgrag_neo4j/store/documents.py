@@ -64,14 +64,14 @@ __all__ = [
 #: keep one statement's parameter map well under the Bolt message limits
 CHUNK_ROWS = 500
 #: chunks per transaction of ``store_documents`` (documents are never split between two):
-#: not many more (bench/NOTES.md: 250-row transactions ran at 1.5-2x the rate of 5,000-row
-#: ones), but with two writers at once (``Ingestor.ingest_paths``) 2,000 cost the server a
-#: fifth less CPU than 1,000 and ran 1.1-1.2x as fast on 100,000 chunks of real text
+#: not many more (smaller transactions write faster one at a time), but with two writers at
+#: once (``Ingestor.ingest_paths``) 2,000 cost the server less CPU than 1,000 and ran faster
+#: (docs/benchmarks.md)
 BATCH_CHUNKS = 2_000
 #: a document with more chunks, or more text, than this is written in several transactions
 #: (staged, then published in its last one): one transaction for all of it may not fit the
-#: server's transaction memory (a 49 MB text failed with MemoryPoolOutOfMemoryError on a
-#: 1 GB heap). Chunk rows per staging transaction: ``STAGE_ROWS``.
+#: server's transaction memory (a text of tens of MB overflows a 1 GB heap with
+#: MemoryPoolOutOfMemoryError). Chunk rows per staging transaction: ``STAGE_ROWS``.
 LARGE_DOCUMENT_CHUNKS = 5_000
 LARGE_DOCUMENT_BYTES = 8 * 1024 * 1024
 STAGE_ROWS = 1_000
@@ -91,7 +91,7 @@ def escape_lucene_query(text: str) -> str:
     brackets, ``~``) can neither break the query nor widen it; the operators ``AND``/``OR``/
     ``NOT`` are lower-cased so Lucene reads them as ordinary words. Repeated terms are kept
     once and at most ``MAX_QUERY_TERMS`` (``MAX_QUERY_CHARS``) are sent: Lucene refuses a query
-    of more than 1024 clauses (``TooManyClauses``), which a long pasted text used to trigger.
+    of more than 1024 clauses (``TooManyClauses``), which a long pasted text would trigger.
     """
     kept: list[str] = []
     size = 0
@@ -186,8 +186,8 @@ def _transactions(pending: Sequence[_Pending]) -> list[list[_Pending]]:
 
 
 #: the fewest candidates a vector search asks of the index: below about 100 the HNSW search
-#: misses exact nearest neighbours (measured on real text: 20 candidates find 95-99% of the
-#: exact top 5, 100 find all of them; bench/seed_recall.py)
+#: misses exact nearest neighbours on real text (docs/benchmarks.md, "Vector seeds on real
+#: text"; bench/seed_recall.py)
 MIN_VECTOR_CANDIDATES = 200
 
 

@@ -275,8 +275,8 @@ Rows = list[dict[str, Any]]
 
 class _LoggedList(list[Any]):
     """A list parameter with a short ``repr``. The driver formats every RUN's parameters for
-    its debug log before it looks at the log level (``bolt5.run``): for a 250-chunk write with
-    its vectors that was 43 ms of client CPU per transaction, 0.16 ms for one query vector.
+    its debug log before it looks at the log level (``bolt5.run``): for a write with its vectors
+    that is tens of milliseconds of client CPU per transaction.
     The driver packs it as the list it is. A few scalars (``hop_decay``) stay readable; a
     few maps do not, as one of them may hold a document's chunks and their vectors."""
 
@@ -356,8 +356,8 @@ class CypherRunner:
 
         One network round trip: the statement runs in an auto-commit transaction, whose RUN
         and PULL go out together and whose reply ends the transaction. A managed transaction
-        (``Driver.execute_query``) costs a second round trip for its COMMIT: 1.7 ms of an 18 ms
-        graph retrieval on a 2-core machine (bench/NOTES.md). What the driver's managed
+        (``Driver.execute_query``) costs a second round trip for its COMMIT, a tenth of a graph
+        retrieval's time (docs/benchmarks.md). What the driver's managed
         transaction gave is kept: if the one-round-trip attempt fails with an error worth
         retrying (a pooled connection found dead, a transient server error), the read runs
         again as the driver's managed, retried transaction, within its retry time
@@ -479,7 +479,7 @@ class TxRunner:
 def as_rows(result: Iterable[neo4j.Record]) -> Rows:
     """Records as plain dicts. Registry statements return values (maps, lists, scalars), never
     nodes or relationships (tests/test_registry.py checks every header), so the shallow copy
-    is enough; ``Record.data()``'s deep walk cost 0.39 ms per 20-row retrieval."""
+    is enough, and cheaper than ``Record.data()``'s deep walk."""
     return [dict(zip(r.keys(), r.values())) for r in result]
 
 
