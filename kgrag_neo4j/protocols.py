@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from .graph_types.communities import Community, CommunityReport
+from .graph_types.communities import Community, CommunityReport, CommunitySnapshot
 from .graph_types.context import LocalContext
 from .graph_types.entities import Entity, EntityBoostContext, EntityGraph, EntityMention, EntityRelation
 from .graph_types.triples import ConfidenceUpdate, ExpandedNode, PredicateRegistry, Triple
@@ -24,6 +24,7 @@ __all__ = [
     "ChunkPager",
     "ChunkScorer",
     "CommunityStore",
+    "CommunityUpdateStore",
     "CrossDocumentPairer",
     "DocumentChunkLister",
     "DocumentCompleter",
@@ -451,6 +452,32 @@ class CommunityStore(Protocol):
     def write_communities(
         self, communities: Sequence[Community], reports: Mapping[str, CommunityReport] | Iterable[CommunityReport] = ()
     ) -> dict[str, int]: ...
+
+
+@runtime_checkable
+class CommunityUpdateStore(Protocol):
+    """What ``communities.update.update_communities`` reads and writes: pages of entities in no
+    community with their neighbours' communities, placements, and stale reports."""
+
+    namespace: str
+
+    def community_update_state(self) -> dict[str, int]: ...
+
+    def prune_communities(self) -> int: ...
+
+    def mark_changed_communities(self, *, batch_size: int = 10_000) -> int: ...
+
+    def unplaced_entity_votes(
+        self, *, after: str = "", limit: int = 1000, round_key: str, previous: str | None = None
+    ) -> list[tuple[str, list[tuple[str, float]]]]: ...
+
+    def place_entities(self, placements: Sequence[tuple[str, str]], *, round_key: str) -> int: ...
+
+    def stale_community_ids(self, *, after: str = "", limit: int = 20) -> list[str]: ...
+
+    def community_snapshots(self, community_ids: Sequence[str]) -> list[CommunitySnapshot]: ...
+
+    def write_community_reports(self, made: Sequence[tuple[CommunitySnapshot, CommunityReport]]) -> int: ...
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ CALL (m) {
   ORDER BY mentions DESC, e.name, e.id
   RETURN collect({id: e.id, name: e.name, type: e.type, mentions: mentions}) AS members
 }
-RETURN m {.id, .level, .title, .summary, .full_content, .rank, .rating, .size} AS community,
+RETURN m {.id, .level, .title, .summary, .full_content, .rank, .rating, .size, .stale, .reported_at} AS community,
        p.id AS parent_id,
        [(c:Community)-[:PARENT]->(m) | c.id] AS child_ids,
        members

@@ -15,5 +15,5 @@ WHERE members > 0
 ORDER BY m.level, m.rank DESC, m.id
 LIMIT toInteger($limit)
 OPTIONAL MATCH (m)-[:PARENT]->(p:Community)
-RETURN m {.id, .level, .title, .summary, .full_content, .rank, .rating, .size} AS community,
+RETURN m {.id, .level, .title, .summary, .full_content, .rank, .rating, .size, .stale, .reported_at} AS community,
        members, p.id AS parent_id

@@ -13,4 +13,4 @@ WHERE e.namespace = $namespace AND m.namespace = $namespace
 WITH m, count(DISTINCT e) AS matched
 ORDER BY m.rank DESC, matched DESC, m.level, m.id
 LIMIT toInteger($top_k)
-RETURN m {.id, .level, .title, .summary, .full_content, .rank, .rating, .size} AS community, matched
+RETURN m {.id, .level, .title, .summary, .full_content, .rank, .rating, .size, .stale, .reported_at} AS community, matched

@@ -10,7 +10,8 @@
 //   relationships:  RELATED_TO relationships touching those entities, heaviest first (ties:
 //                   both ends among the entities first), at most $relationship_k;
 //   reports:        the communities those entities belong to, highest rank first (ties: more
-//                   of the entities, then lower level), at most $report_k.
+//                   of the entities, then lower level), at most $report_k; `stale` says a
+//                   member changed since the report was written.
 // With filters ($filtered), entities count only if a chunk passing them mentions them.
 // Scores and similarities are Neo4j's normalised cosine, (1 + cos) / 2.
 // mode: read
@@ -115,7 +116,8 @@ CALL (ents) {
   ORDER BY m.rank DESC, matched DESC, m.level, m.id
   LIMIT toInteger($report_k)
   RETURN collect({id: m.id, level: m.level, title: m.title, summary: m.summary,
-                  full_content: m.full_content, rank: m.rank, size: m.size, matched: matched}) AS reports
+                  full_content: m.full_content, rank: m.rank, size: m.size, matched: matched,
+                  stale: coalesce(m.stale, false)}) AS reports
 }
 RETURN [x IN found | {id: x.e.id, name: x.e.name, type: x.e.type, description: x.e.description,
                       score: x.score}] AS entities,

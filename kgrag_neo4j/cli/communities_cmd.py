@@ -1,6 +1,8 @@
-"""``kgrag communities build|list|show``: Leiden communities of the entity graph."""
+"""``kgrag communities build|update|list|show``: Leiden communities of the entity graph."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import click
 
@@ -52,6 +54,50 @@ def build(app: AppContext, namespace, levels, resolution, seed, llm, workers, as
     )
 
 
+@communities.command("update")
+@namespace_option
+@llm_option
+@click.option("--workers", type=click.IntRange(min=1), default=4, show_default=True, help="With --llm: reports written at once.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: placed, unplaced, pruned, stale_reports_regenerated, ...")
+@pass_app
+@handle_errors
+def update(app: AppContext, namespace, llm, workers, as_json) -> None:
+    """Bring the communities up to date without clustering again: place the entities in no
+    community (each joins the community most of its relationship weight points to, ties to
+    the smallest id; one with no neighbour in a community stays out, as in a build), drop
+    empty communities, and write again only the reports of stale communities (a member
+    changed, joined or left). `kgrag communities build` re-clusters everything.
+
+    Example: kgrag communities update --json
+    """
+    from ..communities.update import update_communities
+
+    chat = chat_model(llm) if llm else None
+    summary = update_communities(app.store(namespace), chat=chat, workers=workers, progress=_progress_lines())
+    if as_json:
+        emit_json(summary.as_dict())
+        return
+    click.echo(
+        f"placed {summary.placed} entities ({summary.unplaced} in no community), "
+        f"regenerated {summary.stale_reports_regenerated} stale reports, pruned {summary.pruned} empty communities; "
+        f"{summary.communities} communities"
+        + (f"; {summary.still_stale} changed meanwhile and stay stale" if summary.still_stale else "")
+    )
+
+
+def _progress_lines() -> Callable[[str, int, int], None]:
+    """On stderr (stdout stays data), a line each time a stage passes another tenth."""
+    shown: dict[str, int] = {}
+
+    def show(stage: str, done: int, total: int) -> None:
+        tenth = min(10, done * 10 // total) if total else 10
+        if shown.get(stage) != tenth:
+            shown[stage] = tenth
+            click.echo(f"{stage}: {done}/{total}", err=True)
+
+    return show
+
+
 @communities.command("list")
 @namespace_option
 @click.option("--level", type=int, help="Only this level.")
@@ -69,7 +115,7 @@ def list_cmd(app: AppContext, namespace, level, limit, as_json) -> None:
         emit_json([c.as_dict() for c in rows])
         return
     for c in rows:
-        click.echo(f"L{c.level} {c.rank:8.2f} {c.members:5}  {c.id}  {c.title}")
+        click.echo(f"L{c.level} {c.rank:8.2f} {c.members:5}  {c.id}  {c.title}" + ("  [stale]" if c.stale else ""))
 
 
 @communities.command("show")
@@ -88,6 +134,8 @@ def show(app: AppContext, community_id, namespace, as_json) -> None:
         emit_json(c.as_dict())
         return
     click.echo(f"{c.id} (level {c.level}, rank {c.rank:.2f}, {c.members} members)")
+    if c.stale:
+        click.echo("stale: its members changed since this report (`kgrag communities update` writes it again)")
     if c.parent_id:
         click.echo(f"parent: {c.parent_id}")
     if c.child_ids:

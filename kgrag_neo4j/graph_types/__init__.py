@@ -7,7 +7,14 @@ compute them without either importing the other. Not named ``model``: ``models.p
 holds the neomodel classes.
 """
 
-from .communities import Community, CommunityAssignment, CommunityReport, StoredCommunity, community_id
+from .communities import (
+    Community,
+    CommunityAssignment,
+    CommunityReport,
+    CommunitySnapshot,
+    StoredCommunity,
+    community_id,
+)
 from .context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
 from .entities import (
     CENTRALITY_KINDS,
@@ -45,6 +52,7 @@ __all__ = [
     "Community",
     "CommunityAssignment",
     "CommunityReport",
+    "CommunitySnapshot",
     "ConfidenceUpdate",
     "DEFAULT_PREDICATES",
     "EXPANSION_PREDICATES",

@@ -10,7 +10,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Community", "CommunityAssignment", "CommunityReport", "StoredCommunity", "community_id"]
+from .entities import Entity, EntityRelation
+
+__all__ = [
+    "Community",
+    "CommunityAssignment",
+    "CommunityReport",
+    "CommunitySnapshot",
+    "StoredCommunity",
+    "community_id",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +64,24 @@ class CommunityReport:
     rating: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class CommunitySnapshot:
+    """What a stored community's report is made of: the community (its live members), their
+    entities and the relationships between them. Two equal snapshots make the same report, so
+    ``communities update`` writes a report only if the snapshot it was made from still holds."""
+
+    community: Community
+    entities: tuple[Entity, ...]
+    relations: tuple[EntityRelation, ...]
+
 
 @dataclass(frozen=True, slots=True)
 class StoredCommunity:
     """A ``(:Community)`` node and its report. ``members`` is the live member count;
     ``member_entities`` and ``child_ids`` are filled by ``get_community`` only, ``matched`` (how
-    many of the asked entities belong to it) by ``community_reports_for_entities`` only."""
+    many of the asked entities belong to it) by ``community_reports_for_entities`` only.
+    ``stale``: a member changed since the report was written (``kgrag communities update``
+    writes it again); ``reported_at``: when it was written (ISO 8601, UTC)."""
 
     id: str
     level: int
@@ -75,6 +96,8 @@ class StoredCommunity:
     child_ids: tuple[str, ...] = ()
     member_entities: tuple[dict[str, Any], ...] = ()
     matched: int | None = None
+    stale: bool = False
+    reported_at: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -91,4 +114,6 @@ class StoredCommunity:
             "child_ids": list(self.child_ids),
             "member_entities": list(self.member_entities),
             "matched": self.matched,
+            "stale": self.stale,
+            "reported_at": self.reported_at,
         }

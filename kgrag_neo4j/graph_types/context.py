@@ -59,6 +59,7 @@ class LocalReport:
     rank: float
     size: int
     matched: int  # how many of the context's entities belong to the community
+    stale: bool = False  # a member changed since the report was written
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +98,8 @@ class LocalContext:
             out += ["(none)", ""]
         out += ["## Reports"]
         for r in self.community_reports:
-            out += [f"### {r.title or r.id}", r.summary.strip(), ""]
+            mark = " (stale: its members changed since this report)" if r.stale else ""
+            out += [f"### {r.title or r.id}{mark}", r.summary.strip(), ""]
         if not self.community_reports:
             out.append("(none)")
         return "\n".join(out).rstrip() + "\n"

@@ -261,6 +261,8 @@ def community_from_row(row: Mapping[str, Any], **extra: Any) -> StoredCommunity:
         rank=float(c.get("rank") or 0.0),
         size=int(c.get("size") or 0),
         rating=c.get("rating"),
+        stale=bool(c.get("stale")),
+        reported_at=c.get("reported_at"),
         **extra,
     )
 
@@ -338,6 +340,7 @@ def context_from_row(row: Mapping[str, Any]) -> LocalContext:
                 rank=float(m.get("rank") or 0.0),
                 size=int(m.get("size") or 0),
                 matched=int(m.get("matched") or 0),
+                stale=bool(m.get("stale")),
             )
             for m in row["reports"]
         ),
