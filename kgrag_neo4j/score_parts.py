@@ -10,7 +10,12 @@ from collections.abc import Sequence
 from .options import GraphOptions
 from .types import ComponentScores, EdgeContext
 
-__all__ = ["explain_graph_score"]
+__all__ = ["explain_graph_score", "raw_cosine"]
+
+
+def raw_cosine(similarity: float) -> float:
+    """Neo4j's normalised cosine ``(1 + cos) / 2`` back to the cosine in [-1, 1]."""
+    return 2.0 * float(similarity) - 1.0
 
 
 def explain_graph_score(
@@ -50,7 +55,7 @@ def explain_graph_score(
     fused: float | None = None
     boost: float | None = None
     if options.blend == "propagate":
-        cos = 2.0 * (0.5 if similarity is None else float(similarity)) - 1.0
+        cos = raw_cosine(0.5 if similarity is None else similarity)
         vector = vw * cos
         closeness = f"cosine {cos:.3f} with the query x vector weight {vw:g} = {vector:+.3f}"
         raised = hop == 0 and via is not None

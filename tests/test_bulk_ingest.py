@@ -178,7 +178,7 @@ def test_a_folder_in_batches_with_failures_reported_per_file(store, driver, hash
     import kgrag_neo4j.ingestion.ingestor as ingestor_module
 
     monkeypatch.setattr(ingestor_module, "GROUP_FILES", 7)
-    monkeypatch.setattr(ingestor_module, "BATCH_CHUNKS", 5)
+    monkeypatch.setattr(ingestor_module, "WRITE_BATCH_CHUNKS", 5)
     paths = _folder(tmp_path, 20)
     (tmp_path / "empty.txt").write_text("   \n")
     (tmp_path / "binary.txt").write_bytes(b"\x00\x01\x02" * 50)
@@ -231,7 +231,7 @@ def test_the_first_groups_and_batches_are_small_and_double(driver, schema_ready,
     # groups of 3, 6, then 12 (one read each)
     import kgrag_neo4j.ingestion.ingestor as ingestor_module
 
-    for name, value in (("FIRST_GROUP_FILES", 3), ("GROUP_FILES", 12), ("FIRST_BATCH_CHUNKS", 2), ("BATCH_CHUNKS", 8)):
+    for name, value in (("FIRST_GROUP_FILES", 3), ("GROUP_FILES", 12), ("FIRST_WRITE_BATCH_CHUNKS", 2), ("WRITE_BATCH_CHUNKS", 8)):
         monkeypatch.setattr(ingestor_module, name, value)
     store = _SizedStore(driver, namespace=namespace)
     paths = _folder(tmp_path, 40)
@@ -330,7 +330,7 @@ class _TimedEmbedder(CountingEmbedder):
 def test_the_next_batch_is_embedded_while_the_current_one_is_written(driver, schema_ready, namespace, hashing_embedder, tmp_path, monkeypatch):
     import kgrag_neo4j.ingestion.ingestor as ingestor_module
 
-    monkeypatch.setattr(ingestor_module, "BATCH_CHUNKS", 4)
+    monkeypatch.setattr(ingestor_module, "WRITE_BATCH_CHUNKS", 4)
     store = _SlowStore(driver, namespace=namespace)
     embedder = _TimedEmbedder(hashing_embedder)
     results = Ingestor(store, embedder, batch_size=4).ingest_paths(_folder(tmp_path, 12))
@@ -367,7 +367,7 @@ def test_two_batches_are_written_at_once_unless_one_needs_the_last_committed(dri
                                                                             tmp_path, monkeypatch):
     import kgrag_neo4j.ingestion.ingestor as ingestor_module
 
-    monkeypatch.setattr(ingestor_module, "BATCH_CHUNKS", 4)
+    monkeypatch.setattr(ingestor_module, "WRITE_BATCH_CHUNKS", 4)
     plain = _OverlapStore(driver, namespace=make_namespace())
     results = Ingestor(plain, hashing_embedder, batch_size=4).ingest_paths(_folder(tmp_path, 16))
     assert [r.status for r in results] == ["new"] * 16
@@ -525,7 +525,7 @@ def test_a_cancelled_folder_writes_nothing_more_and_says_so_per_file(store, driv
     import kgrag_neo4j.ingestion.ingestor as ingestor_module
     from kgrag_neo4j.errors import Cancelled
 
-    monkeypatch.setattr(ingestor_module, "BATCH_CHUNKS", 3)
+    monkeypatch.setattr(ingestor_module, "WRITE_BATCH_CHUNKS", 3)
     paths = _folder(tmp_path, 9)
     events: list[tuple[str, dict]] = []
     ingestor = Ingestor(store, hashing_embedder, tracer=lambda event, attrs: events.append((event, dict(attrs))))
@@ -553,7 +553,7 @@ def test_a_cancelled_folder_writes_nothing_more_and_says_so_per_file(store, driv
 def _small_groups(monkeypatch, *, files: int, chunks: int) -> None:
     import kgrag_neo4j.ingestion.ingestor as ingestor_module
 
-    for name, value in (("FIRST_GROUP_FILES", files), ("GROUP_FILES", files), ("FIRST_BATCH_CHUNKS", chunks), ("BATCH_CHUNKS", chunks)):
+    for name, value in (("FIRST_GROUP_FILES", files), ("GROUP_FILES", files), ("FIRST_WRITE_BATCH_CHUNKS", chunks), ("WRITE_BATCH_CHUNKS", chunks)):
         monkeypatch.setattr(ingestor_module, name, value)
 
 

@@ -92,7 +92,7 @@ def test_an_outage_stops_a_folder_ingest_with_one_line_and_a_summary(own_server,
         return written
 
     monkeypatch.setattr(Ingestor, "_write", write_then_outage)
-    monkeypatch.setattr(ingestor_module, "BATCH_CHUNKS", 1)  # one document per transaction
+    monkeypatch.setattr(ingestor_module, "WRITE_BATCH_CHUNKS", 1)  # one document per transaction
     # one writer: the test counts the batches tried after the outage (with two at once, the
     # batch written beside the first may or may not commit before the kill)
     monkeypatch.setattr(ingestor_module, "WRITERS", 1)

@@ -90,12 +90,12 @@ GROUP_BYTES = 32_000_000
 #: chunks per write batch of ``ingest_paths``: one transaction each (``Store.store_documents``
 #: splits further if it must); a document with more chunks is a batch of its own; half of it
 #: when batches are written one at a time
-BATCH_CHUNKS = 2_000
+WRITE_BATCH_CHUNKS = 2_000
 #: a run's first group and first batch are this small, and each next one twice the last (up to
 #: the sizes above), so the writer gets work early instead of waiting idle while a whole first batch is
 #: read, hashed, chunked and embedded
 FIRST_GROUP_FILES = 128
-FIRST_BATCH_CHUNKS = 64
+FIRST_WRITE_BATCH_CHUNKS = 64
 #: write transactions ``ingest_paths`` keeps open at once: the database runs a transaction's
 #: statement on one thread, so one writer left a core idle while the next batch was embedded
 WRITERS = 2
@@ -436,7 +436,7 @@ class Ingestor:
         Files are read and their content hashes checked against the store a group at a time
         (one read per ``GROUP_FILES`` files or ``GROUP_BYTES`` of text: unchanged files cost no
         chunking and no embedding); the changed ones are chunked, embedded and written in batches of about
-        ``BATCH_CHUNKS`` chunks, one transaction each, ``WRITERS`` at once while the next batch
+        ``WRITE_BATCH_CHUNKS`` chunks, one transaction each, ``WRITERS`` at once while the next batch
         is embedded (one at a time, and half the size, when a batch's edges may point to the
         batch before it). A group's last files may wait for the next group's to fill a batch.
         Each document is still all or nothing, and a failing file (unreadable, empty, refused
@@ -497,8 +497,8 @@ class Ingestor:
         writers = self._writers(linker)
         # one writer at a time: half the size, which that writer commits sooner (a larger
         # transaction costs the server less CPU but kept a lone writer waiting: bench/NOTES.md)
-        most = BATCH_CHUNKS if writers > 1 else max(1, BATCH_CHUNKS // 2)
-        batcher = _Batcher(_Doubling(FIRST_BATCH_CHUNKS if ramp else most, most))
+        most = WRITE_BATCH_CHUNKS if writers > 1 else max(1, WRITE_BATCH_CHUNKS // 2)
+        batcher = _Batcher(_Doubling(FIRST_WRITE_BATCH_CHUNKS if ramp else most, most))
         # an empty namespace has nothing unchanged: one read instead of one per group (a file
         # written meanwhile by another run is still found by the write, which MERGEs documents)
         nothing_stored = isinstance(self.store, DocumentPresence) and not self.store.has_documents()

@@ -43,7 +43,7 @@ from ..protocols import EmbeddingProvider, EntityBoostReader, EntityCentralitySo
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from ..validation import MAX_TOP_K, check_choice, check_int, check_number
 from .retrievers import embed_query
-from .scoring import entity_boost
+from .scoring import entity_boost, raw_cosine
 from .steps import Call, Steps, arun_steps, run_steps
 
 __all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
@@ -274,7 +274,7 @@ class EntityGraphRetriever:
                     best, best_term = entity_id, term
             closeness = 0.0
             if similarity is not None:
-                closeness = 2.0 * similarity - 1.0 if self.score_scale == "cosine" else similarity
+                closeness = raw_cosine(similarity) if self.score_scale == "cosine" else similarity
             return dataclasses.replace(
                 cand.result,
                 score=closeness + boost,

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import ConfigurationError, InputError
 from ..options import DEFAULT_ENTITY_SEED_WEIGHT, DEFAULT_HOP_DECAY, RRF_K, GraphOptions, decay_tuple
-from ..score_parts import explain_graph_score
+from ..score_parts import explain_graph_score, raw_cosine
 from ..types import GRAPH_BLENDS, Chunk, ChunkEdge, EdgeContext, RetrievalResult
 from ..validation import check_choice, check_int, check_number
 
@@ -161,11 +161,6 @@ def hop_score(
     decay = decay_tuple(hop_decay)
     gw = _number("graph_weight", graph_weight)
     return gw * float(edge_weight) * decay[min(hop, len(decay) - 1)]
-
-
-def raw_cosine(similarity: float) -> float:
-    """Neo4j's normalised cosine ``(1 + cos) / 2`` back to the cosine in [-1, 1]."""
-    return 2.0 * float(similarity) - 1.0
 
 
 def propagate_seed_score(similarity: float, entity_score: float = 0.0, *, vector_weight: float = 0.7,

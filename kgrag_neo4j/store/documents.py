@@ -50,11 +50,11 @@ from .aio import AsyncDrivers
 from .runner import CypherRunner, Plan, Read, TxRunner, check_vanished, is_constraint_violation
 
 __all__ = [
-    "BATCH_CHUNKS",
     "CHUNK_ROWS",
     "DocumentsMixin",
     "LARGE_DOCUMENT_BYTES",
     "LARGE_DOCUMENT_CHUNKS",
+    "TRANSACTION_CHUNKS",
     "escape_lucene_query",
     "is_torn",
     "keyword_lucene_query",
@@ -67,7 +67,7 @@ CHUNK_ROWS = 500
 #: not many more (smaller transactions write faster one at a time), but with two writers at
 #: once (``Ingestor.ingest_paths``) 2,000 cost the server less CPU than 1,000 and ran faster
 #: (docs/benchmarks.md)
-BATCH_CHUNKS = 2_000
+TRANSACTION_CHUNKS = 2_000
 #: a document with more chunks, or more text, than this is written in several transactions
 #: (staged, then published in its last one): one transaction for all of it may not fit the
 #: server's transaction memory (a text of tens of MB overflows a 1 GB heap with
@@ -166,7 +166,7 @@ class _Pending:
 
 
 def _transactions(pending: Sequence[_Pending]) -> list[list[_Pending]]:
-    """Groups of documents for one transaction each: at most ``BATCH_CHUNKS`` chunks (a larger
+    """Groups of documents for one transaction each: at most ``TRANSACTION_CHUNKS`` chunks (a larger
     document alone), a document id at most once, documents in id order (so concurrent writers
     lock them in the same order and rarely deadlock)."""
     groups: list[list[_Pending]] = []
@@ -174,7 +174,7 @@ def _transactions(pending: Sequence[_Pending]) -> list[list[_Pending]]:
     ids: set[str] = set()
     size = 0
     for p in sorted(pending, key=lambda p: (p.document_id, p.pos)):
-        if current and (size + len(p.rows) > BATCH_CHUNKS or p.document_id in ids):
+        if current and (size + len(p.rows) > TRANSACTION_CHUNKS or p.document_id in ids):
             groups.append(current)
             current, ids, size = [], set(), 0
         current.append(p)
@@ -243,7 +243,7 @@ class DocumentsMixin:
 
         Returns, in the order given, each document's status (new / unchanged / replaced) or the
         error that refused it. Each document is all or nothing: documents share a transaction
-        of up to ``BATCH_CHUNKS`` chunks, and one the database refuses is written again on its
+        of up to ``TRANSACTION_CHUNKS`` chunks, and one the database refuses is written again on its
         own so it does not take the others down; a lost connection raises. Edges may point to
         chunks of other documents of the call or of the namespace. A document of more than
         ``LARGE_DOCUMENT_CHUNKS`` chunks is written in several transactions into a staging
