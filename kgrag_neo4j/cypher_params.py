@@ -36,6 +36,8 @@ __all__ = [
 
 #: the query vector every vector-searching statement takes
 EMBEDDING_PARAM = "embedding"
+#: a vector statement's slot parameters: where the namespace's model keeps its vectors
+SLOT_PARAMS = ("vector_property", "chunk_index", "entity_index")
 #: the one map of chunk filters (kgrag_neo4j.types.filters_to_param)
 FILTER_PARAM = "filter"
 #: the word runs of the query that could name an entity (entities.gazetteer.query_name_keys)
@@ -338,7 +340,14 @@ def resolve_params(
 
     embed = None
     given = dict(params or {})
-    if query_text is not None and takes_embedding(query) and EMBEDDING_PARAM not in given:
+    slot_names = [name for name in SLOT_PARAMS if name in query.param_names and name not in given]
+    wants_vector = query_text is not None and takes_embedding(query) and EMBEDDING_PARAM not in given
+    if slot_names and open_store is not None and (namespace is not None or "namespace" in given or wants_vector):
+        # the namespace's vectors are in its model's slot: its property and index names
+        target = namespace or given.get("namespace") or browser_defaults(query).get("namespace")
+        slot = open_store(target if isinstance(target, str) and target else "default").vector_params()
+        given.update({name: slot[name] for name in slot_names})
+    if wants_vector:
         if open_store is None:
             raise ConfigurationError(f"{query.name} needs the database for the query vector's embedder")
         target = namespace or given.get("namespace") or browser_defaults(query).get("namespace")

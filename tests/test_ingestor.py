@@ -195,6 +195,8 @@ def test_bad_files_are_refused_and_nothing_is_written(store, hashing_embedder, t
 
 
 def test_embedder_of_the_wrong_size_is_refused_before_writing(store, hashing_embedder):
+    # the namespace's size is recorded (a namespace with nothing recorded takes any size)
+    store.init_schema(TEST_DIMENSIONS, model="unknown")
     wrong = CountingEmbedder(hashing_embedder, dims=64)
     with pytest.raises(DimensionMismatchError, match=f"{TEST_DIMENSIONS}"):
         Ingestor(store, wrong).ingest_text("some text", "w.txt")

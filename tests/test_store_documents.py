@@ -213,7 +213,8 @@ def test_an_unfiltered_search_never_pays_for_the_exact_fallback(store):
     doc = Document(id="scan-" + store.namespace, source="scan.txt", content="s", content_hash="s")
     store.store_document(doc, [Chunk(id=f"{doc.id}-{i}", document_id=doc.id, content=f"chunk {i}", chunk_index=i,
                                      embedding=v.tolist()) for i, v in enumerate(vectors)])
-    params = dict(namespace=store.namespace, embedding=vectors[5].tolist(), top_k=10, fetch_k=40, filter=filters_to_param(()))
+    params = dict(namespace=store.namespace, embedding=vectors[5].tolist(), top_k=10, fetch_k=40, filter=filters_to_param(()),
+                  vector_property="embedding", chunk_index="chunk_embedding")
     unfiltered = store.runner.profile("chunks/search_vector", **params)
     assert unfiltered["rows"] == 10 and unfiltered["db_hits"] < 600
     short = store.runner.profile("chunks/search_vector", **{**params, "filter": filters_to_param([by_meta("group", "none")])})

@@ -3,6 +3,7 @@
 // mode: read
 // params:
 //   $namespace  STRING  tenant
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
 // returns: found BOOLEAN
-// browser: :params {namespace: 'demo'}
-RETURN EXISTS { MATCH (c:Chunk {namespace: $namespace}) WHERE c.embedding IS NOT NULL } AS found
+// browser: :params {namespace: 'demo', vector_property: 'embedding'}
+RETURN EXISTS { MATCH (c:Chunk {namespace: $namespace}) WHERE c[$vector_property] IS NOT NULL } AS found

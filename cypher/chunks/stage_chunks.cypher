@@ -11,8 +11,9 @@
 //   $namespace    STRING     tenant
 //   $document_id  STRING     the large document
 //   $rows         LIST<MAP>  [{id, document_id, props: {...}, embedding: LIST<FLOAT>|null, parent_id: STRING|null}]
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
 // returns: written INTEGER, kept LIST<STRING>
-// browser: :params {namespace: 'demo', document_id: 'doc_44baee2d8286fcbe2de5746f8d66be0f', rows: [{id: 'c1', document_id: 'doc_44baee2d8286fcbe2de5746f8d66be0f', props: {content: 'x', chunk_index: 0}, embedding: null, parent_id: null}]}
+// browser: :params {namespace: 'demo', document_id: 'doc_44baee2d8286fcbe2de5746f8d66be0f', rows: [{id: 'c1', document_id: 'doc_44baee2d8286fcbe2de5746f8d66be0f', props: {content: 'x', chunk_index: 0}, embedding: null, parent_id: null}], vector_property: 'embedding'}
 WITH '\u001f' + $namespace + '\u001f' + $document_id AS staging
 UNWIND $rows AS row
 WITH staging, row WHERE row.document_id = $document_id
@@ -24,7 +25,7 @@ CALL (c, row, staged) {
   WITH c, row WHERE staged
   SET c += row.props, c.document_id = row.document_id
   WITH c, row WHERE row.embedding IS NOT NULL
-  CALL db.create.setNodeVectorProperty(c, 'embedding', row.embedding)
+  CALL db.create.setNodeVectorProperty(c, $vector_property, row.embedding)
 }
 CALL (staging, c, row, staged) {
   WITH staging, c, row WHERE staged AND row.parent_id IS NOT NULL

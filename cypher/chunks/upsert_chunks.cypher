@@ -12,8 +12,9 @@
 // params:
 //   $namespace  STRING     tenant
 //   $rows       LIST<MAP>  [{id, document_id, props: {...}, embedding: LIST<FLOAT>|null, parent_id: STRING|null}]
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
 // returns: written INTEGER, conflicts LIST<MAP>
-// browser: :params {namespace: 'demo', rows: [{id: 'c1', document_id: 'doc_1', props: {content: 'x', chunk_index: 0}, embedding: null, parent_id: null}]}
+// browser: :params {namespace: 'demo', rows: [{id: 'c1', document_id: 'doc_1', props: {content: 'x', chunk_index: 0}, embedding: null, parent_id: null}], vector_property: 'embedding'}
 UNWIND $rows AS row
 MATCH (d:Document {id: row.document_id})
 WHERE d.namespace = $namespace
@@ -32,7 +33,7 @@ CALL (d, c, row, ours, conflict) {
   WITH c, row, ours
   CALL (c, row) {
     WITH c, row WHERE row.embedding IS NOT NULL
-    CALL db.create.setNodeVectorProperty(c, 'embedding', row.embedding)
+    CALL db.create.setNodeVectorProperty(c, $vector_property, row.embedding)
   }
   CALL (c, row, ours) {
     WITH c, row, ours WHERE row.parent_id IS NOT NULL

@@ -15,8 +15,9 @@
 // params:
 //   $namespace  STRING     tenant
 //   $documents  LIST<MAP>  [{id, props: {source, title, content, content_hash, created_at, metadata}, chunks: [{id, props: {...}, embedding: LIST<FLOAT>|null}]|null}]
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
 // returns: written LIST<MAP>, vanished LIST<STRING>
-// browser: :params {namespace: 'demo', documents: [{id: 'doc_1', props: {source: 'a.txt', title: 'A', content: 'x', content_hash: 'h', created_at: 0, metadata: '{}'}, chunks: [{id: 'c1', props: {content: 'x', chunk_index: 0}, embedding: null}]}]}
+// browser: :params {namespace: 'demo', documents: [{id: 'doc_1', props: {source: 'a.txt', title: 'A', content: 'x', content_hash: 'h', created_at: 0, metadata: '{}'}, chunks: [{id: 'c1', props: {content: 'x', chunk_index: 0}, embedding: null}]}], vector_property: 'embedding'}
 UNWIND $documents AS doc
 MERGE (d:Document {id: doc.id})
   ON CREATE SET d.namespace = $namespace
@@ -36,7 +37,7 @@ CALL (d, doc, fresh) {
   CREATE (d)-[:HAS_CHUNK]->(c:Chunk {id: row.id})
   SET c += row.props, c.namespace = $namespace, c.document_id = doc.id
   WITH c, row WHERE row.embedding IS NOT NULL
-  CALL db.create.setNodeVectorProperty(c, 'embedding', row.embedding)
+  CALL db.create.setNodeVectorProperty(c, $vector_property, row.embedding)
 }
 RETURN collect(CASE WHEN ours THEN {id: doc.id, before: before, created: fresh} END) AS written,
        collect(CASE WHEN vanished THEN doc.id END) AS vanished

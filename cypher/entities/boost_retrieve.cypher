@@ -33,13 +33,16 @@
 //   $relation_types  LIST<STRING>  relationship types to follow (null = all)
 //   $max_sequence    INTEGER       follow only relationships with sequence <= this (null = all)
 //   $expand_k        INTEGER       expand when fewer candidates than this (default k; 0 = never)
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
+//   $chunk_index  STRING  the chunk vector index of the namespace's embedding model
+//   $entity_index  STRING  the entity vector index of the namespace's embedding model
 // returns: candidates LIST<MAP>, query_entities LIST<MAP>, related LIST<MAP>, expansion LIST<MAP>
-// browser: :params {namespace: 'demo', embedding: [], chunk_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, min_similarity: 0.0, entity_k: 3, entity_fetch_k: 30, entity_floor: 0.0, entity_keys: [{key: 'neo4j', start: 0, end: 1}], named_max_chunks: 25, max_hops: 1, relation_types: null, max_sequence: null, expand_k: 5}
+// browser: :params {namespace: 'demo', embedding: [], chunk_k: 10, fetch_k: 40, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, min_similarity: 0.0, entity_k: 3, entity_fetch_k: 30, entity_floor: 0.0, entity_keys: [{key: 'neo4j', start: 0, end: 1}], named_max_chunks: 25, max_hops: 1, relation_types: null, max_sequence: null, expand_k: 5, vector_property: 'embedding', chunk_index: 'chunk_embedding', entity_index: 'entity_embedding'}
 // In Browser the query vector comes from the namespace's embedder: `kgrag cypher params entities/boost_retrieve --namespace demo --query "..."` prints this line with it.
 // Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
 // (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
 // created_before (epoch seconds or null); `kgrag cypher params entities/boost_retrieve --filter meta.KEY=VALUE` writes them.
-CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), $embedding) YIELD node, score
+CALL db.index.vector.queryNodes($chunk_index, toInteger($fetch_k), $embedding) YIELD node, score
 WITH node AS c, score
 WHERE c.namespace = $namespace
   AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
@@ -55,13 +58,13 @@ CALL (hits) {
   UNION
   UNWIND CASE WHEN size(hits) < $chunk_k THEN [1] ELSE [] END AS exact
   MATCH (c:Chunk {namespace: $namespace})
-  WHERE c.embedding IS NOT NULL
+  WHERE c[$vector_property] IS NOT NULL
     AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
     AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
     AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
     AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
-  WITH c, vector.similarity.cosine(c.embedding, $embedding) AS score
+  WITH c, vector.similarity.cosine(c[$vector_property], $embedding) AS score
   ORDER BY score DESC, c.id LIMIT toInteger($chunk_k)
   RETURN c, score
 }
@@ -81,7 +84,7 @@ CALL (hits) {
 WITH [h IN hits | h.c] AS candidate_nodes, candidates
 // query entities
 CALL () {
-  CALL db.index.vector.queryNodes('entity_embedding', toInteger($entity_fetch_k), $embedding) YIELD node, score
+  CALL db.index.vector.queryNodes($entity_index, toInteger($entity_fetch_k), $embedding) YIELD node, score
   WITH node AS e, score
   WHERE e.namespace = $namespace
   WITH e, score ORDER BY score DESC, e.id LIMIT toInteger($entity_k)
@@ -93,8 +96,8 @@ CALL () {
     UNWIND CASE WHEN size(ehits) < $entity_k THEN [1] ELSE [] END AS exact
     MATCH (e:Entity)
     USING INDEX e:Entity(namespace, name_key)
-    WHERE e.namespace = $namespace AND e.name_key IS NOT NULL AND e.embedding IS NOT NULL
-    WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score
+    WHERE e.namespace = $namespace AND e.name_key IS NOT NULL AND e[$vector_property] IS NOT NULL
+    WITH e, vector.similarity.cosine(e[$vector_property], $embedding) AS score
     ORDER BY score DESC, e.id LIMIT toInteger($entity_k)
     RETURN e, score
   }
@@ -197,8 +200,8 @@ CALL (candidate_nodes, related) {
   RETURN collect({chunk: c {.id, .document_id, .content, .chunk_index, .parent_id, .token_count, .metadata,
                             .source, .created_at},
                   title: d.title,
-                  score: CASE WHEN c.embedding IS NULL THEN null
-                              ELSE vector.similarity.cosine(c.embedding, $embedding) END,
+                  score: CASE WHEN c[$vector_property] IS NULL THEN null
+                              ELSE vector.similarity.cosine(c[$vector_property], $embedding) END,
                   mentions: [(c)-[:MENTIONS]->(m:Entity) WHERE m.namespace = $namespace | m.id],
                   entity_id: best.e.id, entity: best.e.name, strength: best.strength, distance: best.distance}) AS expansion
 }

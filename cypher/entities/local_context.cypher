@@ -27,13 +27,15 @@
 //   $filtered        BOOLEAN      whether $filter restricts anything
 //   $relationship_k  INTEGER      relationships returned at most
 //   $report_k        INTEGER      community reports returned at most
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
+//   $entity_index  STRING  the entity vector index of the namespace's embedding model
 // returns: entities LIST<MAP>, text_units LIST<MAP>, candidate_units INTEGER, relationships LIST<MAP>, reports LIST<MAP>
-// browser: :params {namespace: 'demo', embedding: [], entity_k: 10, entity_fetch_k: 100, max_tokens: 4000, unit_k: 10, min_similarity: 0.0, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, filtered: false, relationship_k: 20, report_k: 3}
+// browser: :params {namespace: 'demo', embedding: [], entity_k: 10, entity_fetch_k: 100, max_tokens: 4000, unit_k: 10, min_similarity: 0.0, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, filtered: false, relationship_k: 20, report_k: 3, vector_property: 'embedding', entity_index: 'entity_embedding'}
 // In Browser the query vector comes from the namespace's embedder: `kgrag cypher params entities/local_context --namespace demo --query "..."` prints this line with it.
 // Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
 // (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
 // created_before (epoch seconds or null); `kgrag cypher params entities/local_context --filter meta.KEY=VALUE` writes them.
-CALL db.index.vector.queryNodes('entity_embedding', toInteger($entity_fetch_k), $embedding) YIELD node, score
+CALL db.index.vector.queryNodes($entity_index, toInteger($entity_fetch_k), $embedding) YIELD node, score
 WITH node AS e, score
 WHERE e.namespace = $namespace
   AND (NOT $filtered OR EXISTS {
@@ -54,7 +56,7 @@ CALL (hits) {
   UNWIND CASE WHEN size(hits) < $entity_k THEN [1] ELSE [] END AS exact
   MATCH (e:Entity)
   USING INDEX e:Entity(namespace, name_key)
-  WHERE e.namespace = $namespace AND e.name_key IS NOT NULL AND e.embedding IS NOT NULL
+  WHERE e.namespace = $namespace AND e.name_key IS NOT NULL AND e[$vector_property] IS NOT NULL
     AND (NOT $filtered OR EXISTS {
       MATCH (c:Chunk)-[:MENTIONS]->(e)
       WHERE c.namespace = $namespace
@@ -64,7 +66,7 @@ CALL (hits) {
         AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
         AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
     })
-  WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score
+  WITH e, vector.similarity.cosine(e[$vector_property], $embedding) AS score
   ORDER BY score DESC, e.id LIMIT toInteger($entity_k)
   RETURN e, score
 }
@@ -81,8 +83,8 @@ CALL (ents) {
     AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
   WITH DISTINCT c
-  WITH c, CASE WHEN c.embedding IS NULL THEN null
-               ELSE vector.similarity.cosine(c.embedding, $embedding) END AS similarity
+  WITH c, CASE WHEN c[$vector_property] IS NULL THEN null
+               ELSE vector.similarity.cosine(c[$vector_property], $embedding) END AS similarity
   WHERE $min_similarity <= 0 OR similarity >= $min_similarity
   ORDER BY coalesce(similarity, -1.0) DESC, c.id
   WITH collect({id: c.id, document_id: c.document_id, source: c.source, chunk_index: c.chunk_index,

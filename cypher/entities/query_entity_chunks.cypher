@@ -10,8 +10,9 @@
 //   $keys        LIST<MAP>     word runs of the query: [{key, start, end}]
 //   $max_chunks  INTEGER       entities mentioned by more chunks than this are skipped
 //   $filter      MAP           {document_ids, source_prefix, meta_pairs, created_after, created_before}
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
 // returns: chunk_id STRING, entity_score FLOAT, names LIST<STRING>
-// browser: :params {namespace: 'demo', keys: [{key: 'neo4j', start: 0, end: 1}], max_chunks: 10, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}}
+// browser: :params {namespace: 'demo', keys: [{key: 'neo4j', start: 0, end: 1}], max_chunks: 10, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, vector_property: 'embedding'}
 // Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
 // (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
 // created_before (epoch seconds or null); `kgrag cypher params entities/query_entity_chunks --filter meta.KEY=VALUE` writes them.
@@ -24,7 +25,7 @@ WITH DISTINCT f.e AS e
 WITH e, COUNT { (e)<-[:MENTIONS]-() } AS df
 WHERE 0 < df <= $max_chunks
 MATCH (c:Chunk)-[:MENTIONS]->(e)
-WHERE c.namespace = $namespace AND c.embedding IS NOT NULL
+WHERE c.namespace = $namespace AND c[$vector_property] IS NOT NULL
   AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
   AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
   AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))

@@ -8,10 +8,12 @@
 //   $embedding  LIST<FLOAT>  query vector (length = index dimensions)
 //   $top_k      INTEGER      entities wanted
 //   $fetch_k    INTEGER      candidates asked of the vector index (>= top_k)
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
+//   $entity_index  STRING  the entity vector index of the namespace's embedding model
 // returns: entity MAP, score FLOAT
-// browser: :params {namespace: 'demo', embedding: [], top_k: 5, fetch_k: 50}
+// browser: :params {namespace: 'demo', embedding: [], top_k: 5, fetch_k: 50, vector_property: 'embedding', entity_index: 'entity_embedding'}
 // In Browser the query vector comes from the namespace's embedder: `kgrag cypher params entities/search_entities --namespace demo --query "..."` prints this line with it.
-CALL db.index.vector.queryNodes('entity_embedding', toInteger($fetch_k), $embedding) YIELD node, score
+CALL db.index.vector.queryNodes($entity_index, toInteger($fetch_k), $embedding) YIELD node, score
 WITH node AS e, score
 WHERE e.namespace = $namespace
 WITH e, score ORDER BY score DESC, e.id LIMIT toInteger($top_k)
@@ -23,8 +25,8 @@ CALL (hits) {
   UNWIND CASE WHEN size(hits) < $top_k THEN [1] ELSE [] END AS exact
   MATCH (e:Entity)
   USING INDEX e:Entity(namespace, name_key)
-  WHERE e.namespace = $namespace AND e.name_key IS NOT NULL AND e.embedding IS NOT NULL
-  WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score
+  WHERE e.namespace = $namespace AND e.name_key IS NOT NULL AND e[$vector_property] IS NOT NULL
+  WITH e, vector.similarity.cosine(e[$vector_property], $embedding) AS score
   ORDER BY score DESC, e.id LIMIT toInteger($top_k)
   RETURN e, score
 }

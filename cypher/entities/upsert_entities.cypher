@@ -18,8 +18,9 @@
 //   $namespace  STRING     tenant
 //   $build      STRING     id of the entity build writing (null: write visible entities)
 //   $rows       LIST<MAP>  [{id, name, name_key, type, description, source_chunk_id, embedding: LIST<FLOAT>|null}]
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
 // returns: written INTEGER, ids LIST<STRING>, vanished LIST<STRING>
-// browser: :params {namespace: 'demo', build: null, rows: [{id: 'ent_1', name: 'Ned Stark', name_key: 'ned stark', type: 'PERSON', description: 'Lord of Winterfell', source_chunk_id: null, embedding: null}]}
+// browser: :params {namespace: 'demo', build: null, rows: [{id: 'ent_1', name: 'Ned Stark', name_key: 'ned stark', type: 'PERSON', description: 'Lord of Winterfell', source_chunk_id: null, embedding: null}], vector_property: 'embedding'}
 UNWIND $rows AS row
 MERGE (e:Entity {id: row.id})
   ON CREATE SET e.namespace = CASE WHEN $build IS NULL THEN $namespace END,
@@ -41,8 +42,8 @@ CALL (e, row, ours) {
                                THEN row.source_chunk_id ELSE e.source_chunk_id END,
       e.description = CASE WHEN replace_description THEN coalesce(row.description, '') ELSE e.description END
   WITH e, row, replace_description
-  WHERE row.embedding IS NOT NULL AND (replace_description OR e.embedding IS NULL)
-  CALL db.create.setNodeVectorProperty(e, 'embedding', row.embedding)
+  WHERE row.embedding IS NOT NULL AND (replace_description OR e[$vector_property] IS NULL)
+  CALL db.create.setNodeVectorProperty(e, $vector_property, row.embedding)
 }
 WITH e, row, ours AND e.id IS NOT NULL AS kept, e.id IS NULL AS vanished
 RETURN count(CASE WHEN kept THEN 1 END) AS written,

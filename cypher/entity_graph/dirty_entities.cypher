@@ -10,8 +10,9 @@
 //   $namespace  STRING   tenant
 //   $after      STRING   the last id of the previous page ('' for the first)
 //   $limit      INTEGER  page size
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
 // returns: id STRING, key STRING, name STRING, type STRING, description STRING, source_chunk_id STRING, maintained BOOLEAN, has_embedding BOOLEAN, forms LIST<STRING>, form_counts LIST<INTEGER>, stats LIST<INTEGER>, df INTEGER, old_df INTEGER, triple BOOLEAN, earliest MAP
-// browser: :params {namespace: 'demo', after: '', limit: 500}
+// browser: :params {namespace: 'demo', after: '', limit: 500, vector_property: 'embedding'}
 MATCH (e:Entity {dirty: true})
 USING INDEX e:Entity(dirty)
 WHERE (coalesce(e.namespace, e.staged_namespace) = $namespace) AND e.id > $after
@@ -25,7 +26,7 @@ CALL (e) {
 }
 RETURN e.id AS id, e.name_key AS key, e.name AS name, e.type AS type, coalesce(e.description, '') AS description,
        e.source_chunk_id AS source_chunk_id, coalesce(e.maintained, false) AS maintained,
-       e.embedding IS NOT NULL AS has_embedding,
+       e[$vector_property] IS NOT NULL AS has_embedding,
        coalesce(n.forms, []) AS forms, coalesce(n.form_counts, []) AS form_counts,
        CASE WHEN n IS NULL THEN [0, 0, 0, 0, 0] ELSE [n.person, n.location, n.weak, n.occurrences, n.titles] END AS stats,
        COUNT { (e)<-[:MENTIONS]-() } AS df, coalesce(e.df, 0) AS old_df,

@@ -9,8 +9,9 @@
 // params:
 //   $namespace  STRING     tenant
 //   $rows       LIST<MAP>  [{id, name, type, description, source_chunk_id, embedding: LIST<FLOAT>|null, df, changed, renamed}]
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
 // returns: updated INTEGER, deleted INTEGER
-// browser: :params {namespace: 'demo', rows: []}
+// browser: :params {namespace: 'demo', rows: [], vector_property: 'embedding'}
 UNWIND $rows AS row
 MATCH (e:Entity {id: row.id})
 WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
@@ -33,7 +34,7 @@ CALL (e, row, orphan) {
     SET r.changed = true
   }
   WITH e, row WHERE row.embedding IS NOT NULL
-  CALL db.create.setNodeVectorProperty(e, 'embedding', row.embedding)
+  CALL db.create.setNodeVectorProperty(e, $vector_property, row.embedding)
 }
 CALL (e, orphan) {
   WITH e WHERE orphan

@@ -11,16 +11,18 @@
 //   $fetch_k         INTEGER    candidates asked of the vector index per row
 //   $threshold       FLOAT      minimum cosine in [-1, 1]
 //   $cross_document  BOOLEAN    only chunks of other documents than the row's
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
+//   $chunk_index  STRING  the chunk vector index of the namespace's embedding model
 // returns: id STRING, hits LIST<MAP>
-// browser: :params {namespace: 'demo', rows: [{id: 'chk_...', embedding: null, document_id: null}], top_k: 5, fetch_k: 40, threshold: 0.75, cross_document: false}
+// browser: :params {namespace: 'demo', rows: [{id: 'chk_...', embedding: null, document_id: null}], top_k: 5, fetch_k: 40, threshold: 0.75, cross_document: false, vector_property: 'embedding', chunk_index: 'chunk_embedding'}
 // Chunk ids: chunks/list_document_chunks lists a document's.
 UNWIND $rows AS row
 OPTIONAL MATCH (s:Chunk {id: row.id})
 WHERE s.namespace = $namespace
-WITH row, coalesce(row.embedding, s.embedding) AS v, coalesce(row.document_id, s.document_id) AS document_id
+WITH row, coalesce(row.embedding, s[$vector_property]) AS v, coalesce(row.document_id, s.document_id) AS document_id
 WHERE v IS NOT NULL
 CALL (row, v, document_id) {
-  CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), v) YIELD node, score
+  CALL db.index.vector.queryNodes($chunk_index, toInteger($fetch_k), v) YIELD node, score
   WITH node AS t, score
   WHERE t.namespace = $namespace AND t.id <> row.id AND (NOT $cross_document OR t.document_id <> document_id)
   RETURN collect({t: t, cosine: 2 * score - 1}) AS hits
@@ -33,8 +35,8 @@ CALL (row, v, hits) {
   UNION
   UNWIND CASE WHEN size(hits) < $top_k THEN [1] ELSE [] END AS exact
   MATCH (t:Chunk {namespace: $namespace})
-  WHERE t.id <> row.id AND t.embedding IS NOT NULL
-  RETURN t, 2 * vector.similarity.cosine(v, t.embedding) - 1 AS cosine
+  WHERE t.id <> row.id AND t[$vector_property] IS NOT NULL
+  RETURN t, 2 * vector.similarity.cosine(v, t[$vector_property]) - 1 AS cosine
 }
 WITH row, document_id, t, cosine
 WHERE cosine >= $threshold AND cosine > 0 AND (NOT $cross_document OR t.document_id <> document_id)

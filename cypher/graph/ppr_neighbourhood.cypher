@@ -20,13 +20,16 @@
 //   $entity_floor       FLOAT         least normalised cosine of an entity taken by vector
 //   $max_entity_chunks  INTEGER       an entity mentioned by more chunks is not expanded
 //   $chunk_edges        BOOLEAN       also read RELATES_TO edges out of the seeds
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
+//   $chunk_index  STRING  the chunk vector index of the namespace's embedding model
+//   $entity_index  STRING  the entity vector index of the namespace's embedding model
 // returns: seeds LIST<MAP>, query_entities LIST<MAP>, entities LIST<MAP>, chunks LIST<MAP>, mentions LIST<MAP>, chunk_edges LIST<MAP>, relations LIST<MAP>
-// browser: :params {namespace: 'demo', embedding: [], seed_top_k: 10, fetch_k: 100, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, entity_keys: [{key: 'neo4j', start: 0, end: 1}], entity_vector_k: 3, entity_floor: 0.8, max_entity_chunks: 25, chunk_edges: true}
+// browser: :params {namespace: 'demo', embedding: [], seed_top_k: 10, fetch_k: 100, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, entity_keys: [{key: 'neo4j', start: 0, end: 1}], entity_vector_k: 3, entity_floor: 0.8, max_entity_chunks: 25, chunk_edges: true, vector_property: 'embedding', chunk_index: 'chunk_embedding', entity_index: 'entity_embedding'}
 // In Browser the query vector comes from the namespace's embedder: `kgrag cypher params graph/ppr_neighbourhood --namespace demo --query "..."` prints this line with it.
 // Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
 // (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
 // created_before (epoch seconds or null); `kgrag cypher params graph/ppr_neighbourhood --filter meta.KEY=VALUE` writes them.
-CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), $embedding) YIELD node, score
+CALL db.index.vector.queryNodes($chunk_index, toInteger($fetch_k), $embedding) YIELD node, score
 WITH node AS c, score
 WHERE c.namespace = $namespace
   AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
@@ -42,13 +45,13 @@ CALL (vhits) {
   UNION
   UNWIND CASE WHEN size(vhits) < $seed_top_k THEN [1] ELSE [] END AS exact
   MATCH (c:Chunk {namespace: $namespace})
-  WHERE c.embedding IS NOT NULL
+  WHERE c[$vector_property] IS NOT NULL
     AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
     AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
     AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
     AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
-  WITH c, vector.similarity.cosine(c.embedding, $embedding) AS score
+  WITH c, vector.similarity.cosine(c[$vector_property], $embedding) AS score
   ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
   RETURN c, score
 }
@@ -70,7 +73,7 @@ CALL (named_all) {
 // namespace's entities finds the nearest instead
 CALL () {
   UNWIND CASE WHEN $entity_vector_k > 0 THEN [1] ELSE [] END AS on
-  CALL db.index.vector.queryNodes('entity_embedding', toInteger($entity_vector_k * 10), $embedding) YIELD node, score
+  CALL db.index.vector.queryNodes($entity_index, toInteger($entity_vector_k * 10), $embedding) YIELD node, score
   WITH node AS e, score
   WHERE e.namespace = $namespace
   WITH e, score ORDER BY score DESC, e.id LIMIT toInteger($entity_vector_k)
@@ -84,8 +87,8 @@ CALL (ehits) {
     UNWIND CASE WHEN size(ehits) < $entity_vector_k THEN [1] ELSE [] END AS exact
     MATCH (e:Entity)
     USING INDEX e:Entity(namespace, name_key)
-    WHERE e.namespace = $namespace AND e.name_key IS NOT NULL AND e.embedding IS NOT NULL
-    WITH e, vector.similarity.cosine(e.embedding, $embedding) AS score
+    WHERE e.namespace = $namespace AND e.name_key IS NOT NULL AND e[$vector_property] IS NOT NULL
+    WITH e, vector.similarity.cosine(e[$vector_property], $embedding) AS score
     ORDER BY score DESC, e.id LIMIT toInteger($entity_vector_k)
     RETURN e, score
   }

@@ -53,14 +53,16 @@
 //   $entity_seed_weight  FLOAT         weight of sum(1 / df) of the query entities a seed mentions (0 = off)
 //   $entity_max_chunks   INTEGER       entities mentioned by more chunks than this seed nothing
 //   $refine_seeds        BOOLEAN       also score the chunks one edge from the index's vector seeds (below)
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
+//   $chunk_index  STRING  the chunk vector index of the namespace's embedding model
 // returns: chunk MAP, title STRING, document_hash STRING, score FLOAT, hop INTEGER, seed_score FLOAT, vector_score FLOAT, keyword_score FLOAT, entity_score FLOAT, entity_names LIST<STRING>, via MAP
-// browser: :params {namespace: 'demo', embedding: [], keyword_query: '', keyword_weight: 0.0, rrf_k: 60, seed_top_k: 10, fetch_k: 200, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: false, relations: null, min_weight: 0.0, top_k: 5, blend: 'propagate', entity_keys: [], entity_seed_weight: 0.35, entity_max_chunks: 25, refine_seeds: true}
+// browser: :params {namespace: 'demo', embedding: [], keyword_query: '', keyword_weight: 0.0, rrf_k: 60, seed_top_k: 10, fetch_k: 200, filter: {document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: false, relations: null, min_weight: 0.0, top_k: 5, blend: 'propagate', entity_keys: [], entity_seed_weight: 0.35, entity_max_chunks: 25, refine_seeds: true, vector_property: 'embedding', chunk_index: 'chunk_embedding'}
 // In Browser the query vector comes from the namespace's embedder: `kgrag cypher params graph/retrieve --namespace demo --query "..."` prints this line with it.
 // Filters ($filter) in Browser: document_ids (list or null), source_prefix (text or null), meta_pairs
 // (['key␟value', ...]: key, U+241F, value; values that are not text as JSON), created_after and
 // created_before (epoch seconds or null); `kgrag cypher params graph/retrieve --filter meta.KEY=VALUE` writes them.
 // The full-text query names its namespace; `kgrag cypher params graph/retrieve --query "..."` writes it from any text.
-CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), $embedding) YIELD node, score
+CALL db.index.vector.queryNodes($chunk_index, toInteger($fetch_k), $embedding) YIELD node, score
 WITH node AS c, score
 WHERE c.namespace = $namespace
   AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
@@ -80,14 +82,14 @@ CALL (vhits) {
   UNWIND CASE WHEN $refine_seeds AND size(vhits) >= $seed_top_k THEN vhits ELSE [] END AS h
   WITH h.c AS f
   MATCH (f)-[:RELATES_TO]-(n)
-  WHERE n.namespace = $namespace AND n.embedding IS NOT NULL
+  WHERE n.namespace = $namespace AND n[$vector_property] IS NOT NULL
     AND ($filter.document_ids IS NULL OR n.document_id IN $filter.document_ids)
     AND ($filter.source_prefix IS NULL OR n.source STARTS WITH $filter.source_prefix)
     AND all(p IN $filter.meta_pairs WHERE p IN coalesce(n.meta_pairs, []))
     AND ($filter.created_after IS NULL OR n.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR n.created_at < $filter.created_before)
   WITH DISTINCT n WHERE NOT n IN [x IN vhits | x.c]
-  RETURN collect({c: n, score: vector.similarity.cosine(n.embedding, $embedding)}) AS near
+  RETURN collect({c: n, score: vector.similarity.cosine(n[$vector_property], $embedding)}) AS near
 }
 // merged in a CALL of its own: `vhits + collect(...)` in the one above would group by vhits
 // and, with no neighbour, yield no row at all
@@ -103,13 +105,13 @@ CALL (vhits) {
   UNION
   UNWIND CASE WHEN size(vhits) < $seed_top_k THEN [1] ELSE [] END AS exact
   MATCH (c:Chunk {namespace: $namespace})
-  WHERE c.embedding IS NOT NULL
+  WHERE c[$vector_property] IS NOT NULL
     AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
     AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
     AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
     AND ($filter.created_after IS NULL OR c.created_at > $filter.created_after)
     AND ($filter.created_before IS NULL OR c.created_at < $filter.created_before)
-  WITH c, vector.similarity.cosine(c.embedding, $embedding) AS score
+  WITH c, vector.similarity.cosine(c[$vector_property], $embedding) AS score
   ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
   RETURN c, score
 }
@@ -185,7 +187,7 @@ CALL () {
   WITH e, COUNT { (e)<-[:MENTIONS]-() } AS df
   WHERE 0 < df <= $entity_max_chunks
   MATCH (c:Chunk)-[:MENTIONS]->(e)
-  WHERE c.namespace = $namespace AND c.embedding IS NOT NULL
+  WHERE c.namespace = $namespace AND c[$vector_property] IS NOT NULL
     AND ($filter.document_ids IS NULL OR c.document_id IN $filter.document_ids)
     AND ($filter.source_prefix IS NULL OR c.source STARTS WITH $filter.source_prefix)
     AND all(p IN $filter.meta_pairs WHERE p IN coalesce(c.meta_pairs, []))
@@ -201,7 +203,7 @@ UNWIND starts AS x
 WITH x, eseeds, enodes, [i IN range(0, size(enodes) - 1) WHERE enodes[i] = x.c][0] AS erank
 WITH x, CASE WHEN erank IS NULL THEN 0.0 ELSE eseeds[erank].ent END AS ent,
      CASE WHEN erank IS NULL THEN [] ELSE eseeds[erank].names END AS names,
-     coalesce(x.vector_score, vector.similarity.cosine(x.c.embedding, $embedding)) AS vs
+     coalesce(x.vector_score, vector.similarity.cosine(x.c[$vector_property], $embedding)) AS vs
 WITH x, ent, names, vs,
      CASE WHEN $blend = 'seed'
           THEN $vector_weight * coalesce(x.seed_score, vs) + $graph_weight * 1.0
@@ -228,7 +230,7 @@ CALL (frontier0, visited0) {
   RETURN collect({c: n, hop: 1, best: best, edges: [e IN edges WHERE e.v = best]}) AS reached1
 }
 WITH seeds, visited0,
-     [h IN reached1 | h {.*, vs: CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(h.c.embedding, $embedding) END}] AS hop1v
+     [h IN reached1 | h {.*, vs: CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(h.c[$vector_property], $embedding) END}] AS hop1v
 WITH *, [h IN hop1v | h {.*, score: CASE WHEN $blend = 'seed' THEN $graph_weight * h.best * $hop_decay[CASE WHEN 1 < size($hop_decay) THEN 1 ELSE size($hop_decay) - 1 END]
                                     ELSE $vector_weight * (2 * coalesce(h.vs, 0.5) - 1) + $graph_weight * h.best * $hop_decay[CASE WHEN 1 < size($hop_decay) THEN 1 ELSE size($hop_decay) - 1 END] END}] AS hop1all
 WITH visited0, [h IN hop1all WHERE NOT h.c IN visited0] AS hop1,
@@ -253,7 +255,7 @@ CALL (visited1, frontier1) {
   RETURN collect({c: n, hop: 2, best: best, edges: [e IN edges WHERE e.v = best]}) AS hop2
 }
 WITH seeds, hop1, visited1,
-     [h IN hop2 | h {.*, vs: CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(h.c.embedding, $embedding) END}] AS hop2v
+     [h IN hop2 | h {.*, vs: CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(h.c[$vector_property], $embedding) END}] AS hop2v
 WITH *, [h IN hop2v | h {.*, score: CASE WHEN $blend = 'seed' THEN $graph_weight * h.best * $hop_decay[CASE WHEN 2 < size($hop_decay) THEN 2 ELSE size($hop_decay) - 1 END]
                                     ELSE $vector_weight * (2 * coalesce(h.vs, 0.5) - 1) + $graph_weight * h.best * $hop_decay[CASE WHEN 2 < size($hop_decay) THEN 2 ELSE size($hop_decay) - 1 END] END}] AS hop2
 WITH seeds, hop1 + hop2 AS hits, visited1 + [h IN hop2 | h.c] AS visited2, [h IN hop2 | {c: h.c, s: h.score}] AS frontier2
@@ -275,7 +277,7 @@ CALL (visited2, frontier2) {
   RETURN collect({c: n, hop: 3, best: best, edges: [e IN edges WHERE e.v = best]}) AS hop3
 }
 WITH seeds, hits, visited2,
-     [h IN hop3 | h {.*, vs: CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(h.c.embedding, $embedding) END}] AS hop3v
+     [h IN hop3 | h {.*, vs: CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(h.c[$vector_property], $embedding) END}] AS hop3v
 WITH *, [h IN hop3v | h {.*, score: CASE WHEN $blend = 'seed' THEN $graph_weight * h.best * $hop_decay[CASE WHEN 3 < size($hop_decay) THEN 3 ELSE size($hop_decay) - 1 END]
                                     ELSE $vector_weight * (2 * coalesce(h.vs, 0.5) - 1) + $graph_weight * h.best * $hop_decay[CASE WHEN 3 < size($hop_decay) THEN 3 ELSE size($hop_decay) - 1 END] END}] AS hop3
 WITH seeds, hits + hop3 AS hits, visited2 + [h IN hop3 | h.c] AS visited3, [h IN hop3 | {c: h.c, s: h.score}] AS frontier3
@@ -297,7 +299,7 @@ CALL (visited3, frontier3) {
   RETURN collect({c: n, hop: 4, best: best, edges: [e IN edges WHERE e.v = best]}) AS hop4
 }
 WITH seeds, hits,
-     [h IN hop4 | h {.*, vs: CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(h.c.embedding, $embedding) END}] AS hop4v
+     [h IN hop4 | h {.*, vs: CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(h.c[$vector_property], $embedding) END}] AS hop4v
 WITH *, [h IN hop4v | h {.*, score: CASE WHEN $blend = 'seed' THEN $graph_weight * h.best * $hop_decay[CASE WHEN 4 < size($hop_decay) THEN 4 ELSE size($hop_decay) - 1 END]
                                     ELSE $vector_weight * (2 * coalesce(h.vs, 0.5) - 1) + $graph_weight * h.best * $hop_decay[CASE WHEN 4 < size($hop_decay) THEN 4 ELSE size($hop_decay) - 1 END] END}] AS hop4
 WITH seeds + [h IN hits + hop4 | {c: h.c, hop: h.hop, edges: h.edges, seed_score: null, vector_score: h.vs, keyword_score: null,

@@ -34,10 +34,12 @@
 //   $top_k               INTEGER       results returned
 //   $blend               STRING        'seed' or 'propagate'
 //   $refine_seeds        BOOLEAN       also score the chunks one edge from the index's seeds (see graph/retrieve)
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
+//   $chunk_index  STRING  the chunk vector index of the namespace's embedding model
 // returns: rows LIST<MAP>
-// browser: :params {namespace: 'demo', embedding: [], seed_top_k: 10, fetch_k: 200, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: true, relations: null, min_weight: 0.0, top_k: 20, blend: 'seed', refine_seeds: false}
+// browser: :params {namespace: 'demo', embedding: [], seed_top_k: 10, fetch_k: 200, max_hops: 2, hop_decay: [1.0, 0.7, 0.5], vector_weight: 0.7, graph_weight: 0.3, bidirectional: true, relations: null, min_weight: 0.0, top_k: 20, blend: 'seed', refine_seeds: false, vector_property: 'embedding', chunk_index: 'chunk_embedding'}
 // In Browser the query vector comes from the namespace's embedder: `kgrag cypher params graph/retrieve_vector_seeded --namespace demo --query "..."` prints this line with it.
-CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), $embedding) YIELD node, score
+CALL db.index.vector.queryNodes($chunk_index, toInteger($fetch_k), $embedding) YIELD node, score
 WITH node AS c, score
 WHERE c.namespace = $namespace
 WITH c, score ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
@@ -48,9 +50,9 @@ CALL (vhits) {
   UNWIND CASE WHEN $refine_seeds AND size(vhits) >= $seed_top_k THEN vhits ELSE [] END AS h
   WITH h.c AS f
   MATCH (f)-[:RELATES_TO]-(n)
-  WHERE n.namespace = $namespace AND n.embedding IS NOT NULL
+  WHERE n.namespace = $namespace AND n[$vector_property] IS NOT NULL
   WITH DISTINCT n WHERE NOT n IN [x IN vhits | x.c]
-  RETURN collect({c: n, score: vector.similarity.cosine(n.embedding, $embedding)}) AS near
+  RETURN collect({c: n, score: vector.similarity.cosine(n[$vector_property], $embedding)}) AS near
 }
 CALL (vhits, near) {
   UNWIND CASE WHEN size(near) > 0 THEN vhits + near ELSE [] END AS h
@@ -63,8 +65,8 @@ WITH CASE WHEN size(near) > 0 THEN refined ELSE vhits END AS vhits
 CALL (vhits) {
   UNWIND CASE WHEN size(vhits) < $seed_top_k THEN [1] ELSE [] END AS exact
   MATCH (c:Chunk {namespace: $namespace})
-  WHERE c.embedding IS NOT NULL
-  WITH c, vector.similarity.cosine(c.embedding, $embedding) AS score
+  WHERE c[$vector_property] IS NOT NULL
+  WITH c, vector.similarity.cosine(c[$vector_property], $embedding) AS score
   ORDER BY score DESC, c.id LIMIT toInteger($seed_top_k)
   RETURN collect({c: c, score: score}) AS exact
 }
@@ -89,7 +91,7 @@ CALL (seeds, visited0, decay1) {
   WHERE n.namespace = $namespace AND n <> f AND ($blend = 'propagate' OR NOT n IN visited0)
     AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
   WITH n, max(via) AS best, collect({f: f, r: r, v: via}) AS edges
-  WITH n, best, edges, CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(n.embedding, $embedding) END AS vs
+  WITH n, best, edges, CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(n[$vector_property], $embedding) END AS vs
   RETURN collect({c: n, vs: vs, e: [e IN edges WHERE e.v = best],
                   s: CASE WHEN $blend = 'seed' THEN $graph_weight * best * decay1
                           ELSE $vector_weight * (2 * coalesce(vs, 0.5) - 1) + $graph_weight * best * decay1 END}) AS reached1
@@ -120,7 +122,7 @@ CALL (hop1, visited1, decay2, expand2) {
   WHERE n.namespace = $namespace AND NOT n IN visited1
     AND r.weight >= $min_weight AND ($relations IS NULL OR r.relation IN $relations)
   WITH n, max(via) AS best, collect({f: f, r: r, v: via}) AS edges
-  WITH n, best, edges, CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(n.embedding, $embedding) END AS vs
+  WITH n, best, edges, CASE WHEN $blend = 'seed' THEN null ELSE vector.similarity.cosine(n[$vector_property], $embedding) END AS vs
   RETURN collect({c: n, vs: vs, e: [e IN edges WHERE e.v = best],
                   s: CASE WHEN $blend = 'seed' THEN $graph_weight * best * decay2
                           ELSE $vector_weight * (2 * coalesce(vs, 0.5) - 1) + $graph_weight * best * decay2 END}) AS hop2

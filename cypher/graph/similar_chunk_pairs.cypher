@@ -8,12 +8,14 @@
 //   $max_pairs     INTEGER       candidates per chunk
 //   $fetch_k       INTEGER       candidates asked of the vector index per chunk
 //   $threshold     FLOAT         minimum cosine in [-1, 1]
+//   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
+//   $chunk_index  STRING  the chunk vector index of the namespace's embedding model
 // returns: source_id STRING, source_document STRING, source_content STRING, target_id STRING, target_document STRING, target_content STRING, cosine FLOAT
-// browser: :params {namespace: 'demo', document_ids: ['doc_44baee2d8286fcbe2de5746f8d66be0f'], max_pairs: 3, fetch_k: 20, threshold: 0.5}
+// browser: :params {namespace: 'demo', document_ids: ['doc_44baee2d8286fcbe2de5746f8d66be0f'], max_pairs: 3, fetch_k: 20, threshold: 0.5, vector_property: 'embedding', chunk_index: 'chunk_embedding'}
 MATCH (s:Chunk {namespace: $namespace})
-WHERE s.embedding IS NOT NULL AND ($document_ids IS NULL OR s.document_id IN $document_ids)
+WHERE s[$vector_property] IS NOT NULL AND ($document_ids IS NULL OR s.document_id IN $document_ids)
 CALL (s) {
-  CALL db.index.vector.queryNodes('chunk_embedding', toInteger($fetch_k), s.embedding) YIELD node, score
+  CALL db.index.vector.queryNodes($chunk_index, toInteger($fetch_k), s[$vector_property]) YIELD node, score
   WITH collect({t: node, cosine: 2 * score - 1}) AS raw
   RETURN raw, [h IN raw WHERE h.t.namespace = $namespace AND h.t.document_id <> s.document_id
                               AND h.cosine >= $threshold] AS hits
@@ -29,8 +31,8 @@ CALL (s, raw, hits) {
   UNWIND CASE WHEN size(hits) < $max_pairs AND size(raw) >= $fetch_k AND raw[-1].cosine >= $threshold
               THEN [1] ELSE [] END AS exact
   MATCH (t:Chunk {namespace: $namespace})
-  WHERE t.embedding IS NOT NULL AND t.document_id <> s.document_id
-  WITH t, 2 * vector.similarity.cosine(s.embedding, t.embedding) - 1 AS cosine
+  WHERE t[$vector_property] IS NOT NULL AND t.document_id <> s.document_id
+  WITH t, 2 * vector.similarity.cosine(s[$vector_property], t[$vector_property]) - 1 AS cosine
   WHERE cosine >= $threshold
   RETURN t, cosine
 }

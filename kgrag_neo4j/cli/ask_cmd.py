@@ -51,15 +51,15 @@ def ask(app: AppContext, question, mode, top_k, filters, stream, llm, embedder, 
     Example: kgrag ask "How are vector indexes created?" --mode graph --llm openai --stream
     """
     from ..errors import InputError
-    from ..providers.select import describe_embedder, select_embedder
+    from ..providers.select import describe_embedder, embedder_for_namespace
     from ..retrieval.answer import Answer, AnswerStream, answer
 
     if stream and as_json:
         raise InputError("--stream and --json do not go together: JSON is printed once the answer is whole")
     chat = chat_model(llm)
-    emb = select_embedder(embedder)
-    click.echo(f"embedder: {describe_embedder(emb)}", err=True)
     store = app.store(namespace)
+    emb = embedder_for_namespace(embedder, None if embedder else store.embedding_model())
+    click.echo(f"embedder: {describe_embedder(emb)}", err=True)
     store.check_embedder(emb.name, emb.dimensions)
     retriever = build_retriever(mode, store, emb, filters=[parse_filter(f) for f in filters])
     if stream:

@@ -172,7 +172,7 @@ def _plain(value: Any) -> Any:
     JSON maps of their properties, without the vectors."""
     # by shape: only store/ imports the driver
     if hasattr(value, "labels") and hasattr(value, "element_id"):
-        return {"labels": sorted(value.labels), **{k: v for k, v in value.items() if k != "embedding"}}
+        return {"labels": sorted(value.labels), **{k: v for k, v in value.items() if not k.startswith("embedding")}}
     if hasattr(value, "start_node") and hasattr(value, "element_id"):
         ends = [getattr(node, "get", lambda _key: None)("id") for node in (value.start_node, value.end_node)]
         return {"type": value.type, "start": ends[0], "end": ends[1], **dict(value.items())}

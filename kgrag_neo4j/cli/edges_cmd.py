@@ -51,7 +51,7 @@ def build(app: AppContext, namespace, documents, sequence, similarity, similarit
 
     from ..ingestion.edges import IngestGraphOptions
     from ..ingestion.ingestor import Ingestor
-    from ..providers.select import select_embedder
+    from ..providers.select import embedder_for_namespace
 
     ctx = click.get_current_context()
     refuse_unused(ctx, ("graph_batch_size", "graph_batch_overlap", "graph_workers"),
@@ -69,7 +69,8 @@ def build(app: AppContext, namespace, documents, sequence, similarity, similarit
         similarity_threshold=similarity_threshold, similarity_top_k=similarity_top_k,
         min_edge_weight=min_edge_weight, max_edges_per_chunk=max_edges_per_chunk,
     )
-    store, emb = app.store(namespace), select_embedder(embedder)
+    store = app.store(namespace)
+    emb = embedder_for_namespace(embedder, None if embedder else store.embedding_model())
     counts = Ingestor(store, emb, graph=graph).build_edges(list(documents) or None)
     if cross_document:
         # cross-document only: --cross-document alone must not also extract within documents

@@ -53,7 +53,7 @@ def build(app: AppContext, namespace, embedder, documents, merge_threshold, batc
     Example: kgrag entities build --llm openai --entity-types PERSON,COMPANY --relation-types WORKS_FOR
     """
     from ..entities.pipeline import build_entities
-    from ..providers.select import describe_embedder, select_embedder
+    from ..providers.select import describe_embedder, embedder_for_namespace
 
     extractor = None
     declared = entity_types or relation_types or schema_file
@@ -85,7 +85,7 @@ def build(app: AppContext, namespace, embedder, documents, merge_threshold, batc
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"--names {names_file}: {exc}") from None
         names = [line.strip() for line in raw.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    chosen = select_embedder(embedder)
+    chosen = embedder_for_namespace(embedder, None if embedder else app.store(namespace).embedding_model())
     click.echo(f"embedder: {describe_embedder(chosen)}", err=True)
     result = build_entities(
         app.store(namespace),

@@ -68,7 +68,7 @@ def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, 
     """
     from ..ingestion.edges import IngestGraphOptions
     from ..ingestion.ingestor import Ingestor
-    from ..providers.select import describe_embedder, select_embedder
+    from ..providers.select import describe_embedder, embedder_for_namespace
 
     ctx = click.get_current_context()
     refuse_unused(ctx, ("graph_batch_size", "graph_batch_overlap", "graph_workers", "cross_document"),
@@ -76,7 +76,7 @@ def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, 
     refuse_unused(ctx, ("similarity_threshold", "similarity_top_k"), "--similarity-edges", similarity_edges)
     if llm_on_command_line(ctx) and not extract_graph:
         raise click.UsageError("--llm chooses the model of --extract-graph; add --extract-graph (or drop --llm)")
-    emb = select_embedder(embedder)
+    emb = embedder_for_namespace(embedder, None if embedder else app.store(namespace).embedding_model())
     click.echo(f"embedder: {describe_embedder(emb)}", err=True)
     graph = IngestGraphOptions(
         graph_extraction=chat_model(llm) if extract_graph else None,

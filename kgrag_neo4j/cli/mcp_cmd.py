@@ -26,11 +26,11 @@ def mcp(app: AppContext, namespace, embedder, allow_paths, modes) -> None:
     """
     from ..ingestion.ingestor import Ingestor
     from ..integrations.mcp import build_server, check_roots, serve_stdio
-    from ..providers.select import describe_embedder, select_embedder
+    from ..providers.select import describe_embedder, embedder_for_namespace
 
-    emb = select_embedder(embedder)
-    click.echo(f"embedder: {describe_embedder(emb)}", err=True)
     store = app.store(namespace)
+    emb = embedder_for_namespace(embedder, None if embedder else store.embedding_model())
+    click.echo(f"embedder: {describe_embedder(emb)}", err=True)
     store.ensure_embedder(emb.name, emb.dimensions)
     retrievers = {mode: build_retriever(mode, store, emb) for mode in (modes or MODES)}
     server = build_server(

@@ -1,6 +1,10 @@
-"""``kgrag namespace list|delete``: the tenants of the database and their removal."""
+"""``kgrag namespace list|delete|reembed``: the tenants of the database, their removal, and
+the switch of one to another embedding model."""
 
 from __future__ import annotations
+
+import sys
+from typing import Any
 
 import click
 
@@ -13,7 +17,7 @@ _COLUMNS = ("documents", "chunks", "entities", "communities", "triples")
 
 @click.group()
 def namespace() -> None:
-    """Namespaces (tenants) of the database: list them, delete one."""
+    """Namespaces (tenants) of the database: list them, delete one, re-embed one."""
 
 
 @namespace.command("list")
@@ -81,3 +85,79 @@ def delete(app: AppContext, name, yes, as_json) -> None:
             f"deleted namespace {printable(name)!r}: {removed['documents']} documents, {removed['chunks']} chunks, "
             f"{removed['entities']} entities, {removed['communities']} communities"
         )
+
+
+@namespace.command("reembed")
+@click.argument("name")
+@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, required=True,
+              help="The new model: hashing | wordllama | minilm | cohere | openai.")
+@click.option("--batch-size", type=int, default=256, show_default=True, help="Texts embedded per batch.")
+@click.option("--grace", type=float, default=10.0, show_default=True,
+              help="Seconds the old vectors stay after the switch, for searches begun just before it.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+@handle_errors
+def reembed(app: AppContext, name, embedder, batch_size, grace, as_json) -> None:
+    """Embed every chunk and entity of namespace NAME again with another model, without
+    downtime: the new vectors are written beside the old ones while searches keep using the
+    old model, the namespace switches to the new model in one transaction, then the old
+    vectors are removed. Ingest into NAME is refused until it finishes. Stopped anywhere
+    (Ctrl-C, a lost connection), the same command finishes the job.
+
+    Example: kgrag namespace reembed docs --embedder minilm
+    """
+    from ..ingestion.reembed import reembed_namespace
+    from ..providers.select import describe_embedder, select_embedder
+
+    chosen = select_embedder(embedder)
+    if not as_json:
+        click.echo(f"embedder: {describe_embedder(chosen)}", err=True)
+    with _Bars(quiet=as_json) as bars:
+        result = reembed_namespace(app.store(name), chosen, batch_size=batch_size, grace=grace, progress=bars.update)
+    if as_json:
+        emit_json(result.as_dict())
+        return
+    click.echo(
+        f"namespace {printable(name)!r} now uses {result.model}: {result.chunks} chunks and {result.entities} "
+        f"entities embedded, {result.removed} old vectors removed in {result.seconds:.1f}s"
+    )
+
+
+class _Bars:
+    """One progress bar per phase on a terminal's stderr (nothing with --json or off a terminal)."""
+
+    _LABELS = {"chunks": "embedding chunks", "entities": "embedding entities", "cleanup": "removing old vectors"}
+
+    def __init__(self, *, quiet: bool):
+        self.on = sys.stderr.isatty() and not quiet
+        self.phase: str | None = None
+        self.bar: Any = None
+        self.shown = 0
+
+    def __enter__(self) -> _Bars:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+        elif self.phase == "cleanup" and self.on:
+            click.echo("", err=True)
+
+    def update(self, phase: str, done: int, total: int) -> None:
+        if not self.on:
+            return
+        if phase != self.phase:
+            self._close()
+            self.phase, self.shown = phase, 0
+            if phase != "cleanup":
+                self.bar = click.progressbar(length=max(total, 1), label=self._LABELS[phase], file=sys.stderr, show_pos=True)
+                self.bar.__enter__()
+        if self.bar is not None:
+            self.bar.update(done - self.shown)
+            self.shown = done
+        elif phase == "cleanup":
+            click.echo(f"\r{self._LABELS[phase]}: {done}", err=True, nl=False)

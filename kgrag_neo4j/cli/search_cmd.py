@@ -141,16 +141,16 @@ def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, names
 
     Example: kgrag search "how are indexes created?" --mode graph --hops 2 --json
     """
-    from ..providers.select import describe_embedder, select_embedder
+    from ..providers.select import describe_embedder, embedder_for_namespace
     from ..retrieval.modes import search as run_search
 
     options = retriever_options(click.get_current_context(), mode, rerank, flags)
     if graph_view and (mode != "graph" or rerank != "none"):
         raise click.UsageError("--graph-view takes --mode graph and no --rerank")
-    emb = select_embedder(embedder)
+    store = app.store(namespace)
+    emb = embedder_for_namespace(embedder, None if embedder else store.embedding_model())
     if not as_json:
         click.echo(f"embedder: {describe_embedder(emb)}", err=True)
-    store = app.store(namespace)
     store.check_embedder(emb.name, emb.dimensions)
     if graph_view:
         from ..retrieval.modes import graph_view as retrieval_graph

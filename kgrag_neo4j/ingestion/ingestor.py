@@ -76,6 +76,7 @@ from .similarity import WINDOW_CHUNKS, SimilarityLinker
 if TYPE_CHECKING:
     from ..entities.maintain import MaintenanceResult
     from .batch import IngestObserver, IngestTally
+    from .reembed import ReembedResult
 
 __all__ = ["FileResult", "IngestOptions", "Ingestor", "STRATEGIES"]
 
@@ -1053,6 +1054,15 @@ class Ingestor:
             self.log.warning("embedding failed; storing %d chunks without vectors: %s", len(chunks), exc)
             return [f"embedding failed: {exc}"]
         return []
+
+    def reembed(self, *, batch_size: int = 256, grace: float = 10.0,
+                progress: Callable[[str, int, int], None] | None = None) -> ReembedResult:
+        """Embed this namespace's chunks and entities again with this ingestor's embedder and
+        switch the namespace to it without downtime (``ingestion.reembed.reembed_namespace``:
+        resumable; ingest is refused until it finishes). Returns its ``ReembedResult``."""
+        from .reembed import reembed_namespace
+
+        return reembed_namespace(self.store, self.embedder, batch_size=batch_size, grace=grace, progress=progress)
 
     def build_edges(self, document_ids: Sequence[str] | None = None) -> dict[str, int]:
         """(Re)build the edges the graph options ask for over stored documents (all of the

@@ -21,7 +21,7 @@ from .wordllama import WordLlamaEmbedder
 
 __all__ = [
     "CHAT_NAMES", "EMBEDDER_NAMES", "NO_CHAT_MESSAGE", "RERANKER_NAMES", "describe_chat", "describe_embedder",
-    "embedder_for_model", "select_chat", "select_embedder", "select_reranker",
+    "embedder_for_model", "embedder_for_namespace", "select_chat", "select_embedder", "select_reranker",
 ]
 
 EMBEDDER_NAMES = ("cohere", "hashing", "local", "minilm", "openai", "wordllama")
@@ -56,6 +56,19 @@ def select_embedder(name: str | None = None, *, env: Mapping[str, str] = os.envi
 
         return OpenAIEmbedder(env=env)
     raise ConfigurationError(f"unknown embedder {name!r}; choose one of: {', '.join(EMBEDDER_NAMES)}")
+
+
+def embedder_for_namespace(
+    name: str | None, recorded: str | None, *, env: Mapping[str, str] = os.environ
+) -> EmbeddingProvider:
+    """The embedder called ``name`` when one is named; otherwise the one a namespace records
+    (``recorded``: its vectors are that model's, and stay so across a re-embed's switch);
+    otherwise the default (``select_embedder``), for a namespace with nothing recorded."""
+    if name:
+        return select_embedder(name, env=env)
+    if recorded and recorded != "unknown":
+        return embedder_for_model(recorded, env=env)
+    return select_embedder(None, env=env)
 
 
 def embedder_for_model(model: str | None, *, env: Mapping[str, str] = os.environ) -> EmbeddingProvider:

@@ -49,6 +49,9 @@ from ._rows import (
 from .aio import AsyncDrivers
 from .runner import CypherRunner, Plan, Read, TxRunner, check_vanished, is_constraint_violation
 
+if TYPE_CHECKING:
+    from .schema import VectorSlot
+
 __all__ = [
     "CHUNK_ROWS",
     "DocumentsMixin",
@@ -201,6 +204,8 @@ class DocumentsMixin:
         def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
         def _check_embedding(self, embedding: Any, what: str) -> Plan[list[float]]: ...
         def _chunk_text_is_namespaced(self) -> Plan[bool]: ...
+        def _query_vector(self, embedding: Any, what: str = ...) -> Plan[tuple[list[float], dict[str, str]]]: ...
+        def vector_slot(self) -> VectorSlot: ...
         def unlink_documents(self, tx: TxRunner, document_ids: Sequence[str], *, stale_only: bool) -> None: ...
 
     def keyword_query(self, text: str) -> str:
@@ -249,6 +254,7 @@ class DocumentsMixin:
         ``LARGE_DOCUMENT_CHUNKS`` chunks is written in several transactions into a staging
         namespace and made visible in its last one (never half-visible to readers)."""
         out: list[str | KgragError | None] = [None] * len(items)
+        self.vector_slot()  # read before any transaction: the statements name its property
         normal: list[_Pending] = []
         large: list[_Pending] = []
 
@@ -322,7 +328,8 @@ class DocumentsMixin:
             for p in group
         ]
         try:
-            upserted = tx.run("documents/write_documents", namespace=self.namespace, documents=documents)[0]
+            upserted = tx.run("documents/write_documents", namespace=self.namespace, documents=documents,
+                              vector_property=self.vector_slot().vector_property)[0]
         except Exception as exc:
             if fresh and is_constraint_violation(exc):
                 raise _ChunkIdTaken() from exc
@@ -344,7 +351,7 @@ class DocumentsMixin:
         conflicts: list[dict[str, Any]] = []
         for start in range(0, len(rows), CHUNK_ROWS):
             conflicts += tx.run(
-                "chunks/upsert_chunks", namespace=self.namespace,
+                "chunks/upsert_chunks", namespace=self.namespace, vector_property=self.vector_slot().vector_property,
                 rows=rows[start : start + CHUNK_ROWS],
             )[0]["conflicts"]
         if conflicts:
@@ -425,7 +432,8 @@ class DocumentsMixin:
         kept: set[str] = set()
         for start in range(0, len(p.rows), STAGE_ROWS):
             rows = p.rows[start : start + STAGE_ROWS]
-            kept.update(self.runner.write("chunks/stage_chunks", namespace=self.namespace, document_id=p.document_id, rows=rows)[0]["kept"])
+            kept.update(self.runner.write("chunks/stage_chunks", namespace=self.namespace, document_id=p.document_id, rows=rows,
+                                            vector_property=self.vector_slot().vector_property)[0]["kept"])
         staged_ids = {r["id"] for r in p.rows} - kept
         inner = [e for e in p.edge_rows if e["source_id"] in staged_ids and e["target_id"] in staged_ids]
         outer = [e for e in p.edge_rows if not (e["source_id"] in staged_ids and e["target_id"] in staged_ids)]
@@ -444,7 +452,7 @@ class DocumentsMixin:
                 raise InputError(f"document id {p.document_id!r} belongs to another namespace")
             tx.run("documents/publish_staged_chunks", namespace=self.namespace, document_id=p.document_id)
             for start in range(0, len(kept_rows), CHUNK_ROWS):
-                tx.run("chunks/upsert_chunks", namespace=self.namespace,
+                tx.run("chunks/upsert_chunks", namespace=self.namespace, vector_property=self.vector_slot().vector_property,
                        rows=kept_rows[start : start + CHUNK_ROWS])
             for start in range(0, len(outer), EDGE_ROWS):
                 tx.run("graph/store_edges", namespace=self.namespace, rows=outer[start : start + EDGE_ROWS])
@@ -566,7 +574,8 @@ class DocumentsMixin:
 
     def has_embedded_chunks(self) -> bool:
         """Whether the namespace holds any chunk with an embedding."""
-        return bool(self.runner.read("chunks/has_embedded_chunks", namespace=self.namespace)[0]["found"])
+        return bool(self.runner.read("chunks/has_embedded_chunks", namespace=self.namespace,
+                                         vector_property=self.vector_slot().vector_property)[0]["found"])
 
     def list_chunks_of_documents(self, document_ids: Sequence[str], *, with_embedding: bool = False) -> dict[str, list[Chunk]]:
         """``list_document_chunks`` of several documents in one read: ``{document id: chunks}``
@@ -574,6 +583,7 @@ class DocumentsMixin:
         rows = self.runner.read(
             "chunks/list_chunks_of_documents",
             namespace=self.namespace,
+            vector_property=self.vector_slot().vector_property,
             document_ids=list(document_ids),
             with_embedding=with_embedding,
         )
@@ -622,6 +632,7 @@ class DocumentsMixin:
         rows = self.runner.read(
             "chunks/list_document_chunks",
             namespace=self.namespace,
+            vector_property=self.vector_slot().vector_property,
             document_id=document_id,
             with_embedding=with_embedding,
         )
@@ -641,10 +652,12 @@ class DocumentsMixin:
         self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter]
     ) -> Plan[list[RetrievalResult]]:
         _check_top_k(top_k)
-        vector = yield from self._check_embedding(embedding, "query embedding")
+        vector, slot = yield from self._query_vector(embedding)
         rows = yield from consistent(
             "chunks/search_vector",
             namespace=self.namespace,
+            vector_property=slot["vector_property"],
+            chunk_index=slot["chunk_index"],
             embedding=vector,
             top_k=top_k,
             fetch_k=self.vector_fetch_k(top_k),

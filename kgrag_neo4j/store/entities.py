@@ -50,6 +50,9 @@ from ._rows import (
 )
 from .runner import CypherRunner, Plan, Read, check_vanished, read_methods
 
+if TYPE_CHECKING:
+    from .schema import VectorSlot
+
 __all__ = [
     "ENTITY_MAX_HOPS",
     "EntitiesMixin",
@@ -75,6 +78,8 @@ class EntitiesMixin:
         def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
         def _check_embedding(self, embedding: Any, what: str) -> Plan[list[float]]: ...
         def vector_fetch_k(self, top_k: int) -> int: ...
+        def _query_vector(self, embedding: Any, what: str = ...) -> Plan[tuple[list[float], dict[str, str]]]: ...
+        def vector_slot(self) -> VectorSlot: ...
 
     def _entity_from_row(self, row: Mapping[str, Any]) -> Entity:
         return entity_from_row(row, self.namespace)
@@ -128,12 +133,14 @@ class EntitiesMixin:
             if old is None or len(row["description"]) > len(old["description"]):
                 rows[e.id] = row
         ordered = [rows[k] for k in sorted(rows)]
+        prop = self.vector_slot().vector_property
         written = 0
         for start in range(0, len(ordered), ENTITY_ROWS):
             batch = ordered[start : start + ENTITY_ROWS]
 
             def work(tx, batch=batch) -> int:
-                row = tx.run("entities/upsert_entities", namespace=self.namespace, build=build, rows=batch)[0]
+                row = tx.run("entities/upsert_entities", namespace=self.namespace, build=build, rows=batch,
+                             vector_property=prop)[0]
                 check_vanished("entity", row["vanished"])
                 taken = set(row["ids"])
                 foreign = [r["id"] for r in batch if r["id"] not in taken]
@@ -207,10 +214,12 @@ class EntitiesMixin:
         """Entities whose description embedding is nearest ``embedding``, score descending.
         Never loses recall to other namespaces (exact scan when the index is crowded)."""
         _check_top_k(top_k)
-        vector = self.check_embedding(embedding, what="query embedding")
+        vector, slot = self.runner.run(self._query_vector(embedding))
         rows = self.runner.read(
             "entities/search_entities",
             namespace=self.namespace,
+            vector_property=slot["vector_property"],
+            entity_index=slot["entity_index"],
             embedding=vector,
             top_k=top_k,
             fetch_k=self.vector_fetch_k(top_k),
@@ -391,10 +400,11 @@ class EntitiesMixin:
         _check_top_k(chunk_k)
         _check_top_k(entity_k)
         check_count(expand_k, "expand_k")
-        vector = yield from self._check_embedding(embedding, "query embedding")
+        vector, slot = yield from self._query_vector(embedding)
         rows = yield Read(
             "entities/boost_retrieve",
             dict(
+                slot,
                 namespace=self.namespace,
                 embedding=vector,
                 chunk_k=chunk_k,
@@ -436,12 +446,14 @@ class EntitiesMixin:
         _check_top_k(unit_k)
         for label, value in (("max_tokens", max_tokens), ("relationship_k", relationship_k), ("report_k", report_k)):
             check_count(value, label)
-        vector = yield from self._check_embedding(embedding, "query embedding")
+        vector, slot = yield from self._query_vector(embedding)
         param = filters_to_param(filters)
         rows = yield Read(
             "entities/local_context",
             dict(
                 namespace=self.namespace,
+                vector_property=slot["vector_property"],
+                entity_index=slot["entity_index"],
                 embedding=vector,
                 entity_k=entity_k,
                 entity_fetch_k=max(entity_k * self.vector_overfetch * 4, entity_k + 20),

@@ -12,9 +12,12 @@ runs statements.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .runner import CypherRunner, TxRunner
+
+if TYPE_CHECKING:
+    from .schema import VectorSlot
 
 __all__ = ["EntityGraphMixin"]
 
@@ -24,6 +27,9 @@ PAGE = 1000
 class EntityGraphMixin:
     runner: CypherRunner
     namespace: str
+
+    if TYPE_CHECKING:  # defined by SchemaMixin
+        def vector_slot(self) -> VectorSlot: ...
 
     @staticmethod
     def _locked(tx: TxRunner, namespace: str) -> int | None:
@@ -83,7 +89,8 @@ class EntityGraphMixin:
         return sorted(out)
 
     def dirty_entities(self, *, after: str = "", limit: int = 500) -> list[dict[str, Any]]:
-        return self.runner.read("entity_graph/dirty_entities", namespace=self.namespace, after=after, limit=limit)
+        return self.runner.read("entity_graph/dirty_entities", namespace=self.namespace, after=after, limit=limit,
+                                vector_property=self.vector_slot().vector_property)
 
     def dirty_chunks(self, *, after: str = "", limit: int = PAGE) -> list[str]:
         rows = self.runner.read("entity_graph/dirty_chunks", namespace=self.namespace, after=after, limit=limit)
@@ -128,9 +135,12 @@ class EntityGraphMixin:
         return self.runner.write_fn(work)
 
     def update_maintained_entities(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+        prop = self.vector_slot().vector_property  # the namespace's model's property
+
         def work(tx: TxRunner) -> dict[str, int]:
             self._locked(tx, self.namespace)
-            return dict(tx.run("entity_graph/update_entities", namespace=self.namespace, rows=list(rows))[0])
+            return dict(tx.run("entity_graph/update_entities", namespace=self.namespace, rows=list(rows),
+                               vector_property=prop)[0])
 
         return self.runner.write_fn(work)
 

@@ -28,6 +28,9 @@ from ..validation import check_number
 from ._rows import EDGE_ROWS, _check_top_k, consistent, edge_from_row, edge_rows, entity_key_rows, result_from_row
 from .runner import CypherRunner, Plan, Read, read_methods
 
+if TYPE_CHECKING:
+    from .schema import VectorSlot
+
 __all__ = ["GraphMixin", "NATIVE_MAX_HOPS"]
 
 log = logging.getLogger("kgrag_neo4j.store.graph")
@@ -52,6 +55,9 @@ class GraphMixin:
         def _check_embedding(self, embedding: Any, what: str) -> Plan[list[float]]: ...
         def _keyword_query(self, text: str) -> Plan[str]: ...
         def vector_fetch_k(self, top_k: int) -> int: ...
+        def _query_vector(self, embedding: Any, what: str = ...) -> Plan[tuple[list[float], dict[str, str]]]: ...
+        def _vector_slot(self, dimensions: int | None = None) -> Plan[VectorSlot]: ...
+        def vector_params(self) -> dict[str, str]: ...
 
     def store_edges(self, edges: Sequence[ChunkEdge]) -> int:
         """Idempotent upsert; duplicates keep the highest weight. Returns edges written (edges
@@ -87,8 +93,9 @@ class GraphMixin:
         ids = list(dict.fromkeys(chunk_ids))
         if not ids:
             return {}
-        vector = yield from self._check_embedding(embedding, "query embedding")
-        rows = yield Read("chunks/score_chunks", dict(namespace=self.namespace, embedding=vector, ids=ids))
+        vector, slot = yield from self._query_vector(embedding)
+        rows = yield Read("chunks/score_chunks", dict(namespace=self.namespace, embedding=vector, ids=ids,
+                                                      vector_property=slot["vector_property"]))
         return {r["chunk_id"]: float(r["score"]) for r in rows}
 
     score_chunks, ascore_chunks = read_methods(_score_chunks)
@@ -102,9 +109,11 @@ class GraphMixin:
         rows_in = entity_key_rows(keys)
         if not rows_in:
             return {}
+        slot = yield from self._vector_slot()
         rows = yield Read(
             "entities/query_entity_chunks",
-            dict(namespace=self.namespace, keys=rows_in, max_chunks=int(max_chunks), filter=filters_to_param(filters)),
+            dict(namespace=self.namespace, keys=rows_in, max_chunks=int(max_chunks), filter=filters_to_param(filters),
+                 vector_property=slot.vector_property),
         )
         return {r["chunk_id"]: (float(r["entity_score"]), list(r["names"])) for r in rows}
 
@@ -127,10 +136,11 @@ class GraphMixin:
         mention, the chunks of those entities, the edges between them."""
         _check_top_k(seed_top_k)
         key_rows = entity_key_rows(entity_keys)
-        vector = yield from self._check_embedding(embedding, "query embedding")
+        vector, slot = yield from self._query_vector(embedding)
         rows = yield Read(
             "graph/ppr_neighbourhood",
             dict(
+                slot,
                 namespace=self.namespace,
                 embedding=vector,
                 seed_top_k=seed_top_k,
@@ -233,6 +243,7 @@ class GraphMixin:
             ]
             for r in self.runner.read(
                 "graph/nearest_chunks",
+                **_chunk_slot(self.vector_params()),
                 namespace=self.namespace,
                 rows=rows,
                 top_k=top_k,
@@ -282,6 +293,7 @@ class GraphMixin:
         _check_top_k(max_pairs, "max_pairs")
         rows = self.runner.read(
             "graph/similar_chunk_pairs",
+            **_chunk_slot(self.vector_params()),
             namespace=self.namespace,
             document_ids=list(document_ids) if document_ids else None,
             max_pairs=max_pairs,
@@ -340,7 +352,7 @@ class GraphMixin:
         _check_top_k(top_k)
         if options.max_hops > NATIVE_MAX_HOPS:
             raise ConfigurationError(f"native traversal supports 0..{NATIVE_MAX_HOPS} hops, got {options.max_hops}")
-        vector = yield from self._check_embedding(embedding, "query embedding")
+        vector, slot = yield from self._query_vector(embedding)
         keyword_weight = options.seed_keyword_weight
         entity_weight = options.entity_weight
         keyword_query = (yield from self._keyword_query(query)) if keyword_weight > 0 else ""
@@ -348,6 +360,8 @@ class GraphMixin:
         filter_param = filters_to_param(filters)
         shared: dict[str, Any] = dict(
             namespace=self.namespace,
+            vector_property=slot["vector_property"],
+            chunk_index=slot["chunk_index"],
             embedding=vector,
             seed_top_k=options.seed_top_k,
             fetch_k=options.vector_candidates or self.vector_fetch_k(options.seed_top_k),
@@ -471,3 +485,8 @@ class GraphMixin:
         return out
 
     graph_retrieve, agraph_retrieve = read_methods(_graph_retrieve)
+
+
+def _chunk_slot(params: Mapping[str, str]) -> dict[str, str]:
+    """A slot's parameters for a statement that reads chunk vectors only."""
+    return {"vector_property": params["vector_property"], "chunk_index": params["chunk_index"]}

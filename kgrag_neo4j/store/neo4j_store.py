@@ -25,13 +25,14 @@ from .namespaces import NamespacesMixin
 from .runner import CypherRunner, connect_driver, map_neo4j_errors
 from .schema import SchemaMixin
 from .triples import TriplesMixin
+from .vectors import VectorsMixin
 
 __all__ = ["Neo4jStore"]
 
 
 class Neo4jStore(
     SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, EntitiesMixin, EntityGraphMixin, CommunitiesMixin,
-    NamespacesMixin
+    NamespacesMixin, VectorsMixin
 ):
     """Documents, chunks and their graph in one Neo4j database, scoped to one namespace."""
 
