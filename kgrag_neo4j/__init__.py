@@ -34,7 +34,7 @@ _EXPORTS: dict[str, str] = {
     # Neo4j
     "Neo4jSettings": "settings", "Neo4jStore": "store", "LocalServer": "server",
     # write path
-    "Ingestor": "ingestion.ingestor", "IngestOptions": "options", "FileResult": "ingestion.ingestor",
+    "Ingestor": "ingestion.ingestor", "IngestOptions": "options", "FileResult": "ingestion.outcomes",
     "IngestGraphOptions": "options",
     "RecursiveChunker": "ingestion.chunkers", "MarkdownChunker": "ingestion.chunkers",
     "SemanticChunker": "ingestion.chunkers", "ExtractorRegistry": "ingestion.extractors",
@@ -78,7 +78,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ im
     from .graph_types.triples import Triple
     from .ingestion.chunkers import MarkdownChunker, RecursiveChunker, SemanticChunker
     from .ingestion.extractors import ExtractorRegistry
-    from .ingestion.ingestor import FileResult, Ingestor
+    from .ingestion.ingestor import Ingestor
+    from .ingestion.outcomes import FileResult
     from .options import GraphOptions, IngestGraphOptions, IngestOptions
     from .protocols import (
         ChatProvider,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import ConfigurationError, InputError
-from .protocols import ChatProvider
+from .provider_protocols import ChatProvider
 from .types import GRAPH_BLENDS, RelationType
 from .validation import check_bool, check_choice, check_int, check_number
 

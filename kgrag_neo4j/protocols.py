@@ -1,4 +1,5 @@
-"""The ports: ``Store`` and its optional capabilities, the providers, the retriever.
+"""The ports: ``Store`` and its optional capabilities, the providers (defined in
+:mod:`kgrag_neo4j.provider_protocols`, re-exported here), the retriever.
 
 Capabilities are separate ``runtime_checkable`` protocols discovered with ``isinstance``; a
 retriever given a store without one degrades silently (vector-only).
@@ -7,12 +8,13 @@ retriever given a store without one degrades silently (vector-only).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .graph_types.communities import Community, CommunityReport, CommunitySnapshot
 from .graph_types.context import LocalContext
 from .graph_types.entities import Entity, EntityBoostContext, EntityGraph, EntityMention, EntityRelation
 from .graph_types.triples import ConfidenceUpdate, ExpandedNode, PredicateRegistry, Triple
+from .provider_protocols import ChatProvider, EmbeddingProvider, InputType, Reranker
 from .types import Chunk, ChunkEdge, ChunkFilter, ChunkPair, Document, Neighbourhood, RetrievalResult
 
 if TYPE_CHECKING:
@@ -54,9 +56,6 @@ __all__ = [
     "TripleExpander",
     "TripleStore",
 ]
-
-InputType = Literal["document", "query"]
-
 
 @runtime_checkable
 class Store(Protocol):
@@ -478,31 +477,6 @@ class CommunityUpdateStore(Protocol):
     def community_snapshots(self, community_ids: Sequence[str]) -> list[CommunitySnapshot]: ...
 
     def write_community_reports(self, made: Sequence[tuple[CommunitySnapshot, CommunityReport]]) -> int: ...
-
-
-@runtime_checkable
-class EmbeddingProvider(Protocol):
-    """Turns texts into vectors of ``dimensions`` floats. ``input_type`` matters to asymmetric
-    models (Cohere: ``search_document`` vs ``search_query``); symmetric ones ignore it."""
-
-    name: str
-    dimensions: int
-
-    def embed(self, texts: Sequence[str], *, input_type: InputType = "document") -> list[list[float]]: ...
-
-
-@runtime_checkable
-class ChatProvider(Protocol):
-    def chat(
-        self, messages: Sequence[Mapping[str, str]], *, json_schema: Mapping[str, Any] | None = None
-    ) -> str:
-        """The assistant's reply text (JSON text when ``json_schema`` is given)."""
-        ...
-
-
-@runtime_checkable
-class Reranker(Protocol):
-    def rerank(self, query: str, results: Sequence[RetrievalResult], top_k: int) -> list[RetrievalResult]: ...
 
 
 @runtime_checkable

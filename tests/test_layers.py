@@ -85,7 +85,7 @@ def test_store_imports_no_domain_package():
     assert _breaks(lambda file, name: file.startswith("store/") and _under(name, *domain)) == []
 
 
-@pytest.mark.parametrize("core", ["types.py", "protocols.py", "errors.py", "validation.py", "graph_types/"])
+@pytest.mark.parametrize("core", ["types.py", "protocols.py", "provider_protocols.py", "errors.py", "validation.py", "graph_types/"])
 def test_core_imports_no_layer_above_it(core):
     above = tuple(f"kgrag_neo4j.{p}" for p in DOMAIN + ("store",))
     assert _breaks(lambda file, name: file.startswith(core) and _under(name, *above)) == []
@@ -144,3 +144,62 @@ def test_pipelines_find_store_capabilities_by_protocol_not_by_probing():
     pipelines = ("retrieval", "ingestion", "entities", "communities", "triples")
     found = [p for d in pipelines for f in sorted((PACKAGE / d).rglob("*.py")) for p in _store_probes(f)]
     assert found == []
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module -> the package modules it imports. ``from pkg import name`` also runs ``pkg``'s
+    ``__init__``, but an import of a package's ``__init__`` is left out: what counts is which
+    module's code depends on which."""
+    graph = _graph()
+    names = {f: "kgrag_neo4j." + f[: -len(".py")].replace("/", ".").removesuffix(".__init__") for f in graph}
+    modules = {n for f, n in names.items() if not f.endswith("__init__.py")}
+    return {names[f]: {i for i in imports if i in modules and i != names[f]} for f, imports in graph.items()
+            if not f.endswith("__init__.py")}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of ``graph``: its strongly connected components of more than one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+#: cycles still to break (the entity-graph maintenance is being reworked)
+KNOWN_CYCLES = [["kgrag_neo4j.entities.maintain", "kgrag_neo4j.entities.pipeline"]]
+
+
+def test_no_import_cycle_between_modules():
+    """Two modules that import each other (even lazily, or for types only) cannot be understood or
+    changed apart: the shared types go to a module both import."""
+    assert [c for c in _cycles(_module_graph()) if c not in KNOWN_CYCLES] == []
+
+
+def test_a_cycle_is_reported():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []

@@ -17,14 +17,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import AuthenticationFailed, ConnectionFailed, DatabaseNotFound, InputError, KgragError
 from ..types import IngestResult
 from .files import SkippedPath, select_files
-
-if TYPE_CHECKING:
-    from .ingestor import FileResult, Ingestor
+from .outcomes import FileIngestor, FileResult
 
 __all__ = ["IngestObserver", "IngestTally", "RUN_ENDING_ERRORS", "ends_run", "ingest_run"]
 
@@ -114,7 +112,7 @@ class IngestObserver:
 
 
 def ingest_run(
-    ingestor: Ingestor,
+    ingestor: FileIngestor,
     paths: Iterable[str | os.PathLike[str]],
     *,
     content_type: str | None = None,
@@ -168,11 +166,9 @@ def ingest_run(
     return tally
 
 
-def _one_file(ingestor: Ingestor, path: str, *, content_type: str | None, source: str) -> FileResult:
+def _one_file(ingestor: FileIngestor, path: str, *, content_type: str | None, source: str) -> FileResult:
     """``ingest_file`` (a named ``source``) as ``ingest_paths`` reports a file; an error that
     ends the run is raised."""
-    from .ingestor import FileResult
-
     try:
         return FileResult(path, result=ingestor.ingest_file(path, content_type=content_type, source=source))
     except KgragError as exc:

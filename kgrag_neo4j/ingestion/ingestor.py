@@ -60,6 +60,7 @@ from ..protocols import (
 )
 from ..tracing import TracerOption, check_tracer, span
 from ..types import PENDING_HASH_SUFFIX, Chunk, ChunkEdge, Document, IngestResult
+from .batch import IngestObserver, IngestTally, ingest_run
 from .chunkers import Chunker, ChunkPiece, MarkdownChunker, RecursiveChunker
 from .edges import (
     build_text_edges,
@@ -71,14 +72,14 @@ from .edges import (
 )
 from .extractors import ExtractorRegistry, decode_text, markdown_to_text
 from .files import read_regular_file
+from .outcomes import FileResult
 from .similarity import WINDOW_CHUNKS, SimilarityLinker
 
 if TYPE_CHECKING:
     from ..entities.maintain import MaintenanceResult
-    from .batch import IngestObserver, IngestTally
     from .reembed import ReembedResult
 
-__all__ = ["FileResult", "IngestOptions", "Ingestor", "STRATEGIES"]
+__all__ = ["IngestOptions", "Ingestor", "STRATEGIES"]
 
 log = logging.getLogger("kgrag_neo4j.ingest")
 
@@ -140,31 +141,6 @@ class _Batcher:
     def take(self) -> list[_Doc]:
         batch, self.batch, self.size = self.batch, [], 0
         return batch
-
-
-@dataclass(frozen=True, slots=True)
-class FileResult:
-    """What ``Ingestor.ingest_paths`` (or ``aingest_paths``) did with one file: its
-    ``result``, or the error that refused it (then nothing of it was written): ``error`` as
-    one line (``"InputError: ..."``), ``exception`` the error itself."""
-
-    path: str
-    result: IngestResult | None = None
-    error: str | None = None
-    exception: KgragError | None = field(default=None, repr=False, compare=False)
-
-    @classmethod
-    def failed(cls, path: str, exc: KgragError) -> FileResult:
-        return cls(path, error=f"{type(exc).__name__}: {exc}", exception=exc)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
-    def status(self) -> str:
-        """new, unchanged or replaced; failed when there is an error."""
-        return self.result.status if self.result is not None else "failed"
 
 
 @dataclass(eq=False)
@@ -469,8 +445,6 @@ class Ingestor:
         """Ingest files, folders (recursive) and globs as ``kgrag ingest`` does: the selection
         (what it skips is recorded), ``ingest_paths``, and a stop at an error that ends the
         run; returns the rows and counts (:func:`kgrag_neo4j.ingestion.batch.ingest_run`)."""
-        from .batch import ingest_run
-
         return ingest_run(self, paths, content_type=content_type, source=source,
                           follow_symlinks=follow_symlinks, observer=observer)
 
