@@ -180,7 +180,7 @@ def llm_report(
             raise
         except Exception as exc:  # noqa: BLE001 - third-party provider code
             raise ProviderResponseError(f"chat call failed: {exc!r}") from exc
-        from ..replies import CommunityReportReply, parse_reply  # Why here: pydantic costs ~0.2 s at import
+        from ..replies import CommunityReportReply, parse_reply  # Why here: pydantic is slow to import
 
         parsed = parse_reply(reply, CommunityReportReply, what="the report reply")
     except KgragError as exc:
