@@ -17,6 +17,8 @@ from .conftest import TEST_DIMENSIONS
 
 RELATIONS = [RelationType.SEQUENCE, RelationType.SIMILAR_TO, RelationType.ELABORATES]
 NO_FILTER = {"document_ids": None, "source_prefix": None, "meta_pairs": [], "created_after": None, "created_before": None}
+#: the vector slot the test namespaces use (slot 1: nothing recorded, vectors of the tests' size)
+SLOT_1 = {"vector_property": "embedding", "chunk_index": "chunk_embedding"}
 
 
 def vector(rng: random.Random, base: list[float] | None = None, noise: float = 1.0) -> list[float]:
@@ -71,7 +73,7 @@ def test_the_lean_statement_returns_graph_retrieve_rows_exactly(store, random_gr
         # so the seeds come from the index's few (on 60 chunks the index is exact, so
         # test_refine_seeds.py shows what refining finds)
         refine = i % 2 == 1
-        lean = dict(namespace=store.namespace, seed_top_k=seeds, fetch_k=seeds if i % 4 == 1 else 200, max_hops=hops,
+        lean = dict(namespace=store.namespace, **SLOT_1, seed_top_k=seeds, fetch_k=seeds if i % 4 == 1 else 200, max_hops=hops,
                     hop_decay=list(decay), vector_weight=0.7, graph_weight=0.3, bidirectional=both, relations=relations,
                     min_weight=min_weight, top_k=top_k, blend=blend, refine_seeds=refine)
         for q in queries[:2]:
@@ -90,7 +92,7 @@ def test_hop_two_is_skipped_only_when_it_cannot_place_a_row(store, random_graph)
     top_k hop 2 is expanded and its rows appear."""
     rng, topics = random_graph
     q = vector(rng, topics[0], noise=0.3)
-    base = dict(namespace=store.namespace, seed_top_k=8, fetch_k=200, max_hops=2, hop_decay=[1.0, 0.7, 0.5],
+    base = dict(namespace=store.namespace, **SLOT_1, seed_top_k=8, fetch_k=200, max_hops=2, hop_decay=[1.0, 0.7, 0.5],
                 vector_weight=0.7, graph_weight=0.3, bidirectional=True, relations=None, min_weight=0.0, blend="seed",
                 refine_seeds=False)
     small = dict(base, top_k=10)

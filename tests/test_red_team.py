@@ -550,7 +550,8 @@ def test_chunks_left_staged_by_a_killed_write_are_not_counted_as_chunks(store, k
     document_id = store.document_id_of_source("big.txt")
     rows = [{"id": f"staged-{i}", "document_id": document_id, "props": {"content": f"piece {i}", "chunk_index": i},
              "embedding": None, "parent_id": None} for i in range(3)]
-    store.runner.write("chunks/stage_chunks", namespace=store.namespace, document_id=document_id, rows=rows)
+    store.runner.write("chunks/stage_chunks", namespace=store.namespace, document_id=document_id, rows=rows,
+                       vector_property="embedding")
     [row] = [r for r in store.list_namespaces() if r.namespace == store.namespace]
     assert (row.documents, row.chunks, row.staged) == (0, 0, 3)
     code, out, _ = kgrag("namespace", "list", "--json")
