@@ -203,3 +203,35 @@ def test_a_cycle_is_reported():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def _reexported_imports(folder: str) -> list[str]:
+    """``from module import Name`` in ``folder`` where ``Name`` is defined in another module: an
+    import through a re-export. A package's ``__init__`` (``from ..store import Neo4jStore``) is
+    a public home and allowed."""
+    import importlib
+
+    found = []
+    for path in sorted((PACKAGE / folder).rglob("*.py")):
+        package = _module_name(path)
+        if path.name != "__init__.py":
+            package = package.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.level and node.module):
+                continue
+            base = package.split(".")
+            module_name = ".".join(base[: len(base) - (node.level - 1)] + [node.module])
+            module = importlib.import_module(module_name)
+            if module.__file__ and module.__file__.endswith("__init__.py"):
+                continue
+            for alias in node.names:
+                home = getattr(getattr(module, alias.name, None), "__module__", module_name)
+                if isinstance(home, str) and home.startswith("kgrag_neo4j") and home != module_name:
+                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {alias.name} from {module_name} (defined in {home})")
+    return found
+
+
+def test_the_cli_imports_names_from_their_homes():
+    """The CLI is the first code a newcomer reads: it imports each name from the module that
+    defines it, never through a module that re-exports it for older imports."""
+    assert _reexported_imports("cli") == []

@@ -49,8 +49,8 @@ def build(app: AppContext, namespace, documents, sequence, similarity, similarit
     """
     import dataclasses
 
-    from ..ingestion.edges import IngestGraphOptions
     from ..ingestion.ingestor import Ingestor
+    from ..options import IngestGraphOptions
     from ..providers.select import embedder_for_namespace
 
     ctx = click.get_current_context()

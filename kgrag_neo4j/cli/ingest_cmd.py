@@ -66,8 +66,8 @@ def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, 
 
     Example: kgrag ingest docs/ --sequence-edges --similarity-edges
     """
-    from ..ingestion.edges import IngestGraphOptions
     from ..ingestion.ingestor import Ingestor
+    from ..options import IngestGraphOptions
     from ..providers.select import describe_embedder, embedder_for_namespace
 
     ctx = click.get_current_context()
