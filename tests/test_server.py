@@ -50,7 +50,7 @@ def test_start_status_reuse_persist_stop(tmp_path):
         info = srv.LocalServer(data).status()
         with Neo4jStore.connect(info.settings(), namespace="persist") as store:
             store.init_schema(4)
-            store.runner.write("schema/record_embedding_config", namespace="persist", model="m", dimensions=4)
+            store.runner.write("schema/record_embedding_config", namespace="persist", model="m", dimensions=4, slot=1)
         assert run("server", "stop", "--data-dir", data).stdout.strip() == "stopped"
         assert json.loads(run("server", "status", "--data-dir", data, "--json").stdout)["running"] is False
         assert run("server", "stop", "--data-dir", data).stdout.strip() == "not running"
