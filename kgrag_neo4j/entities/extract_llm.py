@@ -75,7 +75,7 @@ def parse_json_reply(text: str) -> Any:
 
     Raises ``ProviderResponseError`` (with an excerpt) when no JSON value can be found.
     """
-    from ..replies import find_json  # Why here: pydantic costs ~0.2 s at import
+    from ..replies import find_json  # Why here: pydantic is slow to import
 
     return find_json(text, what="the model's reply")
 
@@ -345,7 +345,7 @@ class LLMEntityExtractor:
         def drop(reason: str, n: int = 1) -> None:
             dropped[reason] = dropped.get(reason, 0) + n
 
-        from ..replies import EntitiesReply, validate_reply  # Why here: pydantic costs ~0.2 s at import
+        from ..replies import EntitiesReply, validate_reply  # Why here: pydantic is slow to import
 
         reply = validate_reply(data, EntitiesReply, what="the entity reply")
         raw_entities, raw_relations = reply.entities, reply.relationships

@@ -212,7 +212,7 @@ def parse_edges(response_text: str, batch_ids: Iterable[str], *, origin: str = "
     Raises :class:`ProviderResponseError` when the answer holds no JSON or JSON of another
     shape; the caller skips the batch.
     """
-    from ..replies import EdgesReply, parse_reply  # Why here: pydantic costs ~0.2 s at import; only replies need it
+    from ..replies import EdgesReply, parse_reply  # Why here: pydantic is slow to import; only replies need it
 
     reply = parse_reply(response_text, EdgesReply, what="graph extraction answer")
     data = reply.edges

@@ -69,7 +69,7 @@ def parse_ratings(text: str, expected: int) -> list[float]:
     """The ``expected`` ratings in ``text`` (``{"scores": [...]}`` or a bare list, in a Markdown
     fence or a sentence or neither), each a number in 0..10. ``ProviderResponseError`` says
     what is wrong otherwise."""
-    from ..replies import RatingsReply, parse_reply  # Why here: pydantic costs ~0.2 s at import; only replies need it
+    from ..replies import RatingsReply, parse_reply  # Why here: pydantic is slow to import; only replies need it
 
     ratings = list(parse_reply(text, RatingsReply, what="rating reply").scores)
     if len(ratings) != expected:

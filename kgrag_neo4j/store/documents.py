@@ -232,9 +232,9 @@ class DocumentsMixin:
         """See ``protocols.Store.store_document``. Returns new / unchanged / replaced.
 
         ``edges`` (from chunks of this document) are written in the SAME transaction, so a
-        crash leaves the document with all its chunks and edges, or not at all (before, they
-        were a second transaction: a kill in between left a document without edges that a
-        re-ingest then called "unchanged" and never completed). A document too large for one
+        crash leaves the document with all its chunks and edges, or not at all (with edges in a
+        second transaction, a kill in between would leave a document without edges that a
+        re-ingest calls "unchanged" and never completes). A document too large for one
         transaction is written as ``store_documents`` writes large ones."""
         outcome = self.store_documents([(document, chunks, edges)])[0]
         if isinstance(outcome, Exception):

@@ -97,7 +97,7 @@ def parse_triples(text: str, registry: PredicateRegistry) -> ParsedTriples:
     body = _strip_fences(text).strip()
     items: list[Any] | None = None
     if body and body[0] in "[{":
-        from ..replies import TriplesReply  # Why here: pydantic costs ~0.2 s at import
+        from ..replies import TriplesReply  # Why here: pydantic is slow to import
 
         try:
             items = TriplesReply.model_validate(json.loads(body)).triples
