@@ -90,6 +90,7 @@ _CODE_WORDS = frozenset(
 _COMMON_WORDS = frozenset(Path(__file__).with_name("common_words.txt").read_text(encoding="utf-8").split())
 _ARTICLES = frozenset(("a", "an"))
 _PLACE_ABBREVIATIONS = frozenset(("st", "mt", "ft"))
+_TRADEMARK = re.compile(r"\((?:R|TM)\)\s*$")
 _LOCATION_PREPOSITIONS = frozenset("in near inside outside across throughout within".split())
 # "near X" says X is a place; "in X" says so only after a verb of place ("lived in X"): "written
 # in Python" or "in 1990" are not places. A bare "in" is a weak cue (see ``_type_of``).
@@ -133,7 +134,8 @@ _SENTENCE_END = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*\s+|\n\s*\n")
 # the words of a name are spaces apart; a tab, or two spaces between a word in capitals and
 # one that is not, separate the columns of a table or of a command's help ("TEXT  Tenant")
 _NAME_GAP = re.compile(r"[ \u00a0]+")
-_PLURAL_ACRONYM = re.compile(r"[A-Z][A-Z0-9]+s")
+# "APIs", "PDFs", "MERGEd", "CREATEs": an abbreviation or a keyword with an English ending
+_ABBREVIATION_WITH_ENDING = re.compile(r"[A-Z][A-Z0-9]+(?:s|es|d|ed|ing)")
 _ROMAN = re.compile(r"[IVXLC]+")
 _TITLE_GAP = re.compile(r"\.?[ \t\u00a0]+")
 _YEAR = re.compile(r"(?<!\w)(?<!\d[.,])(1[0-9]{3}|20[0-9]{2})(?!\w|[.,]\d)")
@@ -177,6 +179,7 @@ class _Candidate:
     weak_location_cues: int = 0
     date: bool = False
     non_initial: bool = False  # seen somewhere other than as a lone sentence-initial word
+    abbreviation: bool = False  # an acronym the text spells out in lower case: "(LDC)"
 
 
 def _is_acronym(token: str) -> bool:
@@ -192,14 +195,15 @@ def is_name_word(token: str) -> bool:
     """Whether a capitalised word may be (part of) a name. Code and its documentation write
     words in capitals that are none: an identifier with an underscore (``RELATES_TO``,
     ``KGRAG_PORT``), a keyword, type name or placeholder in capitals (``MATCH``, ``STRING``,
-    ``FOLDER``), an abbreviation of a common noun or a unit (``CPU``, ``MB``), the plural of
-    an abbreviation (``APIs``, ``PDFs``), a compound ending in a lower-case word
+    ``FOLDER``), an abbreviation of a common noun or a unit (``CPU``, ``MB``), an
+    abbreviation or keyword with an English ending (``APIs``, ``PDFs``, ``MERGEd``), a
+    compound ending in a lower-case word
     (``CPU-bound``, ``LLM-extracted``)."""
     if not token or not token[0].isupper() or "_" in token:
         return False
     if token.lower() in _CODE_WORDS and not token[1:].islower():  # "MATCH", "MiB"; not "Ms"
         return False
-    if _PLURAL_ACRONYM.fullmatch(token):
+    if _ABBREVIATION_WITH_ENDING.fullmatch(token):
         return False
     return not ("-" in token and token.rsplit("-", 1)[1][:1].islower())
 
@@ -268,6 +272,17 @@ def describe_name(content: str, name: str = "", first: int = -1, *, limit: int =
     if len(out) > limit:
         out = out[: limit - 1].rstrip() + "\u2026"
     return out
+
+
+def _spelled_out(text: str, tokens: Sequence[tuple[int, int, str]], k: int) -> bool:
+    """Whether the acronym at token ``k`` stands in parentheses right after the lower-case
+    words it abbreviates ("least developed countries (LDC)")."""
+    start, end, word = tokens[k]
+    letters = [c.lower() for c in word if c.isalpha()]
+    if text[start - 1 : start] != "(" or text[end : end + 1] != ")" or k < len(letters):
+        return False
+    before = [tokens[k - len(letters) + i][2] for i in range(len(letters))]
+    return all(w.islower() for w in before) and [w[0] for w in before] == letters
 
 
 def evident_name(name: str) -> bool:
@@ -457,7 +472,7 @@ class OfflineEntityExtractor:
         accepted = {
             key: c
             for key, c in candidates.items()
-            if c.non_initial or c.date or evident_name(c.name) or key in known
+            if ((c.non_initial or evident_name(c.name)) and not c.abbreviation) or c.date or key in known
         }
         # every name the gazetteer looks for: gazetteer form -> entity key, and a display name
         display: dict[str, str] = {}
@@ -636,9 +651,11 @@ class OfflineEntityExtractor:
             initial = i == 0 or _opens_a_line(text[tokens[i - 1][1] : tokens[i][0]]) or _is_code_word(tokens[i - 1][2])
             # "a Split pre-tokenizer", "a Mexican Trucking Company": a name takes no "a"; and
             # "Neo4j 5.26 Community", "Radio 6 Music": words after a name's number end that name
+            # "Intel(R) Xeon(R) Processor": a trademark sign does not end the name before it
             described = i > 0 and (
-                tokens[i - 1][2] in _ARTICLES
+                (tokens[i - 1][2] in _ARTICLES and len(run) == 1)
                 or (i > 1 and tokens[i - 1][2][:1].isdigit() and is_name_word(tokens[i - 2][2]))
+                or _TRADEMARK.search(text, max(start, tokens[i][0] - 6), tokens[i][0]) is not None
             )
             self._add_run(text, tokens, run, initial, ci, si, candidates, described=described)
             i = run[-1] + 1
@@ -731,10 +748,13 @@ class OfflineEntityExtractor:
         if cand is None:
             cand = candidates[key] = _Candidate(name=name)
         lone = len(words) == 1 and (_is_common_word(words[0]) or (sentence_initial and stripped == 0))
+        # "least developed countries (LDC)": an abbreviation of common words is no name
+        spelled = len(words) == 1 and _is_acronym(words[0]) and _spelled_out(text, tokens, run[0])
         # "He is also Story Writer": common words capitalised for emphasis, not a name
         plain = len(words) > 1 and all(_is_common_word(w) for w in words)
         if not (lone or described or plain):
             cand.non_initial = True
+        cand.abbreviation = cand.abbreviation or spelled
         cand.person_cues += person
         cand.location_cues += location
         cand.weak_location_cues += weak_location and not location

@@ -96,7 +96,7 @@ def scan_chunk(chunk_id: str, text: str, *, title_name: str = "") -> ChunkScan:
     for key, c in candidates.items():
         if c.date:
             continue
-        evident = c.non_initial or evident_name(c.name)
+        evident = (c.non_initial or evident_name(c.name)) and not c.abbreviation
         if evident and inside_title and " " not in c.name and not _is_acronym(c.name):
             # "Alright" of "It'll Be Alright on the Night", "Turd" of "Douche and Turd": a word
             # capitalised only inside the document's title is the title's, not a name of its own
