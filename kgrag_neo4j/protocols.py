@@ -478,6 +478,10 @@ class CommunityUpdateStore(Protocol):
 
     def write_community_reports(self, made: Sequence[tuple[CommunitySnapshot, CommunityReport]]) -> int: ...
 
+    def refresh_community_reports(
+        self, community_ids: Sequence[str], make: Callable[[CommunitySnapshot], CommunityReport]
+    ) -> int: ...
+
 
 @runtime_checkable
 class Retriever(Protocol):

@@ -17,7 +17,7 @@ from kgrag_neo4j.errors import NotFoundError
 from kgrag_neo4j.retrieval.local_search import LocalSearchRetriever
 from kgrag_neo4j.store import Neo4jStore
 
-from .entity_helpers import make_entity, relate
+from .entity_helpers import ScriptedChat, make_entity, relate
 from .test_communities_store import clusters
 
 # --- pure ------------------------------------------------------------------------------------
@@ -181,6 +181,21 @@ def test_a_community_that_changes_while_its_report_is_made_stays_stale(store, dr
     assert store.write_community_reports([(fresh, extractive_report(fresh.community, fresh.entities,
                                                                     fresh.relations))]) == 1
     assert not store.get_community(alpha).stale
+
+
+def test_a_model_writes_only_the_stale_reports(store):
+    e = clusters(store, {"Alpha": 3, "Beta": 3}, links=[("Alpha 0", "Beta 0", 0.1)])
+    build_communities(store, levels=1)
+    beta = _reports(store)[_community_of(store, "Beta 0")]
+    _add(store, "Newcomer", {e["Alpha 1"]: 1.0})
+    chat = ScriptedChat(json.dumps({"title": "The Alpha circle", "summary": "Alphas and a newcomer.", "rating": 6}))
+    summary = update_communities(store, chat=chat, workers=2)
+    assert (summary.reports, summary.placed, summary.stale_reports_regenerated, summary.still_stale) == ("llm", 1, 1, 0)
+    assert len(chat.calls) == 1 and "Newcomer" in chat.calls[0][-1]["content"]
+    alpha = store.get_community(_community_of(store, "Alpha 0"))
+    assert (alpha.title, alpha.summary, alpha.rating, alpha.members, alpha.stale) == (
+        "The Alpha circle", "Alphas and a newcomer.", 6.0, 4, False)
+    assert _reports(store)[_community_of(store, "Beta 0")] == beta
 
 
 def test_update_refuses_a_namespace_without_communities(store, kgrag_cli):

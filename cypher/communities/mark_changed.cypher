@@ -11,7 +11,7 @@
 MATCH (m:Community)
 USING INDEX m:Community(namespace, level)
 WHERE m.namespace = $namespace AND m.level IS NOT NULL AND NOT coalesce(m.stale, false)
-  AND COUNT { (:Entity)-[:IN_COMMUNITY]->(m) } <> coalesce(m.size, -1)
+  AND COUNT { ()-[:IN_COMMUNITY]->(m) } <> coalesce(m.size, -1)
 WITH m LIMIT toInteger($limit)
 SET m.stale = true
 RETURN count(m) AS marked

@@ -14,7 +14,9 @@ update``); ``build_communities`` stays the full re-clustering.
    topic that touches no community waits for the next ``kgrag communities build``.
 3. **reports**: the report of every stale community (a member changed, joined or left) is
    written again from its live members, the same way the build writes it, and its stale mark
-   cleared. A community that changes while its report is being made keeps its mark.
+   cleared. Extractive reports are read, made and written in one transaction holding the
+   entity graph's lock; a model's are made outside any transaction and written only if the
+   community did not change meanwhile (else it keeps its mark for the next update).
 
 Memory holds one page of entities (``page_size``) or of communities (``report_batch``) at a
 time, never the graph; every write is one bounded transaction.
@@ -75,9 +77,11 @@ def choose_community(votes: Iterable[tuple[str, float]]) -> str | None:
     return min(totals, key=lambda c: (-totals[c], c))
 
 
-def _report(chat: ChatProvider | None, snapshot: CommunitySnapshot) -> CommunityReport:
-    if chat is None:
-        return extractive_report(snapshot.community, snapshot.entities, snapshot.relations)
+def _extractive(snapshot: CommunitySnapshot) -> CommunityReport:
+    return extractive_report(snapshot.community, snapshot.entities, snapshot.relations)
+
+
+def _report(chat: ChatProvider, snapshot: CommunitySnapshot) -> CommunityReport:
     return llm_report(chat, snapshot.community, snapshot.entities, snapshot.relations)
 
 
@@ -161,12 +165,17 @@ def update_communities(
             ids = store.stale_community_ids(after=after, limit=report_batch)
             if not ids:
                 break
-            snapshots = [s for s in store.community_snapshots(ids) if s.community.members]
-            made = list(zip(snapshots, pool.map(lambda s: _report(chat, s), snapshots) if pool
-                            else (_report(chat, s) for s in snapshots)))
-            written = store.write_community_reports(made)
-            summary.stale_reports_regenerated += written
-            summary.still_stale += len(made) - written
+            if chat is None:
+                # quick to make: read, made and written in one locked transaction
+                summary.stale_reports_regenerated += store.refresh_community_reports(ids, _extractive)
+            else:
+                # a model takes long: made outside any transaction, written if nothing changed
+                snapshots = [s for s in store.community_snapshots(ids) if s.community.members]
+                made = list(zip(snapshots, pool.map(lambda s: _report(chat, s), snapshots) if pool
+                                else (_report(chat, s) for s in snapshots)))
+                written = store.write_community_reports(made)
+                summary.stale_reports_regenerated += written
+                summary.still_stale += len(made) - written
             done += len(ids)
             report("reports", min(done, total), total)
             after = ids[-1]

@@ -206,7 +206,7 @@ class CommunitiesMixin:
         """Write each report whose community still reads as the snapshot it was made from, with
         that snapshot's size, and clear the community's stale mark, in one transaction; a
         community that changed meanwhile keeps its old report and stays stale. Returns the
-        reports written."""
+        reports written. For reports that take long to make (a chat model's)."""
         for snapshot, report in made:
             if report.community_id != snapshot.community.id:
                 raise InputError(f"report of {report.community_id} given for community {snapshot.community.id}")
@@ -217,27 +217,50 @@ class CommunitiesMixin:
         def work(tx: TxRunner) -> int:
             tx.run("entity_graph/lock", namespace=self.namespace)
             now = {s.community.id: s for s in self._snapshots(tx.run, [s.community.id for s, _ in made])}
-            rows = [
-                {
-                    "id": snapshot.community.id,
-                    "props": {
-                        "title": report.title,
-                        "summary": report.summary,
-                        "full_content": report.full_content,
-                        "rank": float(report.rank),
-                        "rating": report.rating,
-                        "size": snapshot.community.size,
-                        "reported_at": reported_at,
-                    },
-                }
-                for snapshot, report in made
-                if now.get(snapshot.community.id) == snapshot
-            ]
-            if not rows:
-                return 0
-            return int(tx.run("communities/write_reports", namespace=self.namespace, rows=rows)[0]["written"])
+            return self._write_reports(tx, [(s, r) for s, r in made if now.get(s.community.id) == s], reported_at)
 
         return int(self.runner.write_fn(work))
+
+    def refresh_community_reports(
+        self, community_ids: Sequence[str], make: Callable[[CommunitySnapshot], CommunityReport]
+    ) -> int:
+        """Read these communities, make their reports with ``make`` (pure, quick: it runs
+        inside the transaction) and write them, clearing their stale mark, in one transaction
+        that holds the entity graph's lock, so nothing changes them in between. Communities
+        without members are left alone. Returns the reports written."""
+        ids = check_ids(community_ids, "community_ids")
+        if not ids:
+            return 0
+        reported_at = _now()
+
+        def work(tx: TxRunner) -> int:
+            tx.run("entity_graph/lock", namespace=self.namespace)
+            made = [(s, make(s)) for s in self._snapshots(tx.run, ids) if s.community.members]
+            return self._write_reports(tx, made, reported_at)
+
+        return int(self.runner.write_fn(work))
+
+    def _write_reports(
+        self, tx: TxRunner, made: Sequence[tuple[CommunitySnapshot, CommunityReport]], reported_at: str
+    ) -> int:
+        rows = [
+            {
+                "id": snapshot.community.id,
+                "props": {
+                    "title": report.title,
+                    "summary": report.summary,
+                    "full_content": report.full_content,
+                    "rank": float(report.rank),
+                    "rating": report.rating,
+                    "size": snapshot.community.size,
+                    "reported_at": reported_at,
+                },
+            }
+            for snapshot, report in made
+        ]
+        if not rows:
+            return 0
+        return int(tx.run("communities/write_reports", namespace=self.namespace, rows=rows)[0]["written"])
 
     def list_communities(self, *, level: int | None = None, limit: int | None = None) -> list[StoredCommunity]:
         """Communities by level, then rank (highest first); empty ones are not listed."""
