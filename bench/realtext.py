@@ -5,7 +5,9 @@ little about text; this corpus is what a user would ingest. It is built once and
 
 - the Python 3.11 manual (``python3.11-doc``: HTML, turned into text by kgrag's own HTML
   extractor) and the manual pages of sections 1-8 (``manpages``, ``manpages-dev`` and those
-  of every installed package: roff, turned into text below), one ``.txt`` file per page;
+  of every installed package: roff, turned into text below), then, for a corpus larger than
+  those hold (about 56k chunks), the Linux kernel's manual (``linux-doc``, its
+  reStructuredText) and the PostgreSQL manual (``postgresql-doc-15``), one ``.txt`` file per page;
   missing packages are installed with ``apt-get`` (as root) when the corpus is first built;
 - chunked by kgrag's ``RecursiveChunker`` at ``CHUNK_TOKENS`` tokens (``CHUNK_OVERLAP``
   overlap), pages taken in a fixed order until the corpus holds the chunks asked for;
@@ -28,7 +30,7 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,7 +42,12 @@ VERSION = "v1"
 CHUNK_TOKENS = 128
 CHUNK_OVERLAP = 16
 PACKAGES = ("python3.11-doc", "manpages", "manpages-dev")
+#: installed only for a corpus larger than the packages above hold (about 56k chunks): the
+#: Linux kernel's manual (its reStructuredText sources) and the PostgreSQL manual (HTML)
+MORE_PACKAGES = ("linux-doc", "postgresql-doc-15")
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
+LINUX_DOCS = Path("/usr/share/doc/linux-doc-6.1/html/_sources")
+POSTGRES_DOCS = Path("/usr/share/doc/postgresql-doc-15/html")
 MAN_ROOT = Path("/usr/share/man")
 MAN_SECTIONS = ("man1", "man2", "man3", "man4", "man5", "man7", "man8")
 QUERIES = 400
@@ -189,6 +196,39 @@ def _read_python(path: Path) -> str:
     return ExtractorRegistry.default().extract(path.read_bytes(), content_type="text/html")
 
 
+def _linux_pages() -> Iterator[tuple[str, Path]]:
+    ensure_packages(MORE_PACKAGES)
+    for p in sorted(LINUX_DOCS.rglob("*.rst.txt")):
+        yield "linux/" + str(p.relative_to(LINUX_DOCS)).removesuffix(".rst.txt"), p
+
+
+def _read_plain(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _postgres_pages() -> Iterator[tuple[str, Path]]:
+    ensure_packages(MORE_PACKAGES)
+    for p in sorted(POSTGRES_DOCS.glob("*.html")):
+        if p.name in ("index.html", "bookindex.html"):
+            continue
+        yield "postgres/" + p.name.removesuffix(".html"), p
+
+
+def _sources(target_reached: Callable[[], bool]) -> Iterator[tuple[str, Path, Callable[[Path], str]]]:
+    """Pages in corpus order: the Python manual, the manual pages by section and name, then
+    (only when those are not enough) the Linux kernel's and PostgreSQL's manuals."""
+    for name, path in _python_pages():
+        yield name, path, _read_python
+    for name, path in _man_pages():
+        yield name, path, _read_man
+    if target_reached():
+        return
+    for name, path in _linux_pages():
+        yield name, path, _read_plain
+    for name, path in _postgres_pages():
+        yield name, path, _read_python
+
+
 # --- the corpus -----------------------------------------------------------------------------
 
 
@@ -229,8 +269,7 @@ def _build(target: int) -> None:
     split = chunker()
     files, doc_chunks, texts, queries = [], [], [], []
     # the Python manual first, then the manual pages by section and name
-    sources = [(name, path, _read_python) for name, path in _python_pages()] + [(name, path, _read_man) for name, path in _man_pages()]
-    for name, path, read in sources:
+    for name, path, read in _sources(lambda: len(texts) >= target):
         # the queries describe manual pages, so a corpus that is full before them (10k chunks
         # are all Python manual) still reads every page for its description
         full = len(texts) >= target
@@ -272,7 +311,8 @@ def _build(target: int) -> None:
             f.write(json.dumps(t, ensure_ascii=False) + "\n")
     manifest = {"version": VERSION, "chunks": len(texts), "files": files, "doc_chunks": doc_chunks, "queries": queries,
                 "chunker": repr(split), "embedder": embedder.name, "built_seconds": round(time.perf_counter() - started, 1),
-                "sources": "python3.11-doc HTML, then manual pages of " + ", ".join(MAN_SECTIONS)}
+                "sources": "python3.11-doc HTML, then manual pages of " + ", ".join(MAN_SECTIONS)
+                + ", then linux-doc reStructuredText and postgresql-doc-15 HTML as needed"}
     manifest_path.write_text(json.dumps(manifest))
     print(f"    corpus built in {manifest['built_seconds']:.0f}s -> {root}", flush=True)
 

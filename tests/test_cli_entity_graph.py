@@ -64,3 +64,24 @@ def test_ingest_entities_builds_a_graph_on_a_plain_namespace(run, tmp_path):
     run("ingest", str(tmp_path / "ned.txt"), "--embedder", "hashing", "--entities")
     state = _status(run)
     assert state["entities"] >= 2 and state["documents_linked"] == 1
+
+
+def test_docs_delete_takes_several_documents_and_refuses_all_when_one_is_unknown(run, tmp_path):
+    names = {"ned.txt": "Ned Stark rode to Winterfell.", "arya.txt": "Arya Stark trained in Braavos.",
+             "jon.txt": "Jon Snow wrote to Arya Stark from the Wall."}
+    for name, text in names.items():
+        (tmp_path / name).write_text(text)
+    run("ingest", str(tmp_path), "--embedder", "hashing", "--entities")
+    refused = run("docs", "delete", str(tmp_path / "ned.txt"), "no-such-doc", "--json", code=1)
+    assert "no document 'no-such-doc'" in refused.stderr and "nothing deleted" in refused.stderr
+    assert [r["deleted"] for r in json.loads(refused.stdout)] == [False, False]
+    assert _status(run)["documents"] == 3
+
+    done = run("docs", "delete", str(tmp_path / "ned.txt"), str(tmp_path / "jon.txt"), "--json")
+    assert [r["deleted"] for r in json.loads(done.stdout)] == [True, True]
+    run("entities", "show", "Jon Snow", code=1)
+    run("entities", "show", "Ned Stark", code=1)
+    arya = json.loads(run("entities", "show", "Arya Stark", "--json").stdout)[0]
+    assert arya["mention_total"] == 1
+    after = _status(run)
+    assert after["documents"] == after["documents_linked"] == 1

@@ -80,35 +80,50 @@ def show(app: AppContext, document_id, namespace, as_json) -> None:
 
 
 @docs.command("delete")
-@click.argument("document_id", metavar="DOCUMENT")
+@click.argument("document_ids", metavar="DOCUMENT...", nargs=-1, required=True)
 @namespace_option
 @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True,
               help="For the entity graph's descriptions (default: the one the namespace records).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 @handle_errors
-def delete(app: AppContext, document_id, namespace, embedder, as_json) -> None:
-    """Delete a document with its chunks, edges and orphaned entities. When the namespace has
-    an entity graph, it is brought up to date in the same run (the entities, links and
-    community marks the document's text gave).
+def delete(app: AppContext, document_ids, namespace, embedder, as_json) -> None:
+    """Delete documents with their chunks, edges and orphaned entities. When the namespace has
+    an entity graph, it is brought up to date once, after the last delete (the entities,
+    links and community marks the documents' text gave).
 
-    DOCUMENT is its id or the file it was ingested from (the path as given to `kgrag ingest`,
-    relative or absolute, or its --source).
+    Each DOCUMENT is an id or the file it was ingested from (the path as given to `kgrag
+    ingest`, relative or absolute, or its --source). When one of them is not found, nothing is
+    deleted.
 
-    Example: kgrag docs delete docs/cli.md
+    Example: kgrag docs delete docs/cli.md docs/api.md
     """
     store = app.store(namespace)
-    found = find_document(store, document_id)
-    deleted = found is not None and store.delete_document(found)
-    if deleted:
+    found = [find_document(store, d) for d in document_ids]
+    missing = [d for d, f in zip(document_ids, found) if f is None]
+    if missing:  # with --json too: a script must see that nothing was deleted
+        if as_json:
+            emit_json([{"id": d, "deleted": False} for d in document_ids] if len(document_ids) > 1
+                      else {"id": document_ids[0], "deleted": False})
+        listed = ", ".join(repr(d) for d in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise NotFoundError(f"no document {listed} in namespace {namespace!r} (neither an id nor a file ingested); "
+                            "nothing deleted")
+    rows = []
+    for given, document_id in zip(document_ids, found):
+        assert document_id is not None
+        rows.append({"id": document_id, "given": given, "deleted": bool(store.delete_document(document_id))})
+    if any(r["deleted"] for r in rows):
         _maintain_entities(store, embedder)
     if as_json:
-        emit_json({"id": found or document_id, "deleted": deleted})
-    if not deleted:  # with --json too: a script must see that nothing was deleted
-        raise NotFoundError(f"no document {document_id!r} in namespace {namespace!r} (neither an id nor a file ingested)")
+        out = [{"id": r["id"], "deleted": r["deleted"]} for r in rows]
+        emit_json(out if len(document_ids) > 1 else out[0])
+    if not all(r["deleted"] for r in rows):  # deleted by someone else in the meantime
+        gone = [r["given"] for r in rows if not r["deleted"]]
+        raise NotFoundError(f"no document {gone[0]!r} in namespace {namespace!r} any more (deleted meanwhile)")
     if not as_json:
-        shown = printable(found) if found == document_id else f"{printable(found)} ({printable(document_id)})"
-        click.echo(f"deleted {shown}")
+        for r in rows:
+            shown = printable(r["id"]) if r["id"] == r["given"] else f"{printable(r['id'])} ({printable(r['given'])})"
+            click.echo(f"deleted {shown}")
 
 
 def _maintain_entities(store, embedder: str | None) -> None:

@@ -1,0 +1,233 @@
+"""The entity graph at scale, as a user runs it: real text (``bench/realtext.py``: the Python
+manual, the manual pages, then the Linux kernel and PostgreSQL manuals) ingested into a fresh
+local server on its default settings (heap 1g, page cache 256m unless ``--heap`` /
+``--pagecache`` say otherwise), then:
+
+- ``kgrag ingest FOLDER --no-entities``: chunks per second;
+- ``kgrag entities build``: time, peak memory of the command, and the server's peak heap (JMX,
+  sampled every half second) and resident set;
+- the same build on the unchanged namespace;
+- ``kgrag ingest`` of 100 more documents (the entity graph maintained in the same run);
+- ``kgrag docs delete`` of 100 documents (the graph kept current in the same run);
+- ``kgrag communities build`` (and ``kgrag communities update`` after the additions, when
+  this checkout has it);
+- p50 of vector, graph and PPR retrieval (the library, warm, ``top_k`` 10) over the corpus's
+  queries;
+- ``kgrag namespace delete`` of the whole namespace.
+
+Every command runs as a user would run it (its own process); peak memory is its maximum
+resident set (``wait4``). Retrieval at equal recall beside the peers is ``python -m bench
+latency`` on the same corpus.
+
+    python -m bench scale [--sizes 100000 1000000] [--heap 1g] [--pagecache 256m]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .common import BenchServer, bench_server, print_header, print_table, result_name, stats_ms, write_results
+
+__all__ = ["add_arguments", "run"]
+
+SIZES = [100_000, 1_000_000]
+QUICK_SIZES = [5_000]
+EXTRA_DOCUMENTS = 100
+EMBEDDER = "wordllama"
+NAMESPACE = "scale"
+KGRAG = [sys.executable, "-m", "kgrag_neo4j"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--heap", default="1g", help="server heap (default: the local server's default, 1g)")
+    p.add_argument("--pagecache", default="256m", help="server page cache (default: the local server's default, 256m)")
+    p.add_argument("--queries", type=int, default=200, help="retrieval queries timed per mode")
+    p.add_argument("--skip-communities", action="store_true", help="leave out the community steps")
+
+
+class ServerWatch:
+    """The server's peak heap use while a command runs (JMX every half second) and its
+    resident-set high-water mark."""
+
+    def __init__(self, srv: BenchServer):
+        self.srv = srv
+        self.peak_heap = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _heap_used(self) -> int:
+        with self.srv.driver.session() as s:
+            row = s.run("CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes "
+                        "RETURN attributes.HeapMemoryUsage.value.properties.used AS used").single()
+        return int(row["used"]) if row and row["used"] is not None else 0
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.5):
+            try:
+                self.peak_heap = max(self.peak_heap, self._heap_used())
+            except Exception:  # noqa: BLE001 - a sample lost to a busy server is only a sample
+                pass
+
+    def __enter__(self) -> ServerWatch:
+        self.peak_heap = 0
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+
+    def rss_peak_mb(self) -> float | None:
+        if not self.srv.pid:
+            return None
+        for line in Path(f"/proc/{self.srv.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+        return None
+
+
+def _kgrag(srv: BenchServer, *args: str, watch: ServerWatch | None = None) -> dict[str, Any]:
+    env = {**os.environ, "NEO4J_URI": srv.settings.uri, "NEO4J_USERNAME": srv.settings.user or "neo4j",
+           "NEO4J_PASSWORD": srv.settings.password or "", "KGRAG_EMBEDDER": EMBEDDER}
+    env.pop("NEO4J_DATABASE", None)
+    print(f"  kgrag {' '.join(a if len(a) < 60 else a[:57] + '...' for a in args[:8])}", flush=True)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        if watch is not None:
+            watch.__enter__()
+        try:
+            proc = subprocess.Popen([*KGRAG, *args], env=env, stdout=out, stderr=err)
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            if watch is not None:
+                watch.__exit__()
+        code = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    if code != 0:
+        raise RuntimeError(f"kgrag {' '.join(args[:6])} failed ({code}): {stderr.strip()[-2000:]}")
+    try:
+        output = json.loads(stdout)
+    except ValueError:
+        output = None
+    row: dict[str, Any] = {"wall_seconds": round(wall, 2), "peak_mb": round(usage.ru_maxrss / 1024, 1), "output": output}
+    if watch is not None:
+        row["server_heap_peak_mb"] = round(watch.peak_heap / 2**20, 1)
+        row["server_rss_peak_mb"] = watch.rss_peak_mb()
+    print(f"    {row['wall_seconds']} s, client peak {row['peak_mb']} MB"
+          + (f", server heap peak {row['server_heap_peak_mb']} MB" if watch else ""), flush=True)
+    return row
+
+
+def _store_size_mb(srv: BenchServer) -> float | None:
+    with srv.driver.session() as s:
+        row = s.run("CALL dbms.queryJmx('org.neo4j:instance=kernel#0,name=Store sizes') YIELD attributes "
+                    "RETURN attributes.TotalStoreSize.value AS size").single()
+    return round(int(row["size"]) / 2**20, 1) if row and row["size"] is not None else None
+
+
+def _retrieval_p50(srv: BenchServer, queries: list[str]) -> dict[str, Any]:
+    from kgrag_neo4j.providers.select import select_embedder
+    from kgrag_neo4j.retrieval.modes import build_retriever
+
+    store = srv.store(NAMESPACE)
+    embedder = select_embedder(EMBEDDER)
+    out: dict[str, Any] = {}
+    for mode in ("vector", "graph", "ppr"):
+        retriever = build_retriever(mode, store, embedder)
+        for q in queries[:20]:  # warm the page cache and the JIT before timing
+            retriever.retrieve(q, top_k=10)
+        times = []
+        for q in queries:
+            t = time.perf_counter()
+            retriever.retrieve(q, top_k=10)
+            times.append(time.perf_counter() - t)
+        out[mode] = stats_ms(times)
+    return out
+
+
+def _has_command(*args: str) -> bool:
+    return subprocess.run([*KGRAG, *args, "--help"], capture_output=True).returncode == 0
+
+
+def _one_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    from .realtext import corpus_files, load_realtext
+
+    corpus = load_realtext(size)
+    extra = load_realtext(corpus.n + 20 * EXTRA_DOCUMENTS)
+    files = extra.files[len(corpus.files) : len(corpus.files) + EXTRA_DOCUMENTS]
+    folder = corpus_files(corpus, root / f"corpus{size}")
+    more = root / f"more{size}"
+    more.mkdir(parents=True, exist_ok=True)
+    for name in files:
+        target = more / name
+        if not target.exists():
+            os.link(extra.folder / name, target)
+    out: dict[str, Any] = {"size": size, "chunks": corpus.n, "documents": len(corpus.files)}
+    with bench_server(heap=args.heap, pagecache=args.pagecache) as srv:
+        watch = ServerWatch(srv)
+        ns = ["--namespace", NAMESPACE]
+        out["ingest"] = _kgrag(srv, "ingest", str(folder), *ns, "--no-entities", "--json", watch=watch)
+        out["ingest"]["chunks_per_second"] = round(corpus.n / out["ingest"]["wall_seconds"], 1)
+        out["build"] = _kgrag(srv, "entities", "build", *ns, "--json", watch=watch)
+        out["store_mb"] = _store_size_mb(srv)
+        out["build_unchanged"] = _kgrag(srv, "entities", "build", *ns, "--json", watch=watch)
+        if not args.skip_communities:
+            out["communities_build"] = _kgrag(srv, "communities", "build", *ns, "--json", watch=watch)
+        out["add_100"] = _kgrag(srv, "ingest", str(more), *ns, "--json", watch=watch)
+        if not args.skip_communities and _has_command("communities", "update"):
+            out["communities_update"] = _kgrag(srv, "communities", "update", *ns, "--json", watch=watch)
+        victims = [str(folder / name) for name in corpus.files[: EXTRA_DOCUMENTS]]
+        out["delete_100"] = _kgrag(srv, "docs", "delete", *victims, *ns, "--json", watch=watch)
+        out["status"] = _kgrag(srv, "entities", "status", *ns, "--json")["output"]
+        out["retrieval_p50_ms"] = _retrieval_p50(srv, corpus.query_texts[: args.queries])
+        out["namespace_delete"] = _kgrag(srv, "namespace", "delete", NAMESPACE, "--yes", "--json", watch=watch)
+        out["server"] = {"heap": srv.heap, "pagecache": srv.pagecache, "version": srv.neo4j_version}
+    return out
+
+
+STEPS = [("ingest", "ingest"), ("build", "entities build"), ("build_unchanged", "build again"),
+         ("communities_build", "communities build"), ("add_100", "+100 documents"),
+         ("communities_update", "communities update"), ("delete_100", "delete 100 documents"),
+         ("namespace_delete", "namespace delete")]
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    sizes = args.sizes or (QUICK_SIZES if getattr(args, "quick", False) else SIZES)
+    from kgrag_neo4j.server import NEO4J_VERSION
+
+    head = print_header("scale", neo4j_version=NEO4J_VERSION, embedder=EMBEDDER, sizes=sizes,
+                        extra={"heap": args.heap, "pagecache": args.pagecache})
+    results: dict[str, Any] = {**head, "runs": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            results["runs"].append(_one_size(size, args, Path(tmp)))
+            write_results(result_name("scale", args), results, getattr(args, "json", None))
+    rows = []
+    for r in results["runs"]:
+        for key, label in STEPS:
+            step = r.get(key)
+            if step:
+                rows.append([r["chunks"], label, step["wall_seconds"], step["peak_mb"], step.get("server_heap_peak_mb"),
+                             step.get("server_rss_peak_mb")])
+    print_table("each command at each size (seconds; peak resident MB of the command; server heap and RSS peaks)",
+                ["chunks", "command", "seconds", "client peak MB", "server heap peak MB", "server RSS MB"], rows)
+    rows = [[r["chunks"], r["ingest"]["chunks_per_second"], round(r["build"]["wall_seconds"] / r["ingest"]["wall_seconds"], 2),
+             r.get("store_mb"), *(r["retrieval_p50_ms"][m]["p50"] for m in ("vector", "graph", "ppr"))] for r in results["runs"]]
+    print_table("rates and retrieval (p50 ms, top 10, warm)",
+                ["chunks", "ingest chunks/s", "build / ingest", "store MB", "vector p50", "graph p50", "ppr p50"], rows)
+    return results
