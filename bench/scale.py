@@ -134,10 +134,12 @@ def _kgrag(srv: BenchServer, *args: str, watch: ServerWatch | None = None) -> di
 
 
 def _store_size_mb(srv: BenchServer) -> float | None:
-    with srv.driver.session() as s:
-        row = s.run("CALL dbms.queryJmx('org.neo4j:instance=kernel#0,name=Store sizes') YIELD attributes "
-                    "RETURN attributes.TotalStoreSize.value AS size").single()
-    return round(int(row["size"]) / 2**20, 1) if row and row["size"] is not None else None
+    """The database's files on disk (the server runs in its home directory)."""
+    if not srv.pid:
+        return None
+    data = Path(f"/proc/{srv.pid}/cwd/data/databases")
+    total = sum(p.stat().st_size for p in data.rglob("*") if p.is_file())
+    return round(total / 2**20, 1)
 
 
 def _retrieval_p50(srv: BenchServer, queries: list[str]) -> dict[str, Any]:
