@@ -167,3 +167,41 @@ def test_graph_add_triples_with_declared_predicates(kgrag, namespace, tmp_path):
     code, out, _ = kgrag("graph", "query", "--subject", "error:timeout", "--namespace", namespace, "--json")
     assert json.loads(out)[0]["metadata"]["session"] == "s1"
     kgrag("graph", "clear", "--force", "--namespace", namespace)
+
+
+def test_entities_build_llm_sends_only_new_chunks_to_the_model(kgrag, ingested, llm, tmp_path):  # noqa: F811
+    base = ("entities", "build", "--namespace", ingested, "--embedder", "hashing", "--llm", "openai", "--json")
+
+    def sent() -> list[str]:
+        """Every chunk text the model was sent so far."""
+        return [b["messages"][1]["content"] for b in llm.fake.bodies("/v1/chat/completions")]
+
+    code, out, err = kgrag(*base)
+    assert code == 0, err
+    first = json.loads(out)
+    assert first["chunks"] == 2 and first["entities"] >= 3
+    calls = len(sent())
+
+    code, out, err = kgrag(*base)  # nothing new: the model is not asked
+    assert code == 0, err
+    assert json.loads(out)["chunks"] == 0 and len(sent()) == calls
+    code, out, _ = kgrag("entities", "list", "--namespace", ingested, "--json")
+    assert {"Alice", "Acme"} <= {e["name"] for e in json.loads(out)}  # what the first build found stays
+
+    new = tmp_path / "new"
+    new.mkdir()
+    (new / "bob.md").write_text("Bob works for Initech in Berlin.")
+    code, out, err = kgrag("ingest", str(new), "--namespace", ingested, "--embedder", "hashing", "--json")
+    assert code == 0, err
+    code, out, err = kgrag(*base)
+    assert code == 0, err
+    assert json.loads(out)["chunks"] == 1
+    later = sent()[calls:]
+    assert later and all("Bob works for Initech" in m and "Alice works for Acme" not in m for m in later)
+
+    code, out, err = kgrag(*base, "--reextract")  # every chunk again
+    assert code == 0, err
+    assert json.loads(out)["chunks"] == 3
+    code, _, err = kgrag("entities", "build", "--namespace", ingested, "--embedder", "hashing", "--reextract")
+    assert code == 1 and "--reextract is for --llm" in err
+    kgrag("docs", "delete", str(new / "bob.md"), "--namespace", ingested)

@@ -40,11 +40,12 @@ def entities() -> None:
 @click.option("--names", "names_file", type=click.Path(dir_okay=False), help="A file of names to find in every chunk, one per line (a gazetteer; offline extraction).")
 @click.option("--titles/--no-titles", default=True, show_default=True, help="Document titles are names too (found wherever the text writes them; offline extraction).")
 @click.option("--entity-edges/--no-entity-edges", default=True, show_default=True, help="Link chunks that share a rare entity (references edges, which graph search follows).")
+@click.option("--reextract", is_flag=True, help="With --llm: send every chunk to the model again (default: only chunks it has not read with this model and schema).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 @handle_errors
 def build(app: AppContext, namespace, embedder, documents, merge_threshold, batch_size, llm, entity_types,
-          relation_types, schema_file, names_file, titles, entity_edges, as_json) -> None:
+          relation_types, schema_file, names_file, titles, entity_edges, reextract, as_json) -> None:
     """Extract entities from the stored chunks, embed and store them: offline (no model),
     or with a chat model (--llm) and, if given, your entity and relationship types.
 
@@ -61,6 +62,8 @@ def build(app: AppContext, namespace, embedder, documents, merge_threshold, batc
         raise InputError(
             "--entity-types, --relation-types and --schema need --llm: the offline extractor has its own types"
         )
+    if reextract and not llm:
+        raise InputError("--reextract is for --llm: the offline build already reads only what changed")
     titles_given = click.get_current_context().get_parameter_source("titles") == click.core.ParameterSource.COMMANDLINE
     if llm and (names_file or titles_given):
         raise InputError(
@@ -93,6 +96,7 @@ def build(app: AppContext, namespace, embedder, documents, merge_threshold, batc
         extractor=extractor,
         document_ids=list(documents) or None,
         batch_size=batch_size,
+        reextract=reextract,
         merge_threshold=merge_threshold,
         progress=_progress,
         names=names,

@@ -31,6 +31,7 @@ Batches run on ``workers`` threads; results are merged in batch order (see
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
@@ -252,6 +253,18 @@ class LLMEntityExtractor:
         self._canonical_types = {normalise_type(t) for t in self.entity_types}
         self.max_known_in_prompt = max_known_in_prompt
         self.logger = logger or logging.getLogger(__name__)
+        #: the chunks of the last ``extract`` whose batch failed (a build does not mark them read)
+        self.failed_chunk_ids: frozenset[str] = frozenset()
+
+    @property
+    def extraction_key(self) -> str:
+        """Names what this extractor reads a chunk into: the chat model (its class and
+        ``model``, when it has one) and the schema. A build marks the chunks it sent with it
+        and a later build with the same key sends only chunks not marked yet."""
+        parts = [type(self.chat).__module__ + "." + type(self.chat).__qualname__, str(getattr(self.chat, "model", "")),
+                 ",".join(f"{t}={self._descriptions.get(t, '')}" for t in self.entity_types),
+                 ",".join(f"{t}={self._descriptions.get(t, '')}" for t in self.relation_types), str(self.strict_types)]
+        return "llm:" + hashlib.blake2b("\n".join(parts).encode(), digest_size=8).hexdigest()
 
     def extract(
         self, chunks: Iterable[TextUnit], *, known_entities: Iterable[Entity] = ()
@@ -272,6 +285,7 @@ class LLMEntityExtractor:
             ) as pool:
                 runs = list(pool.map(lambda b: self._try_batch(b, known), batches))
         errors = [error for _, error in runs if error is not None]
+        self.failed_chunk_ids = frozenset(c.id for b, (_, error) in zip(batches, runs) if error is not None for c in b)
         if len(errors) == len(batches):
             first = errors[0]
             many = f"all {len(batches)} batches" if len(batches) > 1 else "the only batch"

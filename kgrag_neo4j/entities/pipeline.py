@@ -112,6 +112,7 @@ def build_entities(
     entity_edges: bool = True,
     entity_edge_max_chunks: int = 10,
     entity_edges_per_chunk: int = 10,
+    reextract: bool = False,
 ) -> EntityBuildResult:
     """Extract, resolve, embed and store the entities of the namespace's chunks.
 
@@ -128,6 +129,10 @@ def build_entities(
     ``entity_edges``: afterwards, replace the namespace's ``references`` chunk edges made from
     shared entities (an entity in more than ``entity_edge_max_chunks`` chunks links nothing;
     each chunk keeps ``entity_edges_per_chunk`` edges).
+
+    An extractor with an ``extraction_key`` (a chat model's: the model and the schema) is sent
+    only the chunks it has not read with that key yet, so a build after an ingest costs only
+    the new text; ``reextract`` sends every chunk again.
     """
     check_int(batch_size, "batch_size", minimum=1)
     if merge_threshold is not None and not (-1.0 <= merge_threshold <= 1.0):
@@ -157,7 +162,8 @@ def build_entities(
 
     # read: every leaf chunk in one query, and the entities already stored
     report("read", 0, 1)
-    chunks = store.extraction_chunks(None if document_ids is None else list(dict.fromkeys(document_ids)))
+    key = None if reextract else getattr(extract, "extraction_key", None)
+    chunks = store.extraction_chunks(None if document_ids is None else list(dict.fromkeys(document_ids)), skip_key=key)
     result.documents = len({c.document_id for c in chunks})
     result.chunks = len(chunks)
     known = store.known_entities()
@@ -219,6 +225,10 @@ def build_entities(
     result.relations = store.upsert_relations(extraction.relations)
     report("write", 3, 4)
     store.publish_entities(build)
+    marker = getattr(extract, "extraction_key", None)
+    if marker:  # only once everything the chunks gave is written: a stopped build reads them again
+        failed: frozenset[str] = getattr(extract, "failed_chunk_ids", frozenset())
+        store.mark_extracted([c.id for c in chunks if c.id not in failed], marker)
     report("write", 4, 4)
     lap("write")
     if entity_edges:

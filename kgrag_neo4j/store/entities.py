@@ -304,13 +304,23 @@ class EntitiesMixin:
         rows = self.runner.read("entities/known", namespace=self.namespace)
         return [self._entity_from_row(r) for r in rows]
 
-    def extraction_chunks(self, document_ids: Sequence[str] | None = None) -> list[Chunk]:
+    def extraction_chunks(self, document_ids: Sequence[str] | None = None, *, skip_key: str | None = None) -> list[Chunk]:
         """The leaf chunks with text of the namespace's documents (or of ``document_ids``), in
         ingestion order, in one query: parent chunks are skipped (they repeat their
-        children's text)."""
+        children's text), and so are the chunks marked read with ``skip_key``
+        (:meth:`mark_extracted`)."""
         ids = None if document_ids is None else self._check_entity_ids(document_ids, "document_ids")
-        rows = self.runner.read("entities/extraction_chunks", namespace=self.namespace, document_ids=ids)
+        rows = self.runner.read("entities/extraction_chunks", namespace=self.namespace, document_ids=ids,
+                                skip_key=skip_key)
         return [chunk_from_row(r["chunk"]) for r in rows]
+
+    def mark_extracted(self, chunk_ids: Sequence[str], key: str) -> int:
+        """Mark ``chunk_ids`` as read by the extractor whose :attr:`extraction_key` is ``key``."""
+        marked = 0
+        for start in range(0, len(chunk_ids), LINK_ROWS):
+            marked += int(self.runner.write("entities/mark_extracted", namespace=self.namespace,
+                                            chunk_ids=list(chunk_ids[start : start + LINK_ROWS]), key=key)[0]["marked"])
+        return marked
 
     def list_entities(self, *, limit: int | None = None) -> list[EntityListing]:
         """Entities with mention and relationship counts, most mentioned first."""
