@@ -150,13 +150,19 @@ def _ingest(store, embedder, files: dict[str, str]) -> None:
         ing.ingest_text(text, source=source, title=source)
 
 
-@pytest.mark.parametrize("seed, whole_vocabulary", [(2026, False), (7, False), (11, False), (23, False), (2026, True)])
+@pytest.mark.parametrize("seed, whole_vocabulary, large_deletes",
+                         [(2026, False, False), (7, False, False), (11, False, False), (23, False, False),
+                          (2026, True, False), (11, False, True)])
 def test_maintained_graph_equals_a_full_build_after_random_changes(store, hashing_embedder, seed, whole_vocabulary,
-                                                                  monkeypatch):
+                                                                  large_deletes, monkeypatch):
     import kgrag_neo4j.entities.maintain as maintain
+    import kgrag_neo4j.store.documents as store_documents
 
     # every batch linked against the whole vocabulary held in memory, as large batches are
     monkeypatch.setattr(maintain, "_LARGE_BATCH", 1 if whole_vocabulary else 10**9)
+    if large_deletes:  # every delete goes the way of a large document's: one chunk a transaction
+        monkeypatch.setattr(store_documents, "LARGE_DOCUMENT_CHUNKS", 0)
+        monkeypatch.setattr(store_documents, "STAGE_ROWS", 1)
     rng = random.Random(seed)
     options = MaintainOptions(batch_chunks=3)  # several batches even on a small corpus
     live: dict[str, str] = {}
@@ -241,6 +247,31 @@ def test_delete_takes_its_entities_and_links_with_it(store, hashing_embedder):
         "MATCH (n:EntityName {namespace: $ns, key: 'tyrion lannister'}) RETURN n.support AS s",
         ns=store.namespace, database_=store.runner.database).records
     assert not names or names[0]["s"] == 0
+
+
+def test_a_large_document_is_deleted_in_bounded_transactions(store, hashing_embedder, monkeypatch):
+    import kgrag_neo4j.store.documents as store_documents
+
+    _ingest(store, hashing_embedder, CORPUS)
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    doc = next(d for d in store.list_documents() if d.source == "tyrion.txt")
+    chunks = len(store.runner.read("entity_graph/document_chunks", namespace=store.namespace, document_ids=[doc.id])[0]["chunks"])
+    assert chunks >= 2
+    monkeypatch.setattr(store_documents, "LARGE_DOCUMENT_CHUNKS", 1)
+    monkeypatch.setattr(store_documents, "STAGE_ROWS", 1)
+    before = store.runner.round_trips
+    assert store.delete_document(doc.id)
+    assert store.runner.round_trips - before >= chunks + 2  # a transaction per chunk, then the park
+    assert not store.delete_document(doc.id)
+    parked = store.runner.driver.execute_query(
+        "MATCH (c:Chunk) WHERE c.namespace STARTS WITH $p RETURN count(c) AS n", p="\x1f" + store.namespace,
+        database_=store.runner.database).records[0]["n"]
+    assert parked == 0
+    maintain_entity_graph(store, hashing_embedder)
+    assert not _has("Tyrion Lannister", store)
+    got = _dump(store)
+    maintain_entity_graph(store, hashing_embedder, rebuild=True)
+    assert got == _dump(store)
 
 
 def test_concurrent_ingests_into_one_namespace_end_linked(store, hashing_embedder):

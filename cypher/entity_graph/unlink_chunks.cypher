@@ -6,22 +6,27 @@
 // (the chunks are about to be deleted) their name scans are subtracted from the name
 // statistics too; a name no chunk writes any more leaves the vocabulary (`left`), and the
 // generation moves. Chunks: those of $document_ids, or only their stale ones (left over from
-// an older version of the document) with $stale_only.
+// an older version of the document) with $stale_only. With $limit, at most that many chunks
+// that still hold co-occurrences or a name scan (a large document deleted in bounded
+// transactions: their mentions stay until the chunks go, so the delete finds its orphans).
 // mode: write
 // params:
 //   $namespace     STRING        tenant
 //   $document_ids  LIST<STRING>  documents whose chunks to unlink
 //   $stale_only    BOOLEAN       only the chunks the documents' current version no longer has
 //   $forget_scan   BOOLEAN       subtract the chunks' name scans as well
+//   $limit         INTEGER       at most this many chunks with co-occurrences or a scan (null = all)
 // returns: chunks INTEGER, left INTEGER
-// browser: :params {namespace: 'demo', document_ids: [], stale_only: false, forget_scan: false}
+// browser: :params {namespace: 'demo', document_ids: [], stale_only: false, forget_scan: false, limit: null}
 UNWIND $document_ids AS id
 MATCH (d:Document {id: id})-[:HAS_CHUNK]->(c:Chunk)
 WHERE d.namespace = $namespace AND c.namespace = $namespace
   AND (NOT $stale_only OR c.document_hash IS NULL OR c.document_hash <> d.content_hash)
   // a chunk never linked nor scanned has nothing to take back
   AND (c.pair_a IS NOT NULL OR ($forget_scan AND c.name_keys IS NOT NULL) OR EXISTS { (c)-[:MENTIONS]->() })
+  AND ($limit IS NULL OR c.pair_a IS NOT NULL OR ($forget_scan AND c.name_keys IS NOT NULL))
 WITH DISTINCT c
+LIMIT toInteger(coalesce($limit, 9223372036854775807))
 CALL (c) {
   UNWIND range(0, size(coalesce(c.pair_a, [])) - 1) AS i
   MATCH (a:Entity {id: c.pair_a[i]})-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]->(b:Entity {id: c.pair_b[i]})

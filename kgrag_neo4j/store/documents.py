@@ -206,7 +206,8 @@ class DocumentsMixin:
         def _chunk_text_is_namespaced(self) -> Plan[bool]: ...
         def _query_vector(self, embedding: Any, what: str = ...) -> Plan[tuple[list[float], dict[str, str]]]: ...
         def vector_slot(self) -> VectorSlot: ...
-        def unlink_documents(self, tx: TxRunner, document_ids: Sequence[str], *, stale_only: bool) -> None: ...
+        def unlink_documents(self, tx: TxRunner, document_ids: Sequence[str], *, stale_only: bool,
+                             limit: int | None = None) -> int: ...
 
     def keyword_query(self, text: str) -> str:
         """The Lucene query a keyword search of ``text`` sends ('' when no term is left)."""
@@ -536,11 +537,44 @@ class DocumentsMixin:
         return bool(rows and rows[0]["updated"])
 
     def delete_document(self, document_id: str) -> bool:
+        """Delete a document with its chunks, edges and the entities only it mentioned. A
+        document of more than ``LARGE_DOCUMENT_CHUNKS`` chunks goes in bounded transactions
+        (see :meth:`_delete_large`); a smaller one in one."""
+        state = self.document_states([document_id]).get(document_id)
+        if state is None:
+            return False
+        if state["chunk_count"] > LARGE_DOCUMENT_CHUNKS:
+            return self._delete_large(document_id)
+
         def work(tx: TxRunner) -> bool:
             self.unlink_documents(tx, [document_id], stale_only=False)
             return bool(tx.run("documents/delete_document", namespace=self.namespace, document_id=document_id))
 
         return bool(self.runner.write_fn(work))
+
+    def _delete_large(self, document_id: str) -> bool:
+        """Take back the document's part of the entity graph ``STAGE_ROWS`` chunks a
+        transaction (readers still see the whole document, its mentions included), then park
+        its chunks and delete the document in one transaction (from then on no reader sees
+        any of it), then purge the parked chunks and the entities only it mentioned in bounded
+        transactions. Interrupted after the park, nothing of it is visible; its parked chunks
+        go with the next write of a document of that id."""
+        while self.runner.write_fn(lambda tx: self.unlink_documents(tx, [document_id], stale_only=False, limit=STAGE_ROWS)):
+            pass
+
+        def park(tx: TxRunner) -> dict[str, Any] | None:
+            self.unlink_documents(tx, [document_id], stale_only=False)  # what another run linked meanwhile
+            rows = tx.run("documents/park_document", namespace=self.namespace, document_id=document_id)
+            return rows[0] if rows else None
+
+        parked = self.runner.write_fn(park)
+        if parked is None:
+            return False
+        self._purge_staging(document_id)
+        ids = list(parked["entity_ids"])
+        for start in range(0, len(ids), STAGE_ROWS):
+            self.runner.write("entities/delete_orphans", namespace=self.namespace, entity_ids=ids[start : start + STAGE_ROWS])
+        return True
 
     # -- read -----------------------------------------------------------------------------
     def get_document(self, document_id: str) -> Document:

@@ -114,7 +114,7 @@ class EntityGraphMixin:
                 return False
             # every document: one another run linked after it was read has links to take back
             tx.run("entity_graph/unlink_chunks", namespace=self.namespace,
-                   document_ids=[d["id"] for d in links["documents"]], stale_only=False, forget_scan=False)
+                   document_ids=[d["id"] for d in links["documents"]], stale_only=False, forget_scan=False, limit=None)
             tx.run("entity_graph/write_links", namespace=self.namespace, entities=links["entities"],
                    mentions=links["mentions"], pairs=links["pairs"], chunks=links["chunks"],
                    documents=links["documents"])
@@ -198,9 +198,12 @@ class EntityGraphMixin:
             if not removed:
                 return total
 
-    def unlink_documents(self, tx: TxRunner, document_ids: Sequence[str], *, stale_only: bool) -> None:
+    def unlink_documents(self, tx: TxRunner, document_ids: Sequence[str], *, stale_only: bool,
+                         limit: int | None = None) -> int:
         """Inside a document write or delete: take back what the chunks about to be deleted
-        contributed to the entity graph (nothing when the namespace has none)."""
+        contributed to the entity graph (nothing when the namespace has none); with ``limit``,
+        at most that many chunks' co-occurrences and scans. Returns the chunks unlinked."""
         if document_ids and self._locked(tx, self.namespace) is not None:
-            tx.run("entity_graph/unlink_chunks", namespace=self.namespace, document_ids=list(document_ids),
-                   stale_only=stale_only, forget_scan=True)
+            return int(tx.run("entity_graph/unlink_chunks", namespace=self.namespace, document_ids=list(document_ids),
+                              stale_only=stale_only, forget_scan=True, limit=limit)[0]["chunks"])
+        return 0
