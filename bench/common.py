@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -176,6 +177,26 @@ def process_cpu_seconds(pid: int) -> float | None:
 
 
 # --- timing -------------------------------------------------------------------------------
+
+
+def wait_measured(proc: subprocess.Popen) -> tuple[int, float]:
+    """Wait for ``proc``; return its exit code and its peak resident set in MB.
+
+    The peak is the kernel's high-water mark of the process's own memory (``VmHWM``), read
+    until it exits: ``wait4``'s ``ru_maxrss`` is no good here, since Linux carries the
+    parent's resident set at the fork over the exec, so a child of a large benchmark process
+    reported the benchmark's size."""
+    peak_kb = 0
+    status_file = Path(f"/proc/{proc.pid}/status")
+    while proc.poll() is None:
+        try:
+            for line in status_file.read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak_kb = max(peak_kb, int(line.split()[1]))
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.1)
+    return proc.returncode, round(peak_kb / 1024, 1)
 
 
 def stats_ms(samples: Sequence[float]) -> dict[str, float]:

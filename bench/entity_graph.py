@@ -10,7 +10,8 @@ package of another checkout (``git worktree add /tmp/before <commit>``) in the s
 a new file is linked only by a full ``kgrag entities build``, which is what the row "3 new
 files" then times after the plain ingest.
 
-Peak memory is the command's own maximum resident set (``wait4``), Python start included.
+Peak memory is the command's own maximum resident set (``VmHWM``, see
+``common.wait_measured``), Python start included.
 
     python -m bench entity_graph [--sizes 1530 6119] [--baseline DIR]
 """
@@ -27,7 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from .cli_ingest import EMBEDDER, KGRAG, make_folder, paragraphs
-from .common import BenchServer, bench_server, clear_database, print_header, print_table, result_name, write_results
+from .common import (
+    BenchServer,
+    bench_server,
+    clear_database,
+    print_header,
+    print_table,
+    result_name,
+    wait_measured,
+    write_results,
+)
 
 __all__ = ["add_arguments", "run"]
 
@@ -49,20 +59,19 @@ def _kgrag(srv: BenchServer, *args: str, checkout: str | None = None) -> dict[st
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen([*KGRAG, *args], env=env, stdout=out, stderr=err, cwd=checkout or None)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        code, peak_mb = wait_measured(proc)
         wall = time.perf_counter() - t0
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(), err.read().decode()
-    if proc.returncode != 0:
-        raise RuntimeError(f"kgrag {' '.join(args)} failed ({proc.returncode}): {stderr.strip()[-2000:]}")
+    if code != 0:
+        raise RuntimeError(f"kgrag {' '.join(args)} failed ({code}): {stderr.strip()[-2000:]}")
     try:
         output = json.loads(stdout)
     except ValueError:
         output = None
     return {"command": "kgrag " + " ".join(args), "wall_seconds": round(wall, 2),
-            "peak_mb": round(usage.ru_maxrss / 1024, 1), "output": output}
+            "peak_mb": peak_mb, "output": output}
 
 
 def _one_size(srv: BenchServer, size: int, corpus: list, root: Path, checkout: str | None) -> dict[str, Any]:

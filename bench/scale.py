@@ -16,7 +16,7 @@ local server on its default settings (heap 1g, page cache 256m unless ``--heap``
 - ``kgrag namespace delete`` of the whole namespace.
 
 Every command runs as a user would run it (its own process); peak memory is its maximum
-resident set (``wait4``). Retrieval at equal recall beside the peers is ``python -m bench
+resident set (``VmHWM``, see ``common.wait_measured``). Retrieval at equal recall beside the peers is ``python -m bench
 latency`` on the same corpus.
 
     python -m bench scale [--sizes 100000 1000000] [--heap 1g] [--pagecache 256m]
@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import BenchServer, bench_server, print_header, print_table, result_name, stats_ms, write_results
+from .common import BenchServer, bench_server, print_header, print_table, result_name, stats_ms, wait_measured, write_results
 
 __all__ = ["add_arguments", "run"]
 
@@ -109,11 +109,10 @@ def _kgrag(srv: BenchServer, *args: str, watch: ServerWatch | None = None) -> di
             watch.__enter__()
         try:
             proc = subprocess.Popen([*KGRAG, *args], env=env, stdout=out, stderr=err)
-            _, status, usage = os.wait4(proc.pid, 0)
+            code, peak_mb = wait_measured(proc)
         finally:
             if watch is not None:
                 watch.__exit__()
-        code = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - t0
         out.seek(0)
         err.seek(0)
@@ -124,7 +123,7 @@ def _kgrag(srv: BenchServer, *args: str, watch: ServerWatch | None = None) -> di
         output = json.loads(stdout)
     except ValueError:
         output = None
-    row: dict[str, Any] = {"wall_seconds": round(wall, 2), "peak_mb": round(usage.ru_maxrss / 1024, 1), "output": output}
+    row: dict[str, Any] = {"wall_seconds": round(wall, 2), "peak_mb": peak_mb, "output": output}
     if watch is not None:
         row["server_heap_peak_mb"] = round(watch.peak_heap / 2**20, 1)
         row["server_rss_peak_mb"] = watch.rss_peak_mb()
