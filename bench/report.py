@@ -321,6 +321,81 @@ def _entity_graph_section(eg: dict[str, Any], source: str, inc: dict[str, Any] |
     return out
 
 
+SCALE_STEPS = [("ingest", "kgrag ingest --no-entities"), ("build", "kgrag entities build"),
+               ("build_unchanged", "the same build, unchanged"), ("communities_build", "kgrag communities build"),
+               ("add_100", "kgrag ingest of 100 more documents"), ("communities_update", "kgrag communities update"),
+               ("delete_100", "kgrag docs delete of 100 documents"), ("namespace_delete", "kgrag namespace delete")]
+
+
+def _scale_plot(sc: dict[str, Any]) -> str | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    runs = sorted(sc.get("runs", []), key=lambda r: r["chunks"])
+    if len(runs) < 2:
+        return None
+    IMG.mkdir(parents=True, exist_ok=True)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    xs = [r["chunks"] for r in runs]
+    for key, label in SCALE_STEPS:
+        ys = [r.get(key, {}).get("wall_seconds") for r in runs]
+        if all(y is not None for y in ys):
+            left.plot(xs, ys, marker="o", label=label)
+    left.set_xscale("log")
+    left.set_yscale("log")
+    left.set_xlabel("chunks of real text")
+    left.set_ylabel("seconds (log)")
+    left.set_title("Each command against corpus size")
+    left.grid(True, which="both", alpha=0.3)
+    left.legend(fontsize=7)
+    for mode in ("vector", "graph", "ppr"):
+        right.plot(xs, [r["retrieval_p50_ms"][mode]["p50"] for r in runs], marker="o", label=mode)
+    right.set_xscale("log")
+    right.set_xlabel("chunks of real text")
+    right.set_ylabel("p50 ms, top 10")
+    right.set_title("Retrieval p50 against corpus size")
+    right.grid(True, which="both", alpha=0.3)
+    right.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(IMG / "scale.png", dpi=110)
+    plt.close(fig)
+    return "scale.png"
+
+
+def _scale_section(sc: dict[str, Any], source: str) -> str:
+    runs = sorted(sc.get("runs", []), key=lambda r: r["chunks"])
+    rows = []
+    for r in runs:
+        for key, label in SCALE_STEPS:
+            step = r.get(key)
+            if step:
+                rows.append([r["chunks"], label, step["wall_seconds"], step["peak_mb"], step.get("server_heap_peak_mb"),
+                             step.get("server_rss_peak_mb")])
+    rates = [[r["chunks"], r["documents"], r["ingest"]["chunks_per_second"],
+              round(r["build"]["wall_seconds"] / r["ingest"]["wall_seconds"], 2), r.get("store_mb"),
+              r["status"]["entities"] if r.get("status") else None,
+              *(r["retrieval_p50_ms"][m]["p50"] for m in ("vector", "graph", "ppr"))] for r in runs]
+    server = runs[0].get("server", {}) if runs else {}
+    out = (f"## The entity graph at scale\n\nSource: `bench/results/{source}`; {_machine(sc)}.\n\n"
+           "`python -m bench scale`: real text (the Python manual, the manual pages, then the Linux kernel's and "
+           "PostgreSQL's manuals: `bench/realtext.py`) ingested into a fresh local server on the defaults of `kgrag "
+           f"server start` (heap {server.get('heap', '1g')}, page cache {server.get('pagecache', '256m')}), each "
+           "command run as a user runs it (its own process, wall seconds). `client peak MB` is the command's peak "
+           "resident memory; the server's heap peak is sampled every half second (JMX), its resident set is the "
+           "process's high-water mark so far. Retrieval: the library, warm, top 10, over the corpus's queries (manual "
+           "page descriptions); `python -m bench latency` compares the same corpus with the peers at equal recall.\n\n"
+           + _table(["chunks", "command", "seconds", "client peak MB", "server heap peak MB", "server RSS MB"], rows, 1)
+           + "\n\n" + _table(["chunks", "documents", "ingest chunks/s", "build / ingest", "store MB", "entities",
+                                "vector p50 ms", "graph p50 ms", "ppr p50 ms"], rates, 1) + "\n")
+    if _scale_plot(sc):
+        out += "\n![cost against corpus size](img/scale.png)\n"
+    return out
+
+
 def _large_section(big: dict[str, Any], source: str) -> str:
     rows = [[k, v["megabytes"], v["wall_seconds"], v["server_cpu_seconds"], v["chunks"], len(v["partial_states_seen"]), v["error"] or ""]
             for k, v in big["systems"].items()]
@@ -372,6 +447,7 @@ def run(args: argparse.Namespace | None = None) -> Path:
     big, big_src = _load("large_document")
     eg, eg_src = _load("entity_graph")
     inc, inc_src = _load("quality-incremental")
+    sc, sc_src = _load("scale")
     images = _plots(lat, qual)
     sections = [
         "# Benchmarks\n",
@@ -389,6 +465,7 @@ def run(args: argparse.Namespace | None = None) -> Path:
         "python -m bench quality --tune   # the graph-settings grid, on the train files only\n"
         "python -m bench quality --incremental   # last tenth by ingest after the build vs built whole, train files\n"
         "python -m bench entity_graph [--sizes 1530 6119] [--baseline DIR]\n"
+        "python -m bench scale [--sizes 100000 1000000] [--heap 1g] [--pagecache 256m]\n"
         "python -m bench report\n```\n\n"
         "Peers: `pip install \"kgrag-neo4j[bench]\"` (neo4j-graphrag, langchain-neo4j, matplotlib). MiniLM rows: "
         "`pip install \"kgrag-neo4j[local]\"` (sentence-transformers and torch; the quality benchmark adds MiniLM to a full "
@@ -414,6 +491,8 @@ def run(args: argparse.Namespace | None = None) -> Path:
         sections.append(_large_section(big, big_src))
     if eg:
         sections.append(_entity_graph_section(eg, eg_src, inc, inc_src))
+    if sc:
+        sections.append(_scale_section(sc, sc_src))
     if qual:
         sections.append(_quality_section(qual, qual_src))
         if "recall.png" in images:
