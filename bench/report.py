@@ -1,7 +1,9 @@
 """``report``: docs/benchmarks.md and docs/img/*.png from bench/results/*.json.
 
 Full-run results (``latency.json``, ...) are preferred; a benchmark only run by the quick
-suite is reported from its ``*-quick.json``, and the page says so.
+suite is reported from its ``*-quick.json``, and the page says so. The latency and ingest runs
+on both Neo4j lines (``*-5.26.29.json`` or the full run, ``*-2025.10.1.json``) are set side by
+side at their largest common size.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import argparse
 import json
 from pathlib import Path
 from typing import Any
+
+from kgrag_neo4j.server import NEO4J_CALVER_VERSION, NEO4J_VERSION
 
 from .common import BENCH_DIR, RESULTS_DIR
 from .latency import EQUAL_RECALL_COLUMNS, equal_recall_rows, recall_cell
@@ -22,6 +26,8 @@ OUT = DOCS / "benchmarks.md"
 VECTOR = "vector only (kgrag search_chunks)"
 NATIVE = "kgrag graph, one statement"
 PER_HOP = "kgrag graph, per-hop loop"
+#: the size the two Neo4j lines are compared at (a smaller common size is reported as such)
+VERSIONS_SIZE = 100_000
 
 
 def _load(name: str) -> tuple[dict[str, Any] | None, str]:
@@ -250,6 +256,107 @@ def _ingest_section(ing: dict[str, Any], source: str) -> str:
             if key in r:
                 lines.append(f"- kgrag from text: {r[key]:.2f}x {label}")
         parts.append("\n".join(lines) + "\n")
+    return "\n".join(parts)
+
+
+# --- the two Neo4j lines ---------------------------------------------------------------------
+
+
+def _version_runs(name: str, version: str) -> tuple[dict[str, Any] | None, str]:
+    """A benchmark's results on ``version``: ``<name>-<version>.json``, or for the LTS the full
+    run (``<name>.json``) when no run was pinned to it, so that the pinned side-by-side run can
+    sit beside the full run the sections above report."""
+    names = [f"{name}-{version}.json"] + ([f"{name}.json"] if version == NEO4J_VERSION else [])
+    for file in names:
+        path = RESULTS_DIR / file
+        if path.exists():
+            return json.loads(path.read_text()), file
+    return None, names[0]
+
+
+def _pair(name: str) -> tuple[list[tuple[dict[str, Any], str]], list[str], int | None]:
+    """The LTS and calendar results of ``name``, the commands that make the missing ones, and
+    the largest corpus size both measured (up to about ``VERSIONS_SIZE``)."""
+    found, missing = [], []
+    for version in (NEO4J_VERSION, NEO4J_CALVER_VERSION):
+        res, file = _version_runs(name, version)
+        if res and res.get("runs"):
+            found.append((res, file))
+        elif version == NEO4J_VERSION:
+            missing.append(f"no run on {version}: `python -m bench {name} --sizes {VERSIONS_SIZE}` writes `bench/results/{name}.json`")
+        else:
+            missing.append(f"`bench/results/{file}` is missing: `python -m bench {name} --sizes {VERSIONS_SIZE} --neo4j-version {version}` writes it")
+    if len(found) < 2:
+        return found, missing, None
+    common = {r["size"] for r in found[0][0]["runs"]} & {r["size"] for r in found[1][0]["runs"]}
+    fitting = [n for n in common if n <= VERSIONS_SIZE * 1.01]
+    return found, missing, max(fitting) if fitting else None
+
+
+def _run_at(res: dict[str, Any], size: int) -> dict[str, Any]:
+    return next(r for r in res["runs"] if r["size"] == size)
+
+
+def _ratio(new: Any, old: Any) -> float | None:
+    return round(new / old, 2) if isinstance(new, int | float) and isinstance(old, int | float) and old else None
+
+
+def _versions_section() -> str:
+    parts = ["## Neo4j 5.26 and 2025.10 side by side\n",
+             f"The latency and ingest benchmarks above, run on Neo4j {NEO4J_VERSION} (LTS, kgrag's default) and on "
+             f"{NEO4J_CALVER_VERSION} (the calendar releases Aura runs) with `--neo4j-version`, one after the other on "
+             f"the same machine, at {VERSIONS_SIZE:,} chunks of the same real text. Each run starts its own fresh "
+             "server with the same heap and page cache. A ratio above 1 means the calendar release took longer (latency) "
+             "or wrote more per second (ingest). The LTS side is the run pinned to its version "
+             f"(`*-{NEO4J_VERSION}.json`), else the full run reported above.\n"]
+    runs, notes = [], []
+    for name in ("latency", "ingest"):
+        found, missing, size = _pair(name)
+        notes += missing
+        for res, file in found:
+            runs.append([name, res.get("neo4j"), f"`{file}`", res["date"], res["machine"].get("load_average_at_start"), f"`{res['command']}`"])
+        if size is None and len(found) == 2:
+            notes.append(f"`{found[0][1]}` and `{found[1][1]}` share no corpus size up to {VERSIONS_SIZE:,} chunks")
+    if runs:
+        parts.append(_table(["benchmark", "Neo4j", "results", "date", "load average at start", "command"], runs) + "\n")
+    if notes:
+        parts.append("\n".join(f"- {n}." for n in notes) + "\n")
+    lat, _, size = _pair("latency")
+    if size is not None:
+        old, new = _run_at(lat[0][0], size), _run_at(lat[1][0], size)
+        a, b = old["neo4j"], new["neo4j"]
+        rows = []
+        for name, s in old["systems"].items():
+            t = new["systems"].get(name)
+            if t:
+                rows.append([name, s.get("candidates"), recall_cell(s.get("seed_recall_at_10")), recall_cell(t.get("seed_recall_at_10")),
+                             s["p50"], t["p50"], _ratio(t["p50"], s["p50"]), s["p95"], t["p95"], _ratio(t["p95"], s["p95"])])
+        for hops in sorted(set(old.get("hops", {})) & set(new.get("hops", {}))):
+            for system in ("one statement", "per-hop loop"):
+                x, y = old["hops"][hops][system], new["hops"][hops][system]
+                rows.append([f"{system}, {hops} hop{'s' if hops != '1' else ''}", None, None, None, x["p50"], y["p50"], _ratio(y["p50"], x["p50"]),
+                             x["p95"], y["p95"], _ratio(y["p95"], x["p95"])])
+        rows.append(["loading the corpus with store_documents (seconds)", None, None, None, old.get("load_seconds"), new.get("load_seconds"),
+                     _ratio(new.get("load_seconds"), old.get("load_seconds")), None, None, None])
+        parts.append(f"### Retrieval latency, {size:,} chunks, {old.get('edges', 0):,} edges (ms)\n\n"
+                     + _table(["system", "candidates", f"seed recall {a}", f"seed recall {b}", f"p50 {a}", f"p50 {b}", f"p50 {b} / {a}",
+                               f"p95 {a}", f"p95 {b}", f"p95 {b} / {a}"], rows, 2) + "\n")
+    ing, _, size = _pair("ingest")
+    if size is not None:
+        old, new = _run_at(ing[0][0], size), _run_at(ing[1][0], size)
+        a, b = old["neo4j"], new["neo4j"]
+        rows = []
+        for name, s in old["systems"].items():
+            t = new["systems"].get(name)
+            if t:
+                rows.append([name, round(s["chunks_per_s"]), round(t["chunks_per_s"]), _ratio(t["chunks_per_s"], s["chunks_per_s"]),
+                             s.get("server_cpu_seconds"), t.get("server_cpu_seconds"), s["share_of_ceiling"], t["share_of_ceiling"]])
+        if "edges" in old and "edges" in new:
+            rows.append(["kgrag store_edges (edges)", round(old["edges"]["edges_per_s"]), round(new["edges"]["edges_per_s"]),
+                         _ratio(new["edges"]["edges_per_s"], old["edges"]["edges_per_s"]), None, None, None, None])
+        parts.append(f"### Ingest, {size:,} chunks ({old.get('documents', 0):,} documents; per second, the faster of two rounds)\n\n"
+                     + _table(["system", f"per second {a}", f"per second {b}", f"{b} / {a}", f"server CPU s {a}", f"server CPU s {b}",
+                               f"x ceiling {a}", f"x ceiling {b}"], rows, 2) + "\n")
     return "\n".join(parts)
 
 
@@ -485,6 +592,7 @@ def run(args: argparse.Namespace | None = None) -> Path:
         sections.append(_seed_recall_section(seeds, seeds_src))
     if ing and ing.get("runs") and "documents" in ing["runs"][0]:
         sections.append(_ingest_section(ing, ing_src))
+    sections.append(_versions_section())
     if cli:
         sections.append(_cli_section(cli, cli_src))
     if big:
