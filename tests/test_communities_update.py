@@ -153,11 +153,14 @@ def test_placement_does_not_depend_on_the_page_size(driver, neo4j_settings, sche
 def test_an_emptied_community_is_pruned_and_a_shrunk_one_rewritten(store, driver):
     clusters(store, {"Alpha": 3, "Beta": 3}, links=[("Alpha 0", "Beta 0", 0.1)])
     build_communities(store, levels=1)
-    beta = _community_of(store, "Beta 0")
+    alpha, beta = _community_of(store, "Alpha 0"), _community_of(store, "Beta 0")
     # entities going without a word to their community: as a cleared entity graph leaves it
     driver.execute_query("MATCH (e:Entity {namespace: $ns}) WHERE e.name STARTS WITH 'Alpha' DETACH DELETE e",
                          ns=store.namespace)
     driver.execute_query("MATCH (e:Entity {namespace: $ns, name: 'Beta 2'}) DETACH DELETE e", ns=store.namespace)
+    (empty,) = store.community_snapshots([alpha])
+    assert empty.community.members == () and empty.community.level == 0
+    assert store.refresh_community_reports([alpha], lambda s: pytest.fail("no report for an empty community")) == 0
     summary = update_communities(store)
     assert (summary.pruned, summary.stale_reports_regenerated, summary.communities) == (1, 1, 1)
     (left,) = store.list_communities()

@@ -20,9 +20,9 @@ from typing import Any
 
 from ..errors import InputError, NotFoundError
 from ..graph_types.communities import Community, CommunityReport, CommunitySnapshot, StoredCommunity
-from ..graph_types.entities import EntityRelation
+from ..graph_types.entities import Entity, EntityRelation
 from ..validation import check_int
-from ._rows import _check_top_k, check_ids, community_from_row, entity_from_row, unit_weight
+from ._rows import _check_top_k, check_ids, community_from_row, unit_weight
 from .runner import CypherRunner, Rows, TxRunner
 
 __all__ = ["CommunitiesMixin", "StoredCommunity"]
@@ -188,12 +188,14 @@ class CommunitiesMixin:
         for r in read("communities/snapshots", namespace=self.namespace, ids=ids):
             entities = []
             relations = []
-            for m in r["members"]:
-                entity = entity_from_row(m["entity"], self.namespace)
+            for entity_id, name, type_, description, source_chunk_id, edges in r["members"]:
+                entity = Entity(id=entity_id, name=name or entity_id, type=type_ or "OTHER",
+                                description=description or "", source_chunk_id=source_chunk_id,
+                                namespace=self.namespace)
                 entities.append(entity)
-                for target, type_, weight, description, sequence in m["edges"]:
-                    relations.append(EntityRelation(source_id=entity.id, target_id=target, type=type_ or "RELATED_TO",
-                                                    weight=unit_weight(weight), description=description or "",
+                for target, relation_type, weight, relation_description, sequence in edges:
+                    relations.append(EntityRelation(source_id=entity.id, target_id=target, type=relation_type or "RELATED_TO",
+                                                    weight=unit_weight(weight), description=relation_description or "",
                                                     sequence=sequence))
             relations.sort(key=lambda x: (x.source_id, x.target_id, x.type, x.description, x.weight, x.sequence or 0))
             members = tuple(e.id for e in entities)
