@@ -27,6 +27,9 @@ __all__ = ["ReembedResult", "reembed_namespace", "REEMBED_BATCH", "REEMBED_GRACE
 
 #: texts embedded (and vectors written) per batch
 REEMBED_BATCH = 256
+#: what is still to embed is read this many at a time: each read looks through the namespace's
+#: chunks or entities, so few large reads cost far less than many small ones
+READ_PAGE = 4096
 #: how long the old vectors stay after the switch, for searches that began just before it
 REEMBED_GRACE_SECONDS = 10.0
 #: old vectors removed per transaction, of chunks and of entities each
@@ -116,23 +119,25 @@ def _embed_kind(store, embedder, state, kind, counts, batch_size, report, budget
     report(phase, done, total)
     after = ""
     while True:
-        page = store.reembed_pending(state, kind, after=after, limit=batch_size)
-        if not page:
+        rows = store.reembed_pending(state, kind, after=after, limit=max(READ_PAGE, batch_size))
+        if not rows:
             return
-        if budget[0] is not None:
-            if budget[0] <= 0:
-                raise _Stop()
-            budget[0] -= 1
-        texts = [r["text"] if kind == "chunk" else _entity_text(r, store.namespace) for r in page]
-        vectors = _embed(embedder, texts)
-        written = store.write_reembedded(state, kind, [{"id": r["id"], "embedding": v} for r, v in zip(page, vectors)])
-        if kind == "chunk":
-            result.chunks += written
-        else:
-            result.entities += written
-        done += len(page)
-        report(phase, done, max(total, done))
-        after = page[-1]["id"]
+        for start in range(0, len(rows), batch_size):
+            if budget[0] is not None:
+                if budget[0] <= 0:
+                    raise _Stop()
+                budget[0] -= 1
+            page = rows[start : start + batch_size]
+            texts = [r["text"] if kind == "chunk" else _entity_text(r, store.namespace) for r in page]
+            vectors = _embed(embedder, texts)
+            written = store.write_reembedded(state, kind, [{"id": r["id"], "embedding": v} for r, v in zip(page, vectors)])
+            if kind == "chunk":
+                result.chunks += written
+            else:
+                result.entities += written
+            done += len(page)
+            report(phase, done, max(total, done))
+        after = rows[-1]["id"]
 
 
 def _entity_text(row: dict[str, Any], namespace: str) -> str:
