@@ -274,6 +274,27 @@ def test_a_large_document_is_deleted_in_bounded_transactions(store, hashing_embe
     assert got == _dump(store)
 
 
+def test_documents_deleted_together_leave_the_graph_a_build_would_make(store, hashing_embedder, monkeypatch):
+    import kgrag_neo4j.store.documents as store_documents
+
+    _ingest(store, hashing_embedder, CORPUS)
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    by_source = {d.source: d.id for d in store.list_documents()}
+    # two small documents in one transaction, a third the way of a large one
+    monkeypatch.setattr(store_documents, "LARGE_DOCUMENT_CHUNKS", 2)
+    big = max(by_source, key=lambda s: len(CORPUS[s]))
+    victims = [by_source["tyrion.txt"], by_source["jon.txt"], "doc_not_here", by_source[big]]
+    assert store.delete_documents(victims) == [v for v in victims if v != "doc_not_here"]
+    assert store.delete_documents(victims) == []
+    left = {d.source for d in store.list_documents()}
+    assert left == set(CORPUS) - {"tyrion.txt", "jon.txt", big}
+    maintain_entity_graph(store, hashing_embedder)
+    assert not _has("Tyrion Lannister", store)
+    got = _dump(store)
+    maintain_entity_graph(store, hashing_embedder, rebuild=True)
+    assert got == _dump(store)
+
+
 def test_concurrent_ingests_into_one_namespace_end_linked(store, hashing_embedder):
     from concurrent.futures import ThreadPoolExecutor
 

@@ -108,18 +108,17 @@ def delete(app: AppContext, document_ids, namespace, embedder, as_json) -> None:
         listed = ", ".join(repr(d) for d in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         raise NotFoundError(f"no document {listed} in namespace {namespace!r} (neither an id nor a file ingested); "
                             "nothing deleted")
-    rows = []
-    for given, document_id in zip(document_ids, found):
-        assert document_id is not None
-        rows.append({"id": document_id, "given": given, "deleted": bool(store.delete_document(document_id))})
+    gone = set(store.delete_documents([f for f in found if f is not None]))
+    rows = [{"id": document_id, "given": given, "deleted": document_id in gone}
+            for given, document_id in zip(document_ids, found)]
     if any(r["deleted"] for r in rows):
         _maintain_entities(store, embedder)
     if as_json:
         out = [{"id": r["id"], "deleted": r["deleted"]} for r in rows]
         emit_json(out if len(document_ids) > 1 else out[0])
     if not all(r["deleted"] for r in rows):  # deleted by someone else in the meantime
-        gone = [r["given"] for r in rows if not r["deleted"]]
-        raise NotFoundError(f"no document {gone[0]!r} in namespace {namespace!r} any more (deleted meanwhile)")
+        vanished = [r["given"] for r in rows if not r["deleted"]]
+        raise NotFoundError(f"no document {vanished[0]!r} in namespace {namespace!r} any more (deleted meanwhile)")
     if not as_json:
         for r in rows:
             shown = printable(r["id"]) if r["id"] == r["given"] else f"{printable(r['id'])} ({printable(r['given'])})"

@@ -552,6 +552,46 @@ class DocumentsMixin:
 
         return bool(self.runner.write_fn(work))
 
+    def delete_documents(self, document_ids: Sequence[str]) -> list[str]:
+        """Delete several documents as :meth:`delete_document` does, small ones together in
+        transactions of up to ``TRANSACTION_CHUNKS`` chunks. Returns the ids deleted, in the
+        order given (an id that is no document of the namespace is left out)."""
+        ids = list(dict.fromkeys(document_ids))
+        states = self.document_states(ids)
+        deleted: set[str] = set()
+        group: list[str] = []
+        size = 0
+
+        def flush() -> None:
+            if not group:
+                return
+            names = list(group)
+
+            def work(tx: TxRunner) -> list[str]:
+                self.unlink_documents(tx, names, stale_only=False)
+                rows = tx.run("documents/delete_documents", namespace=self.namespace, document_ids=names)
+                return list(rows[0]["deleted"]) if rows else []
+
+            deleted.update(self.runner.write_fn(work))
+            group.clear()
+
+        for document_id in ids:
+            state = states.get(document_id)
+            if state is None:
+                continue
+            chunks = int(state["chunk_count"])
+            if chunks > LARGE_DOCUMENT_CHUNKS:
+                if self._delete_large(document_id):
+                    deleted.add(document_id)
+                continue
+            if group and size + chunks > TRANSACTION_CHUNKS:
+                flush()
+                size = 0
+            group.append(document_id)
+            size += chunks
+        flush()
+        return [d for d in ids if d in deleted]
+
     def _delete_large(self, document_id: str) -> bool:
         """Take back the document's part of the entity graph ``STAGE_ROWS`` chunks a
         transaction (readers still see the whole document, its mentions included), then park
