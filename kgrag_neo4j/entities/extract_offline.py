@@ -21,7 +21,15 @@ from .model import (
     normalise_name,
 )
 
-__all__ = ["CO_OCCURS", "OfflineEntityExtractor", "cooccurrence_weight"]
+__all__ = [
+    "CO_OCCURS",
+    "OfflineEntityExtractor",
+    "cooccurrence_weight",
+    "describe_name",
+    "evident_name",
+    "is_name_word",
+    "type_from_cues",
+]
 
 CO_OCCURS = "CO_OCCURS"
 
@@ -357,9 +365,13 @@ class OfflineEntityExtractor:
        - acronyms ("NASA", "AT&T");
        - leading stopwords and titles are cut ("When Ned Stark" -> "Ned Stark",
          "King Robert Baratheon" -> "Robert Baratheon");
-       - a lone capitalised word that opens a sentence counts only if the same word is also
-         found capitalised elsewhere (in the same ``extract`` call) or is an acronym, so
-         "Winter is coming." adds nothing;
+       - a lone capitalised word that opens a sentence, a line, a table column or a clause
+         after a colon counts only if the same word is also found capitalised elsewhere (in
+         the same ``extract`` call) or is an acronym or software-shaped ("Neo4j"), so "Winter
+         is coming." adds nothing; a lone common English word (``common_words.txt``), a
+         lone word after "a"/"an" and runs of common words count nowhere;
+       - code is no name: keywords and placeholders in capitals, identifiers with
+         underscores, plurals of abbreviations, "-bound" compounds (:func:`is_name_word`);
        - with ``include_dates``, years 1000-2099 as ``DATE`` entities.
 
     2. **Mentions** from a gazetteer (:class:`~kgrag_neo4j.entities.gazetteer.Gazetteer`):
@@ -375,11 +387,12 @@ class OfflineEntityExtractor:
        ``about`` (chunk id -> name) adds a mention of a name to a chunk that is about it though
        it may not spell it out: the first chunk of a document titled with that name.
 
-    Types: ``ORGANIZATION`` for organisation words in the name (University, Inc, Bank, House,
-    ...) or an acronym; ``LOCATION`` for place words (River, Mount, City, ...) or a first word
+    Types (:func:`type_from_cues`): ``ORGANIZATION`` for organisation words in the name
+    (University, Inc, Bank, House, ...) or an acronym without digits; ``LOCATION`` for place words (River, Mount, City, ...) or a first word
     like New/North; then ``PERSON`` if some mention follows a title (Mr., Lord, King, ...);
     ``LOCATION`` if some mention follows "near/across/throughout/...", "in" after a verb of
-    place ("lived in X", "born in X"), or is "Lord of X"; ``LOCATION`` as well when a bare "in X"
+    place ("lived in X", "born in X"), or is "Lord of X", when such cues are at least a fifth
+    of its mentions and the name is not software-shaped; ``LOCATION`` as well when a bare "in X"
     is how most mentions read; otherwise a name seen after a bare "in" is ``OTHER`` (written in
     Python is not a place); ``PERSON`` for any other name of two or more capitalised words
     without "of"/"the" ("Ludwig van Beethoven" yes, "Game of Thrones" and "King's Landing" no);
@@ -389,7 +402,7 @@ class OfflineEntityExtractor:
     Mentions: per chunk, the number of occurrences of the name; only the
     ``max_entities_per_chunk`` most frequent entities of a chunk are kept, and an entity with
     fewer than ``min_mentions`` mentions in the whole call is dropped. The description is the
-    first sentence that mentions the entity.
+    sentence of the first mention, cut to its line (:func:`describe_name`).
 
     Relations: one ``CO_OCCURS`` relation per pair of entities mentioned in one window (a
     sentence by default, and then at most ``max_gap`` words apart; a whole chunk with
