@@ -109,12 +109,12 @@ class Gazetteer:
             candidates.append((start, end + 1, key))
         # longest first, then leftmost; a taken span blocks every candidate overlapping it
         candidates.sort(key=lambda c: (-(c[1] - c[0]), c[0]))
-        taken: list[tuple[int, int]] = []
+        taken = bytearray(len(squeezed))  # 1 where a chosen match lies: one scan per candidate
         chosen: list[tuple[int, int, str]] = []
         for start, end, key in candidates:
-            if any(start < t_end and t_start < end for t_start, t_end in taken):
+            if taken.find(1, start, end) >= 0:
                 continue
-            taken.append((start, end))
+            taken[start:end] = b"\x01" * (end - start)
             chosen.append((start, end, key))
         chosen.sort()
         out = []
@@ -129,20 +129,22 @@ class Gazetteer:
 
 
 def _squeeze(text: str) -> tuple[str, list[int]]:
-    chars: list[str] = []
+    """``text`` with every whitespace run made one space, and the offset in ``text`` of each
+    character of the result (a run's space maps to the run's first character)."""
+    parts: list[str] = []
     origin: list[int] = []
-    in_space = False
-    for i, ch in enumerate(text):
-        if ch.isspace():
-            if in_space:
-                continue
-            in_space = True
-            chars.append(" ")
-        else:
-            in_space = False
-            chars.append(ch)
-        origin.append(i)
-    return "".join(chars), origin
+    pos = 0
+    for m in _SPACES.finditer(text):
+        start, end = m.span()
+        parts.append(text[pos:start])
+        origin.extend(range(pos, start))
+        parts.append(" ")
+        origin.append(start)
+        pos = end
+    parts.append(text[pos:])
+    origin.extend(range(pos, len(text)))
+    return "".join(parts), origin
+
 
 
 def lowercase_words(counts: Mapping[str, tuple[int, int]]) -> set[str]:
