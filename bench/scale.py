@@ -3,12 +3,14 @@ manual, the manual pages, then the Linux kernel and PostgreSQL manuals) ingested
 local server on its default settings (heap 1g, page cache 256m unless ``--heap`` /
 ``--pagecache`` say otherwise), then:
 
-- ``kgrag ingest FOLDER --no-entities``: chunks per second;
+- ``kgrag ingest FOLDER --no-entities --chunk-tokens 128 --chunk-overlap 16`` (the corpus's
+  own chunks, so the sizes are chunks stored): chunks per second;
 - ``kgrag entities build``: time, peak memory of the command, and the server's peak heap (JMX,
   sampled every half second) and resident set;
 - the same build on the unchanged namespace;
 - ``kgrag ingest`` of 100 more documents (the entity graph maintained in the same run);
-- ``kgrag docs delete`` of 100 documents (the graph kept current in the same run);
+- ``kgrag docs delete`` of 100 documents spread over the corpus (the graph kept current in the
+  same run);
 - ``kgrag communities build`` (and ``kgrag communities update`` after the additions, when
   this checkout has it);
 - p50 of vector, graph and PPR retrieval (the library, warm, ``top_k`` 10) over the corpus's
@@ -166,11 +168,14 @@ def _has_command(*args: str) -> bool:
 
 
 def _one_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, Any]:
-    from .realtext import corpus_files, load_realtext
+    from .realtext import CHUNK_OVERLAP, CHUNK_TOKENS, corpus_files, load_realtext
 
     corpus = load_realtext(size)
-    extra = load_realtext(corpus.n + 20 * EXTRA_DOCUMENTS)
+    extra = load_realtext(corpus.n + 50 * EXTRA_DOCUMENTS)
     files = extra.files[len(corpus.files) : len(corpus.files) + EXTRA_DOCUMENTS]
+    # deleted: documents spread over the corpus, as a user's deletes would be
+    step = max(1, len(corpus.files) // EXTRA_DOCUMENTS)
+    victims_at = list(range(0, len(corpus.files), step))[:EXTRA_DOCUMENTS]
     folder = corpus_files(corpus, root / f"corpus{size}")
     more = root / f"more{size}"
     more.mkdir(parents=True, exist_ok=True)
@@ -178,23 +183,28 @@ def _one_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, Any]
         target = more / name
         if not target.exists():
             os.link(extra.folder / name, target)
-    out: dict[str, Any] = {"size": size, "chunks": corpus.n, "documents": len(corpus.files)}
+    added_chunks = sum(extra.doc_chunks[len(corpus.files) : len(corpus.files) + EXTRA_DOCUMENTS])
+    out: dict[str, Any] = {"size": size, "chunks": corpus.n, "documents": len(corpus.files), "added_documents": len(files),
+                           "added_chunks": added_chunks, "deleted_documents": len(victims_at),
+                           "deleted_chunks": sum(corpus.doc_chunks[i] for i in victims_at)}
     with bench_server(heap=args.heap, pagecache=args.pagecache) as srv:
         watch = ServerWatch(srv)
         ns = ["--namespace", NAMESPACE]
-        out["ingest"] = _kgrag(srv, "ingest", str(folder), *ns, "--no-entities", "--json", watch=watch)
+        chunking = ["--chunk-tokens", str(CHUNK_TOKENS), "--chunk-overlap", str(CHUNK_OVERLAP)]  # the corpus's chunks
+        out["ingest"] = _kgrag(srv, "ingest", str(folder), *ns, *chunking, "--no-entities", "--json", watch=watch)
         out["ingest"]["chunks_per_second"] = round(corpus.n / out["ingest"]["wall_seconds"], 1)
         out["build"] = _kgrag(srv, "entities", "build", *ns, "--json", watch=watch)
         out["store_mb"] = _store_size_mb(srv)
         out["build_unchanged"] = _kgrag(srv, "entities", "build", *ns, "--json", watch=watch)
         if not args.skip_communities:
             out["communities_build"] = _kgrag(srv, "communities", "build", *ns, "--json", watch=watch)
-        out["add_100"] = _kgrag(srv, "ingest", str(more), *ns, "--json", watch=watch)
+        out["add_100"] = _kgrag(srv, "ingest", str(more), *ns, *chunking, "--json", watch=watch)
         if not args.skip_communities and _has_command("communities", "update"):
             out["communities_update"] = _kgrag(srv, "communities", "update", *ns, "--json", watch=watch)
-        victims = [str(folder / name) for name in corpus.files[: EXTRA_DOCUMENTS]]
+        victims = [str(folder / corpus.files[i]) for i in victims_at]
         out["delete_100"] = _kgrag(srv, "docs", "delete", *victims, *ns, "--json", watch=watch)
         out["status"] = _kgrag(srv, "entities", "status", *ns, "--json")["output"]
+        out["stored_chunks"] = out["status"]["chunks"]
         out["retrieval_p50_ms"] = _retrieval_p50(srv, corpus.query_texts[: args.queries])
         out["namespace_delete"] = _kgrag(srv, "namespace", "delete", NAMESPACE, "--yes", "--json", watch=watch)
         out["server"] = {"heap": srv.heap, "pagecache": srv.pagecache, "version": srv.neo4j_version}

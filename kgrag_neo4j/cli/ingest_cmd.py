@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 @click.option("--content-type", help="Override the type detected from extensions (e.g. text/markdown).")
 @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere.")
 @click.option("--batch-size", type=int, default=64, show_default=True, help="Chunks per embedding call.")
+@click.option("--chunk-tokens", type=click.IntRange(min=1),
+              help="Flat chunks of at most this many tokens, every file type alike (default: 512, Markdown split by headings).")
+@click.option("--chunk-overlap", type=click.IntRange(min=0),
+              help="With --chunk-tokens: tokens shared by consecutive chunks (default: a tenth of --chunk-tokens).")
 @click.option("--sequence-edges", is_flag=True, help="Link consecutive chunks (no LLM).")
 @click.option("--similarity-edges", is_flag=True, help="similar_to edges to the nearest chunks (no LLM).")
 @click.option("--similarity-threshold", type=FINITE_FLOAT, default=0.75, show_default=True, help="Minimum cosine of a similar_to edge.")
@@ -53,7 +57,8 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary with one row per file.")
 @pass_app
 @handle_errors
-def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, batch_size, sequence_edges,
+def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, batch_size, chunk_tokens, chunk_overlap,
+           sequence_edges,
            similarity_edges, similarity_threshold, similarity_top_k, extract_graph, graph_batch_size,
            graph_batch_overlap, graph_workers, cross_document, llm, min_edge_weight, max_edges_per_chunk, source,
            follow_symlinks, entities, as_json) -> None:
@@ -74,6 +79,17 @@ def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, 
     refuse_unused(ctx, ("graph_batch_size", "graph_batch_overlap", "graph_workers", "cross_document"),
                   "--extract-graph", extract_graph)
     refuse_unused(ctx, ("similarity_threshold", "similarity_top_k"), "--similarity-edges", similarity_edges)
+    refuse_unused(ctx, ("chunk_overlap",), "--chunk-tokens", chunk_tokens is not None)
+    chunker = None
+    if chunk_tokens is not None:
+        if strategy != "flat":
+            raise click.UsageError("--chunk-tokens sizes flat chunks; --strategy parent-child has its own sizes")
+        from ..ingestion.chunkers import RecursiveChunker
+
+        overlap = chunk_tokens // 10 if chunk_overlap is None else chunk_overlap
+        if overlap >= chunk_tokens:
+            raise click.UsageError(f"--chunk-overlap must be smaller than --chunk-tokens ({chunk_tokens})")
+        chunker = RecursiveChunker(max_tokens=chunk_tokens, overlap_tokens=overlap)
     if llm_on_command_line(ctx) and not extract_graph:
         raise click.UsageError("--llm chooses the model of --extract-graph; add --extract-graph (or drop --llm)")
     emb = embedder_for_namespace(embedder, None if embedder else app.store(namespace).embedding_model())
@@ -92,7 +108,7 @@ def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, 
         max_edges_per_chunk=max_edges_per_chunk,
     )
     ingestor = Ingestor(app.store(namespace), emb, strategy=strategy, batch_size=batch_size, graph=graph,
-                        entities=entities)
+                        entities=entities, chunker=chunker)
     started = time.perf_counter()
     with _Terminal(quiet=as_json) as terminal:
         tally = ingestor.ingest_run(paths, content_type=content_type, source=source, follow_symlinks=follow_symlinks,
