@@ -85,3 +85,21 @@ def test_docs_delete_takes_several_documents_and_refuses_all_when_one_is_unknown
     assert arya["mention_total"] == 1
     after = _status(run)
     assert after["documents"] == after["documents_linked"] == 1
+
+
+def test_ingest_chunk_tokens_sizes_the_chunks_and_is_refused_where_it_cannot_apply(run, tmp_path):
+    text = " ".join(f"Sentence {i} tells of the river Tamar and the town of Launceston." for i in range(40))
+    (tmp_path / "river.txt").write_text(text)
+    small = json.loads(run("ingest", str(tmp_path / "river.txt"), "--embedder", "hashing", "--chunk-tokens", "32",
+                           "--json").stdout)
+    assert small["summary"]["chunks"] > 8  # about 600 tokens, in pieces of at most 32
+    default = json.loads(run("ingest", str(tmp_path / "river.txt"), "--embedder", "hashing", "--json").stdout)
+    assert default["summary"]["replaced"] == 1 and default["summary"]["chunks"] < small["summary"]["chunks"]
+    refused = run("ingest", str(tmp_path / "river.txt"), "--embedder", "hashing", "--chunk-overlap", "4", code=2)
+    assert "--chunk-overlap need(s) --chunk-tokens" in refused.stderr
+    refused = run("ingest", str(tmp_path / "river.txt"), "--embedder", "hashing", "--chunk-tokens", "32",
+                  "--strategy", "parent-child", code=2)
+    assert "--chunk-tokens sizes flat chunks" in refused.stderr
+    refused = run("ingest", str(tmp_path / "river.txt"), "--embedder", "hashing", "--chunk-tokens", "8",
+                  "--chunk-overlap", "8", code=2)
+    assert "--chunk-overlap must be smaller than --chunk-tokens (8)" in refused.stderr
