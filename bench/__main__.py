@@ -28,6 +28,7 @@ BENCHMARKS = {
     "stress": "concurrent ingest, edge building and retrieval for --seconds N: operations, errors, p95",
     "entity_graph": "kgrag entities build at two sizes (time against ingest, peak memory), again unchanged, then +3 / +100 files and a delete kept current",
     "scale": "the entity graph at 100k and 1M chunks of real text: ingest, build, +100/-100 documents, communities, namespace delete, retrieval p50",
+    "reembed": "kgrag namespace reembed of the QA paragraphs (9,271 files) to another model while kgrag search runs: time, failed searches",
     "libraries": "hand-written Markdown scan, token estimate and retry loop vs markdown-it-py, tokenizers, tenacity (no Neo4j)",
 }
 
