@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             time.sleep(3)
             stop.set()
             loop.join()
+    if isinstance(ingest["output"], dict):  # its summary, not a line per file
+        ingest["output"] = {k: v for k, v in ingest["output"].items() if k != "files"}
     out = reembed["output"] or {}
     results = {**head, "files": size, "ingest": ingest, "build": build, "reembed": reembed, "searches": tally}
     print_table("kgrag namespace reembed while kgrag search runs", ["files", "chunks", "entities", "vectors removed",
