@@ -13,6 +13,7 @@ from kgrag_neo4j.errors import ConfigurationError, DimensionMismatchError
 from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
 from kgrag_neo4j.providers.hashing import HashingEmbedder
+from kgrag_neo4j.providers.select import embedder_for_namespace
 from kgrag_neo4j.retrieval.modes import MODES, search
 
 from .conftest import TEST_DIMENSIONS
@@ -147,6 +148,8 @@ def test_reembed_switches_to_the_new_model_and_answers_as_a_fresh_ingest(built, 
     assert result.finished and result.switched and result.previous_model == hashing_embedder.name
     assert (result.chunks, result.entities) == (counts["Chunk"], counts["Entity"])
     assert built.embedding_model() == new.name and built.vector_slot() != old_slot
+    # what a command or a Python caller without an embedder of its own now embeds queries with
+    assert embedder_for_namespace(None, built.embedding_model()).name == new.name
     # the old vectors are gone, the new ones are all there; chunk ids did not change
     assert _vectors(driver, built.namespace, old_slot.vector_property) == {}
     assert _vectors(driver, built.namespace, built.vector_slot().vector_property) == counts

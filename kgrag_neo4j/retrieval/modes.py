@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider, EntityBoostReader, LocalContextReader, Reranker, Store
@@ -24,7 +24,7 @@ from ..validation import check_int
 if TYPE_CHECKING:
     from .local_search import LocalContext
 
-__all__ = ["MODES", "MODE_OPTIONS", "ModelRecorder", "SearchResponse", "build_retriever", "check_options", "recorded_embedder", "search"]
+__all__ = ["MODES", "MODE_OPTIONS", "SearchResponse", "build_retriever", "check_options", "search"]
 
 #: every retrieval mode, in the order ``kgrag search --help`` lists them
 MODES = ("vector", "hybrid", "graph", "ppr", "entity", "local")
@@ -62,7 +62,7 @@ def check_options(mode: str, given: Sequence[str]) -> None:
 def build_retriever(
     mode: str,
     store: Store,
-    embedder: EmbeddingProvider | None = None,
+    embedder: EmbeddingProvider,
     *,
     filters: Sequence[ChunkFilter] = (),
     reranker: Reranker | None = None,
@@ -70,11 +70,10 @@ def build_retriever(
 ) -> Any:
     """The retriever of ``mode`` with ``options`` (the retriever's keyword names; absent ones
     keep its defaults). Options the mode cannot honour are refused (:func:`check_options`).
-    Without ``embedder``, the one the namespace records (``store.embedding_model()``)."""
+    The embedder of the model a namespace records is
+    ``providers.select.embedder_for_namespace(None, store.embedding_model())``."""
     given = sorted(options) + (["reranker"] if reranker is not None else [])
     check_options(mode, given)
-    if embedder is None:
-        embedder = recorded_embedder(store)
     filters = tuple(filters)
     if reranker is not None:
         options["reranker"] = reranker
@@ -105,22 +104,6 @@ def build_retriever(
     if not isinstance(store, LocalContextReader):
         raise ConfigurationError("local mode needs a store with the entity capability (Neo4jStore)")
     return LocalSearchRetriever(store, embedder, filters=filters, **options)
-
-
-@runtime_checkable
-class ModelRecorder(Protocol):
-    """A store that says which embedding model its namespace records (``Neo4jStore``)."""
-
-    def embedding_model(self) -> str | None: ...
-
-
-def recorded_embedder(store: Store) -> EmbeddingProvider:
-    """The embedder of the model ``store``'s namespace records (its vectors are that model's)."""
-    from ..providers.select import embedder_for_model
-
-    if not isinstance(store, ModelRecorder):
-        raise ConfigurationError("this store records no embedding model: pass an embedder")
-    return embedder_for_model(store.embedding_model())
 
 
 @dataclass(frozen=True, slots=True)
