@@ -225,6 +225,44 @@ def test_a_new_name_links_the_older_chunks_that_write_it(store, hashing_embedder
     assert hodor.mention_total == 2
 
 
+def test_a_new_one_word_name_relinks_only_its_capitalised_writers(store, hashing_embedder):
+    _ingest(store, hashing_embedder, {
+        "a.txt": "Hodor. The giant held the door.",  # capitalised, opening its sentence: not a name yet
+        "b.txt": "The stable boy said hodor and hodor again to the horses.",  # lower case only
+        "c.txt": "Ned Stark rode to Winterfell.",
+    })
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    _ingest(store, hashing_embedder, {"d.txt": "They called him Hodor at Winterfell."})
+    result = maintain_entity_graph(store, hashing_embedder)
+    by_source = {d.source: d.id for d in store.list_documents()}
+    # "hodor" entered: a.txt writes it capitalised and is linked again; b.txt only in lower
+    # case, which linking never counts, and is left alone; "Winterfell" was known already
+    assert result.names_entered >= 1 and result.relinked == 1
+    assert store.documents_writing([], [], words=["hodor"]) == sorted([by_source["a.txt"], by_source["d.txt"]])
+    hodor = store.get_entity_by_name("Hodor", limit=5)[0]
+    assert hodor.mention_total == 2
+    got = _dump(store)
+    maintain_entity_graph(store, hashing_embedder, rebuild=True)
+    assert got == _dump(store)
+
+
+@pytest.mark.parametrize("text, found", [
+    ("Hodor held the door", True), ("HODOR!", True), ("said \u212Aodor", False), ("hodor hodor", False),
+    ("Hodors", False), ("xHodor", False), ("the (Hodor) way", True), ("line one\nHodor. two", True),
+])
+def test_the_capitalised_pattern_is_what_the_server_matches(store, text, found):
+    from kgrag_neo4j.store.entity_graph import capitalised_pattern
+
+    rows = store.runner.driver.execute_query("RETURN $text =~ $pattern AS hit", text=text,
+                                             pattern=capitalised_pattern(["hodor"]),
+                                             database_=store.runner.database).records
+    assert rows[0]["hit"] is found
+    kelvin = store.runner.driver.execute_query("RETURN $text =~ $pattern AS hit", text="\u212Aing Robert",
+                                               pattern=capitalised_pattern(["king"]),
+                                               database_=store.runner.database).records
+    assert kelvin[0]["hit"] is True
+
+
 def _has(name: str, store: Neo4jStore) -> bool:
     from kgrag_neo4j.errors import NotFoundError
 

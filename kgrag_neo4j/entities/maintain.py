@@ -39,7 +39,8 @@ from ..ids import edge_id
 from ..protocols import EmbeddingProvider, embed_batched
 from ..validation import check_int
 from .chunk_links import reference_updates, title_name
-from .extract_offline import _SPACES, _sentence_of, _split_sentences
+from .extract_offline import describe_name
+from .gazetteer import name_form
 from .linking import LinkOptions, VocabularyMatcher, VocabularyName, link_document, span_keys
 from .names import display_name, maintained_entity_id, name_type, scan_chunk
 
@@ -48,7 +49,6 @@ __all__ = ["MaintainOptions", "MaintenanceResult", "maintain_entity_graph"]
 #: ``progress(stage, done, total)``; stages: scan, link, entities, references
 Progress = Callable[[str, int, int], None]
 
-_DESCRIPTION_CHARS = 300
 _DOCUMENT_PAGE = 2000
 #: a batch this large links against the whole vocabulary held in memory (one read of it), if
 #: it has at most this many names; a smaller one looks up the names its text may contain
@@ -230,12 +230,24 @@ def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
         result.names_left += len(left)
         # a name that left may still have shaped a document's links without being mentioned
         # there (a short form it owned, a shorter name it hid): its writers are linked again too
-        phrases = [f for c in changed for f in (c["key"], *(c["forms"] or []))]
+        # a one-word name counts only where a document writes it capitalised at least once
+        # (linking's lower-case rule), so its writers are looked for that way: a common
+        # word's lower-case writers cannot change, and are most of them
+        words = [c["key"] for c in changed if _plain_word(c["key"], c["forms"] or [])]
+        plain = set(words)
+        phrases = [f for c in changed if c["key"] not in plain for f in (c["key"], *(c["forms"] or []))]
         if linked is None:
             linked = store.has_linked_documents()
-        documents = store.documents_writing(phrases, left) if linked and (phrases or left) else []
+        documents = store.documents_writing(phrases, left, words=words) if linked and (phrases or left or words) else []
         result.relinked += len(documents)
         store.mark_documents_pending(documents, [c["key"] for c in changed])
+
+
+def _plain_word(key: str, forms: Sequence[str]) -> bool:
+    """A one-word name of lower-case ASCII letters and digits, every form of which is the
+    word itself in some case: its matches are exactly that word, whole."""
+    return (len(key) > 1 and key.isascii() and key.isalnum() and key == key.lower()
+            and all(name_form(f) == key for f in forms))
 
 
 def _link_pending(store: Any, options: MaintainOptions, result: MaintenanceResult, report: Progress) -> int:
@@ -333,19 +345,6 @@ def _link_batch(
     }
 
 
-def describe(content: str, first: int) -> str:
-    """The sentence of ``content`` holding offset ``first`` (the first when -1), one line,
-    at most 300 characters."""
-    spans = _split_sentences(content or "")
-    if not spans:
-        return ""
-    start, end = spans[_sentence_of(spans, first) if first >= 0 else 0]
-    text = _SPACES.sub(" ", content[start:end]).strip()
-    if len(text) > _DESCRIPTION_CHARS:
-        text = text[: _DESCRIPTION_CHARS - 1].rstrip() + "\u2026"
-    return text
-
-
 def _settle_entities(
     store: Any, embedder: EmbeddingProvider, options: MaintainOptions, result: MaintenanceResult, report: Progress
 ) -> list[str]:
@@ -377,7 +376,7 @@ def _settle_entities(
                 earliest = r["earliest"]
                 if earliest is not None:
                     source = earliest["id"]
-                    description = describe(earliest["content"] or "", int(earliest["first"]))
+                    description = describe_name(earliest["content"] or "", display, int(earliest["first"]))
             changed = (name, type_, description) != (r["name"], r["type"], r["description"]) or df != old_df
             row = {"id": r["id"], "name": name, "type": type_, "description": description,
                    "source_chunk_id": source, "embedding": None, "df": df, "changed": changed,

@@ -72,19 +72,25 @@ class EntityGraphMixin:
     def changed_names(self, *, limit: int = PAGE) -> list[dict[str, Any]]:
         return self.runner.read("entity_graph/changed_names", namespace=self.namespace, limit=limit)
 
-    def documents_writing(self, names: Sequence[str], keys: Sequence[str], *, limit: int = 100_000) -> list[str]:
+    def documents_writing(self, names: Sequence[str], keys: Sequence[str], *, words: Sequence[str] = (),
+                          limit: int = 100_000) -> list[str]:
         """Linked documents whose chunks may write one of ``names`` (a full-text phrase match,
-        a superset) or mention the entity of one of ``keys``."""
+        a superset), write one of the one-word ``words`` capitalised at least once, or mention
+        the entity of one of ``keys``."""
         from .documents import escape_lucene_query, keyword_lucene_query
 
         phrases = list(dict.fromkeys(p for p in (escape_lucene_query(n) for n in names) if p))
+        plain = sorted({w for w in words if w.isascii() and w.isalnum() and w == w.lower() and len(w) > 1})
         out: set[str] = set()
         # Lucene refuses more than 1024 clauses; a phrase is one
-        for start in range(0, max(len(phrases), 1), 200):
+        for start in range(0, max(len(phrases), len(plain), 1), 200):
             part = phrases[start : start + 200]
             query = keyword_lucene_query(" OR ".join(f'"{p}"' for p in part), self.namespace) if part else ""
-            rows = self.runner.read("entity_graph/documents_writing", namespace=self.namespace,
-                                    query=query, keys=list(keys) if start == 0 else [], limit=limit)
+            some = plain[start : start + 200]
+            word_query = keyword_lucene_query(" OR ".join(f'"{w}"' for w in some), self.namespace) if some else ""
+            rows = self.runner.read("entity_graph/documents_writing", namespace=self.namespace, query=query,
+                                    keys=list(keys) if start == 0 else [], word_query=word_query,
+                                    word_pattern=capitalised_pattern(some), limit=limit)
             out.update(r["document_id"] for r in rows)
         return sorted(out)
 
@@ -207,3 +213,18 @@ class EntityGraphMixin:
             return int(tx.run("entity_graph/unlink_chunks", namespace=self.namespace, document_ids=list(document_ids),
                               stale_only=stale_only, forget_scan=True, limit=limit)[0]["chunks"])
         return 0
+
+
+def capitalised_pattern(words: Sequence[str]) -> str:
+    """A regular expression (Java's, for Cypher's ``=~``) that a text matches when it writes
+    one of ``words`` (lower-case ASCII letters and digits) as a whole word whose first
+    character is upper case, the rest in any case: where the gazetteer would find it
+    capitalised. The Kelvin sign is the one other character whose lower case is an ASCII
+    letter."""
+    if not words:
+        return ""
+    alternatives = []
+    for w in words:
+        first = w[0].upper() + ("\u212A" if w[0] == "k" else "")
+        alternatives.append(f"[{first}](?iu:{w[1:]})")
+    return "(?s).*(?<![\\p{L}\\p{N}])(?:" + "|".join(alternatives) + ")(?![\\p{L}\\p{N}]).*"
