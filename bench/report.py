@@ -483,8 +483,8 @@ def _scale_section(sc: dict[str, Any], source: str) -> str:
                 rows.append([r["chunks"], label, step["wall_seconds"], step["peak_mb"], step.get("server_heap_peak_mb"),
                              step.get("server_rss_peak_mb")])
     rates = [[r["chunks"], r["documents"], r["ingest"]["chunks_per_second"],
-              round(r["build"]["wall_seconds"] / r["ingest"]["wall_seconds"], 2), r.get("store_mb"),
-              r["status"]["entities"] if r.get("status") else None,
+              round(r["build"]["wall_seconds"] / r["ingest"]["wall_seconds"], 2),
+              r["status"]["entities"] if r.get("status") else None, r.get("added_chunks"), r.get("deleted_chunks"),
               *(r["retrieval_p50_ms"][m]["p50"] for m in ("vector", "graph", "ppr"))] for r in runs]
     server = runs[0].get("server", {}) if runs else {}
     out = (f"## The entity graph at scale\n\nSource: `bench/results/{source}`; {_machine(sc)}.\n\n"
@@ -496,8 +496,15 @@ def _scale_section(sc: dict[str, Any], source: str) -> str:
            "process's high-water mark so far. Retrieval: the library, warm, top 10, over the corpus's queries (manual "
            "page descriptions); `python -m bench latency` compares the same corpus with the peers at equal recall.\n\n"
            + _table(["chunks", "command", "seconds", "client peak MB", "server heap peak MB", "server RSS MB"], rows, 1)
-           + "\n\n" + _table(["chunks", "documents", "ingest chunks/s", "build / ingest", "store MB", "entities",
+           + "\n\n" + _table(["chunks", "documents", "ingest chunks/s", "build / ingest", "entities", "chunks added",
+                                "chunks deleted",
                                 "vector p50 ms", "graph p50 ms", "ppr p50 ms"], rates, 1) + "\n")
+    out += ("\nThe documents added are the next 100 of the corpus and the deleted ones 100 spread over it, so "
+            "their size varies with the corpus (the Python manual's pages are long: 4,899 chunks came with 100 "
+            "documents at 10k). Adding documents costs more than their ingest: each name they bring into the "
+            "vocabulary sends the older documents that write it back to linking, so that the graph stays the one a "
+            "full build makes. Load average on the 2 cores during these runs was 7 to 17 (other work); compare the "
+            "rows of one run with each other.\n")
     if _scale_plot(sc):
         out += "\n![cost against corpus size](img/scale.png)\n"
     return out
