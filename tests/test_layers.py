@@ -189,8 +189,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-#: cycles still to break (the entity-graph maintenance is being reworked)
-KNOWN_CYCLES = [["kgrag_neo4j.entities.maintain", "kgrag_neo4j.entities.pipeline"]]
+#: cycles still to break
+KNOWN_CYCLES: list[list[str]] = []
 
 
 def test_no_import_cycle_between_modules():

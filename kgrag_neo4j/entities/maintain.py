@@ -39,6 +39,7 @@ from ..ids import edge_id
 from ..protocols import EmbeddingProvider, embed_batched
 from ..validation import check_int
 from .chunk_links import reference_updates, title_name
+from .embedding_text import entity_embedding_text
 from .extract_offline import describe_name
 from .gazetteer import name_form
 from .linking import LinkOptions, VocabularyMatcher, VocabularyName, link_document, span_keys
@@ -350,8 +351,6 @@ def _settle_entities(
 ) -> list[str]:
     """Update every dirty entity; returns the ids whose chunk count changed in a way that
     changes the ``references`` edges of their chunks."""
-    from .pipeline import entity_embedding_text
-
     touched: list[str] = []
     after = ""
     while True:

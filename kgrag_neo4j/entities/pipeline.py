@@ -39,9 +39,10 @@ from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider, EntityStore, MaintainedEntityGraph, embed_batched
 from ..validation import check_int
 from .chunk_links import ENTITY_EDGE_ORIGIN, entity_chunk_edges, title_name
+from .embedding_text import entity_embedding_text
 from .extract_llm import LLMEntityExtractor
 from .extract_offline import OfflineEntityExtractor
-from .model import Entity, ExtractionResult
+from .model import ExtractionResult
 from .resolution import merge_similar_entities, remap_extraction
 
 __all__ = ["EntityBuildResult", "Progress", "build_entities", "build_entity_edges", "entity_embedding_text"]
@@ -70,14 +71,6 @@ class EntityBuildResult:
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-def entity_embedding_text(entity: Entity) -> str:
-    """What is embedded for an entity: its description, prefixed by its name so that a
-    description that never names its entity is still found by the name."""
-    if not entity.description:
-        return entity.name
-    return f"{entity.name}: {entity.description}"
 
 
 def _make_extractor(extractor: Any, namespace: str) -> Any:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..entities.pipeline import entity_embedding_text
+from ..entities.embedding_text import entity_embedding_text
 from ..errors import InputError, KgragError, ProviderError, StoreError
 from ..protocols import EmbeddingProvider
 from ..validation import check_int, check_number
