@@ -305,8 +305,8 @@ def _versions_section() -> str:
     parts = ["## Neo4j 5.26 and 2025.10 side by side\n",
              f"The latency and ingest benchmarks above, run on Neo4j {NEO4J_VERSION} (LTS, kgrag's default) and on "
              f"{NEO4J_CALVER_VERSION} (the calendar releases Aura runs) with `--neo4j-version`, one after the other on "
-             f"the same machine, at {VERSIONS_SIZE:,} chunks of the same real text. Each run starts its own fresh "
-             "server with the same heap and page cache. A ratio above 1 means the calendar release took longer (latency) "
+             f"the same machine, on the same real text at the largest size both measured, {VERSIONS_SIZE:,} chunks where "
+             "the runs allowed. Each run starts its own fresh server with the same heap and page cache. A ratio above 1 means the calendar release took longer (latency) "
              "or wrote more per second (ingest). The LTS side is the run pinned to its version "
              f"(`*-{NEO4J_VERSION}.json`), else the full run reported above.\n"]
     runs, notes = [], []
@@ -317,6 +317,8 @@ def _versions_section() -> str:
             runs.append([name, res.get("neo4j"), f"`{file}`", res["date"], res["machine"].get("load_average_at_start"), f"`{res['command']}`"])
         if size is None and len(found) == 2:
             notes.append(f"`{found[0][1]}` and `{found[1][1]}` share no corpus size up to {VERSIONS_SIZE:,} chunks")
+        elif size is not None and size < VERSIONS_SIZE * 0.99:
+            notes.append(f"{name} is compared at {size:,} chunks, not {VERSIONS_SIZE:,}: the largest size both runs measured")
     if runs:
         parts.append(_table(["benchmark", "Neo4j", "results", "date", "load average at start", "command"], runs) + "\n")
     if notes:
