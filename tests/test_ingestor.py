@@ -93,8 +93,8 @@ def test_markdown_keeps_heading_paths_and_strips_formatting(store, hashing_embed
 def test_markdown_is_converted_once_per_file(store, hashing_embedder, tmp_path, monkeypatch):
     """A Markdown file's text without formatting (the document's content) is made once, where
     the file is read: the extractor's conversion is not thrown away and redone at chunking."""
-    from kgrag_neo4j.ingestion import extractors
     from kgrag_neo4j.ingestion import ingestor as ingestor_module
+    from kgrag_neo4j.ingestion.extractors import markdown as extractors
 
     calls = []
     real = extractors.markdown_to_text

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from ..errors import KgragError
 from ..types import IngestResult
-from .extractors import ExtractorRegistry
+from .extractors.registry import ExtractorRegistry
 
 __all__ = ["FileIngestor", "FileResult"]
 
