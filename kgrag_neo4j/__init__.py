@@ -50,7 +50,7 @@ _EXPORTS: dict[str, str] = {
     "Citation": "retrieval.answer",
     # providers
     "HashingEmbedder": "providers.hashing", "WordLlamaEmbedder": "providers.wordllama",
-    "SentenceTransformerEmbedder": "providers.sentence_transformers",
+    "MiniLMEmbedder": "providers.minilm", "SentenceTransformerEmbedder": "providers.sentence_transformers",
     "CohereEmbedder": "providers.cohere", "CohereChat": "providers.cohere", "CohereReranker": "providers.cohere",
     "OpenAIEmbedder": "providers.openai", "OpenAIChat": "providers.openai",
     "select_embedder": "providers.select", "select_chat": "providers.select",
@@ -96,6 +96,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ im
     )
     from .providers.cohere import CohereChat, CohereEmbedder, CohereReranker
     from .providers.hashing import HashingEmbedder
+    from .providers.minilm import MiniLMEmbedder
     from .providers.openai import OpenAIChat, OpenAIEmbedder
     from .providers.select import select_chat, select_embedder
     from .providers.sentence_transformers import SentenceTransformerEmbedder
@@ -140,7 +141,7 @@ __all__ = [  # the public surface: the names of _EXPORTS (tests/test_public_api.
     "ExtractorRegistry", "FileResult", "GraphBuffer", "GraphOptions", "GraphRetriever", "GraphStore",
     "GraphTraverser", "HashingEmbedder", "HybridRetriever", "IngestGraphOptions", "IngestOptions",
     "IngestResult", "Ingestor", "InputError", "KeywordSearcher", "KgragError", "KnowledgeTool",
-    "LLMEntityExtractor", "LLMReranker", "LocalSearchRetriever", "LocalServer", "MODES", "MarkdownChunker",
+    "LLMEntityExtractor", "LLMReranker", "LocalSearchRetriever", "LocalServer", "MODES", "MarkdownChunker", "MiniLMEmbedder",
     "Neo4jSettings", "Neo4jStore", "NotFoundError", "OfflineEntityExtractor", "OpenAIChat", "OpenAIEmbedder",
     "PPRRetriever", "ProviderError", "RecursiveChunker", "RelationType", "Reranker", "RetrievalResult",
     "Retriever", "ScoreReranker", "SemanticChunker", "SentenceTransformerEmbedder", "Store", "StoreError",
