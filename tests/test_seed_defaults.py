@@ -24,8 +24,9 @@ import pytest
 
 from kgrag_neo4j.communities import Community, CommunityReport
 from kgrag_neo4j.ingestion.chunkers import MarkdownChunker, RecursiveChunker, SemanticChunker
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions, extract_llm_edges, make_batches, prune_edges
-from kgrag_neo4j.ingestion.ingestor import IngestOptions, Ingestor
+from kgrag_neo4j.ingestion.edges import extract_llm_edges, make_batches, prune_edges
+from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions, IngestOptions
 from kgrag_neo4j.retrieval.entity import EntityGraphRetriever
 from kgrag_neo4j.retrieval.format import format_knowledge
 from kgrag_neo4j.retrieval.knowledge_tool import KnowledgeTool
