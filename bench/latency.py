@@ -38,7 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from kgrag_neo4j.retrieval.scoring import GraphOptions, blend_and_rank, expand_per_hop
+from kgrag_neo4j.options import GraphOptions
+from kgrag_neo4j.retrieval.scoring import blend_and_rank, expand_per_hop
 from kgrag_neo4j.store import Neo4jStore
 
 from . import peers

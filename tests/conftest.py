@@ -244,8 +244,8 @@ def _fill_foreign(store: Neo4jStore) -> None:
     from kgrag_neo4j.communities.build import build_communities
     from kgrag_neo4j.entities.pipeline import build_entities
     from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
-    from kgrag_neo4j.ingestion.edges import IngestGraphOptions
     from kgrag_neo4j.ingestion.ingestor import Ingestor
+    from kgrag_neo4j.options import IngestGraphOptions
     from kgrag_neo4j.providers.hashing import HashingEmbedder
     from kgrag_neo4j.triples.model import Triple
 

@@ -10,8 +10,8 @@ import pytest
 
 from kgrag_neo4j.entities.pipeline import build_entities
 from kgrag_neo4j.errors import ConfigurationError, DimensionMismatchError
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions
 from kgrag_neo4j.providers.hashing import HashingEmbedder
 from kgrag_neo4j.providers.select import embedder_for_namespace
 from kgrag_neo4j.retrieval.modes import MODES, search

@@ -16,9 +16,8 @@ from click.testing import CliRunner
 from kgrag_neo4j.cli import cli
 from kgrag_neo4j.errors import NotFoundError
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
-from kgrag_neo4j.options import GraphOptions
+from kgrag_neo4j.options import GraphOptions, IngestGraphOptions
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.triples.model import Triple

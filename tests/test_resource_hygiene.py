@@ -17,8 +17,8 @@ from click.testing import CliRunner
 
 from kgrag_neo4j.cli import cli
 from kgrag_neo4j.errors import DatabaseNotFound, InputError, ProviderError, StoreError
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions
 from kgrag_neo4j.retrieval.retrievers import HybridRetriever
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.store import neo4j_store as neo4j_store_module

@@ -40,10 +40,11 @@ from ..entities.gazetteer import query_name_keys
 from ..errors import ConfigurationError, InputError
 from ..graph_types.entities import CENTRALITY_KINDS, ENTITY_MAX_HOPS, EntityBoostContext, EntityCandidate
 from ..protocols import EmbeddingProvider, EntityBoostReader, EntityCentralitySource, RoundTripCounter
+from ..score_parts import raw_cosine
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from ..validation import MAX_TOP_K, check_choice, check_int, check_number
 from .retrievers import embed_query
-from .scoring import entity_boost, raw_cosine
+from .scoring import entity_boost
 from .steps import Call, Steps, arun_steps, run_steps
 
 __all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]

@@ -35,13 +35,13 @@ from ..entities.gazetteer import query_name_keys
 from ..errors import ConfigurationError
 from ..options import PPROptions
 from ..protocols import EmbeddingProvider, PPRNeighbourhoodReader, Store
+from ..score_parts import raw_cosine
 from ..tracing import TracerOption, check_tracer
 from ..types import ChunkFilter, ComponentScores, EdgeContext, Neighbourhood, RetrievalResult
 from .retrievers import _Traced, embed_query
-from .scoring import raw_cosine
 from .steps import Call, Steps
 
-__all__ = ["PPROptions", "PPRRetriever", "PageRankResult", "personalized_pagerank", "ppr_rank", "without_vanished"]
+__all__ = ["PPRRetriever", "PageRankResult", "personalized_pagerank", "ppr_rank", "without_vanished"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..entities.gazetteer import query_name_keys
 from ..errors import ConfigurationError, ConnectionFailed, InputError
+from ..options import GraphOptions
 from ..protocols import (
     ChunkScorer,
     EmbedderRegistry,
@@ -27,14 +28,13 @@ from ..protocols import (
     Reranker,
     Store,
 )
+from ..score_parts import explain_graph_score
 from ..tracing import Tracer, TracerOption, check_tracer, span
 from ..types import NATIVE_MAX_HOPS, ChunkFilter, RetrievalResult
 from ..validation import MAX_TOP_K, check_int, check_number
 from .scoring import (
-    GraphOptions,
     blend_and_rank,
     expand_per_hop,
-    explain_graph_score,
     propagate_seed_score,
     reciprocal_rank_fusion,
     resolve_parents,

@@ -33,7 +33,7 @@ from ..types import (
     RetrievalResult,
 )
 from ..types import load_metadata as _load_metadata
-from ..validation import MAX_TOP_K, check_int  # MAX_TOP_K re-exported: it was defined here
+from ..validation import MAX_TOP_K, check_int
 from .runner import CypherRunner, Plan, Read
 
 #: edge rows per UNWIND statement of graph/store_edges and graph/delete_edges

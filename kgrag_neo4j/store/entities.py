@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, InputError, NotFoundError
-from ..graph_types.communities import StoredCommunity  # re-exported: it was defined here
 from ..graph_types.context import LocalContext
 from ..graph_types.entities import (
     ENTITY_MAX_HOPS,
@@ -62,7 +61,6 @@ __all__ = [
     "EntityTextUnit",
     "Neighbour",
     "ScoredEntity",
-    "StoredCommunity",
 ]
 
 ENTITY_ROWS = 500
