@@ -14,7 +14,7 @@ from kgrag_neo4j.entities import Entity
 from kgrag_neo4j.options import GraphOptions
 from kgrag_neo4j.retrieval.ppr import PPRRetriever
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
-from kgrag_neo4j.store.documents import MIN_VECTOR_CANDIDATES
+from kgrag_neo4j.store.chunks import MIN_VECTOR_CANDIDATES
 
 from .entity_helpers import FixedEmbedder, make_entity, mention, put_document, unit
 

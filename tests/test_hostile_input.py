@@ -27,7 +27,7 @@ from kgrag_neo4j.ingestion.extractors import ExtractorRegistry
 from kgrag_neo4j.options import GraphOptions
 from kgrag_neo4j.settings import validate_namespace
 from kgrag_neo4j.store import Neo4jStore
-from kgrag_neo4j.store.documents import escape_lucene_query
+from kgrag_neo4j.store.chunks import escape_lucene_query
 from kgrag_neo4j.triples.model import PredicateRegistry, Triple, parse_triples
 from kgrag_neo4j.types import (
     Chunk,

@@ -36,8 +36,8 @@ from typing import Any
 
 from ..errors import ConfigurationError, InputError, KgragError
 from ..protocols import Store
+from ..retrieval.answer import retrieve_async
 from ..retrieval.format import format_knowledge
-from ..retrieval.steps import retrieve_async
 from ..validation import check_int
 
 __all__ = ["MAX_CONCURRENT_CALLS", "MAX_NAME_CHARS", "MAX_QUERY_CHARS", "MAX_TEXT_BYTES", "build_server", "serve_stdio"]

@@ -41,11 +41,11 @@ from ..errors import ConfigurationError, InputError
 from ..graph_types.entities import CENTRALITY_KINDS, ENTITY_MAX_HOPS, EntityBoostContext, EntityCandidate
 from ..protocols import EmbeddingProvider, EntityBoostReader, EntityCentralitySource, RoundTripCounter
 from ..score_parts import raw_cosine
+from ..steps import Call, Steps, arun_steps, run_steps
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from ..validation import MAX_TOP_K, check_choice, check_int, check_number
 from .retrievers import embed_query
 from .scoring import entity_boost
-from .steps import Call, Steps, arun_steps, run_steps
 
 __all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
 
@@ -165,9 +165,9 @@ class EntityGraphRetriever:
             return None
         if self._centrality_scores is None:
             if self.centrality == "degree":
-                self._centrality_scores = degree_centrality((yield Call.of(source.entity_degrees)))
+                self._centrality_scores = degree_centrality((yield from Call.of(source.entity_degrees)))
             else:
-                self._centrality_scores = pagerank_centrality((yield Call.of(source.read_entity_graph)))
+                self._centrality_scores = pagerank_centrality((yield from Call.of(source.read_entity_graph)))
         return self._centrality_scores
 
     def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
@@ -184,7 +184,7 @@ class EntityGraphRetriever:
         vector = yield from embed_query(self.store, self.embedder, query)
         before = _round_trips(self.store)
         centrality = yield from self._centrality()
-        ctx = yield Call.of(
+        ctx = yield from Call.of(
             self.store.entity_boost_context,
             vector,
             chunk_k=min(top_k * 2, MAX_TOP_K),

@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from ..errors import ConfigurationError, InputError
 from ..graph_types.context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
 from ..protocols import EmbeddingProvider, LocalContextReader
+from ..steps import Call, Steps, arun_steps, run_steps
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from ..validation import MAX_TOP_K, check_int, check_number
 from .retrievers import embed_query
-from .steps import Call, Steps, arun_steps, run_steps
 
 __all__ = [
     "LocalContext",
@@ -91,7 +91,7 @@ class LocalSearchRetriever:
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
         vector = yield from embed_query(self.store, self.embedder, query)
-        ctx: LocalContext = yield Call.of(
+        ctx: LocalContext = yield from Call.of(
             self.store.local_context,
             vector,
             entity_k=self.top_k_entities,

@@ -36,10 +36,10 @@ from ..errors import ConfigurationError
 from ..options import PPROptions
 from ..protocols import EmbeddingProvider, PPRNeighbourhoodReader, Store
 from ..score_parts import raw_cosine
+from ..steps import Call, Steps
 from ..tracing import TracerOption, check_tracer
 from ..types import ChunkFilter, ComponentScores, EdgeContext, Neighbourhood, RetrievalResult
 from .retrievers import _Traced, embed_query
-from .steps import Call, Steps
 
 __all__ = ["PPRRetriever", "PageRankResult", "personalized_pagerank", "ppr_rank", "without_vanished"]
 
@@ -224,7 +224,7 @@ class PPRRetriever(_Traced):
     def _retrieve(self, query: str, top_k: int) -> Steps[tuple[list[RetrievalResult], PageRankResult, Neighbourhood]]:
         o = self.options
         embedding = yield from embed_query(self.store, self.embedder, query)
-        read: Neighbourhood = yield Call.of(
+        read: Neighbourhood = yield from Call.of(
             self._neighbourhood.ppr_neighbourhood,
             embedding,
             seed_top_k=o.seed_top_k,
@@ -241,7 +241,7 @@ class PPRRetriever(_Traced):
             ((c, ranked.mass.get(c, 0.0)) for c in hood.chunk_degrees), key=lambda x: (-x[1], x[0])
         )
         top = [(c, m) for c, m in chunk_mass if m > 0][:top_k]
-        chunks = {c.id: c for c in (yield Call.of(self.store.get_chunks_by_ids, [c for c, _ in top]))} if top else {}
+        chunks = {c.id: c for c in (yield from Call.of(self.store.get_chunks_by_ids, [c for c, _ in top]))} if top else {}
         seeds = dict(hood.seeds)
         seed_of_entity: dict[str, str] = {}
         for chunk, entity in hood.mentions:  # the best seed mentioning each entity

@@ -29,6 +29,7 @@ from ..protocols import (
     Store,
 )
 from ..score_parts import explain_graph_score
+from ..steps import Call, Gather, Steps, arun_steps, run_steps
 from ..tracing import Tracer, TracerOption, check_tracer, span
 from ..types import NATIVE_MAX_HOPS, ChunkFilter, RetrievalResult
 from ..validation import MAX_TOP_K, check_int, check_number
@@ -39,7 +40,6 @@ from .scoring import (
     reciprocal_rank_fusion,
     resolve_parents,
 )
-from .steps import Call, Gather, Steps, arun_steps, run_steps
 
 __all__ = ["GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer", "embed_query"]
 
@@ -64,8 +64,8 @@ def embed_query(store: object, embedder: EmbeddingProvider, query: str) -> Steps
     except UnicodeEncodeError as exc:
         raise InputError(f"the query is not valid Unicode text (at character {exc.start + 1})") from None
     if isinstance(store, EmbedderRegistry):
-        yield Call.of(store.check_embedder, embedder.name, embedder.dimensions)
-    vectors = yield Call.of(embedder.embed, [query], input_type="query")
+        yield from Call.of(store.check_embedder, embedder.name, embedder.dimensions)
+    vectors = yield from Call.of(embedder.embed, [query], input_type="query")
     if not vectors:
         raise InputError("the embedder returned no vector for the query")
     return vectors[0]
@@ -78,7 +78,7 @@ def _resolve_parent_results(store: Store, results: list[RetrievalResult]) -> Ste
     if not parent_ids:
         return results
     try:
-        parents = {c.id: c for c in (yield Call.of(store.get_chunks_by_ids, parent_ids))}
+        parents = {c.id: c for c in (yield from Call.of(store.get_chunks_by_ids, parent_ids))}
     except Exception as exc:  # degrade: children are still useful answers
         log.warning("parent lookup failed, returning children: %s", exc)
         return results
@@ -141,7 +141,7 @@ class VectorRetriever(_Traced):
 
     def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
         embedding = yield from embed_query(self.store, self.embedder, query)
-        results = yield Call.of(self.store.search_chunks, embedding, top_k, self.filters)
+        results = yield from Call.of(self.store.search_chunks, embedding, top_k, self.filters)
         if self.resolve_parents:
             results = yield from _resolve_parent_results(self.store, results)
         results = [r for r in results if r.score >= self.min_score][:top_k]
@@ -184,11 +184,9 @@ class HybridRetriever(_Traced):
         keyword: list[RetrievalResult] = []
         if isinstance(self.store, KeywordSearcher) and self.keyword_weight > 0:
             # the two searches at once: two round trips, latency of the slower
-            vector, found = yield Gather(
-                (
-                    Call.of(self.store.search_chunks, embedding, fetch_k, self.filters),
-                    Call.of(self.store.search_chunks_keyword, query, fetch_k, self.filters),
-                )
+            vector, found = yield from Gather.of(
+                Call.of(self.store.search_chunks, embedding, fetch_k, self.filters),
+                Call.of(self.store.search_chunks_keyword, query, fetch_k, self.filters),
             )
             if isinstance(vector, BaseException):
                 raise vector
@@ -197,11 +195,11 @@ class HybridRetriever(_Traced):
             else:
                 keyword = found
         else:
-            vector = yield Call.of(self.store.search_chunks, embedding, fetch_k, self.filters)
+            vector = yield from Call.of(self.store.search_chunks, embedding, fetch_k, self.filters)
         results = fuse_results(vector, keyword, keyword_weight=self.keyword_weight if keyword else 0.0)
         results = yield from _resolve_parent_results(self.store, results)
         if self.reranker is not None:
-            results = yield Call.of(self.reranker.rerank, query, results, top_k)
+            results = yield from Call.of(self.reranker.rerank, query, results, top_k)
         if self.min_score > 0:
             results = [r for r in results if r.score >= self.min_score]
         return results[:top_k]
@@ -302,7 +300,7 @@ class GraphRetriever(_Traced):
         else:
             results = yield from self._per_hop(query, embedding, top_k, traverse=isinstance(self.store, GraphStore))
         if self.reranker is not None:
-            results = yield Call.of(self.reranker.rerank, query, results, top_k)
+            results = yield from Call.of(self.reranker.rerank, query, results, top_k)
         results = results[:top_k]
         return results
 
@@ -330,15 +328,15 @@ class GraphRetriever(_Traced):
         if o.seed_keyword_weight > 0 and not isinstance(store, KeywordSearcher):
             o = dataclasses.replace(o, seed_keyword_weight=0.0)  # no keyword index: vector seeds
         keys = query_name_keys(query) if o.entity_weight > 0 else []
-        return (yield Call.of(store.graph_retrieve, embedding, query, top_k, o, self.filters, entity_keys=keys))
+        return (yield from Call.of(store.graph_retrieve, embedding, query, top_k, o, self.filters, entity_keys=keys))
 
     def _seeds(self, query: str, embedding: list[float]) -> Steps[list[RetrievalResult]]:
         o = self.options
-        vector = yield Call.of(self.store.search_chunks, embedding, o.seed_top_k, self.filters)
+        vector = yield from Call.of(self.store.search_chunks, embedding, o.seed_top_k, self.filters)
         if o.seed_keyword_weight <= 0 or not isinstance(self.store, KeywordSearcher):
             return vector
         try:
-            keyword = yield Call.of(self.store.search_chunks_keyword, query, o.seed_top_k, self.filters)
+            keyword = yield from Call.of(self.store.search_chunks_keyword, query, o.seed_top_k, self.filters)
         except Exception as exc:
             self.log.warning("seed keyword search failed, using vector-only seeds: %s", exc)
             return vector
@@ -351,7 +349,7 @@ class GraphRetriever(_Traced):
         if o.entity_weight <= 0 or not isinstance(self.store, QueryEntitySeeder):
             return {}
         try:
-            return (yield Call.of(
+            return (yield from Call.of(
                 self.store.query_entity_chunks, query_name_keys(query), max_chunks=o.entity_max_chunks, filters=self.filters
             ))
         except Exception as exc:  # entity seeds add recall; without them the vector seeds still work
@@ -377,7 +375,7 @@ class GraphRetriever(_Traced):
             scorer = self.store
             if need and isinstance(scorer, ChunkScorer):
                 try:
-                    sims = dict((yield Call.of(scorer.score_chunks, embedding, need)))
+                    sims = dict((yield from Call.of(scorer.score_chunks, embedding, need)))
                 except Exception as exc:
                     self.log.warning("similarity of seeds failed, scoring them as unrelated: %s", exc)
             start: dict[str, float] = {}
@@ -393,7 +391,7 @@ class GraphRetriever(_Traced):
         store = self.store
         if traverse and start and isinstance(store, GraphStore):
             # the original per-hop loop for any GraphStore (in an event loop: in a worker thread)
-            hits = yield Call.of(
+            hits = yield from Call.of(
                 expand_per_hop,
                 start,
                 store.get_edges,
@@ -408,7 +406,7 @@ class GraphRetriever(_Traced):
         fetched = {}
         if need:
             try:
-                fetched = {c.id: c for c in (yield Call.of(self.store.get_chunks_by_ids, need))}
+                fetched = {c.id: c for c in (yield from Call.of(self.store.get_chunks_by_ids, need))}
             except Exception as exc:  # seed: fetch error -> only seed chunks appear
                 self.log.warning("fetching graph-found chunks failed, returning seeds only: %s", exc)
         out: list[RetrievalResult] = []

@@ -25,10 +25,10 @@ from typing import Any
 from ..errors import ConfigurationError, InputError
 from ..graph_types.triples import EXPANSION_PREDICATES, ExpandedNode
 from ..protocols import EmbeddingProvider, Store, TripleExpander
+from ..steps import Call, Steps, arun_steps, run_steps
 from ..types import ChunkFilter, RetrievalResult
 from ..validation import check_int
 from .retrievers import embed_query
-from .steps import Call, Steps, arun_steps, run_steps
 
 __all__ = ["GraphRAGResult", "TripleGraphRetriever", "format_context"]
 
@@ -136,7 +136,7 @@ class TripleGraphRetriever:
             raise InputError("query must be non-empty text")
         check_int(k, "top_k", minimum=1, error=InputError)
         vector = yield from embed_query(self.store, self.embedder, query)
-        semantic = list((yield Call.of(self.store.search_chunks, vector, k, self.filters)))
+        semantic = list((yield from Call.of(self.store.search_chunks, vector, k, self.filters)))
         expanded = yield from self._expand(semantic)
         return GraphRAGResult(semantic=semantic, expanded=expanded)
 
@@ -146,7 +146,7 @@ class TripleGraphRetriever:
         expand = self.store.expand_triples
         try:
             return list(
-                (yield Call.of(
+                (yield from Call.of(
                     expand,
                     [],
                     self.predicates,
