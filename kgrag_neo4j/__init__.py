@@ -44,6 +44,9 @@ _EXPORTS: dict[str, str] = {
     "EntityGraphRetriever": "retrieval.entity", "LocalSearchRetriever": "retrieval.local_search",
     "TripleGraphRetriever": "retrieval.triples", "PPRRetriever": "retrieval.ppr",
     "MODES": "retrieval.modes", "build_retriever": "retrieval.modes",
+    "RetrievalMode": "retrieval.declaration", "ModeOption": "retrieval.declaration",
+    "declare_mode": "retrieval.declaration", "mode_option": "retrieval.declaration",
+    "register_mode": "retrieval.registry", "get_mode": "retrieval.registry", "mode_names": "retrieval.registry",
     "ScoreReranker": "retrieval.rerank", "LLMReranker": "retrieval.rerank",
     "format_knowledge": "retrieval.format", "KnowledgeTool": "retrieval.knowledge_tool",
     "answer": "retrieval.answer", "aanswer": "retrieval.answer", "Answer": "retrieval.answer",
@@ -102,12 +105,14 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ im
     from .providers.sentence_transformers import SentenceTransformerEmbedder
     from .providers.wordllama import WordLlamaEmbedder
     from .retrieval.answer import Answer, Citation, aanswer, answer
+    from .retrieval.declaration import ModeOption, RetrievalMode, declare_mode, mode_option
     from .retrieval.entity import EntityGraphRetriever
     from .retrieval.format import format_knowledge
     from .retrieval.knowledge_tool import KnowledgeTool
     from .retrieval.local_search import LocalSearchRetriever
     from .retrieval.modes import MODES, build_retriever
     from .retrieval.ppr import PPRRetriever
+    from .retrieval.registry import get_mode, mode_names, register_mode
     from .retrieval.rerank import LLMReranker, ScoreReranker
     from .retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
     from .retrieval.triples import TripleGraphRetriever
@@ -134,6 +139,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ im
     )
 
 __all__ = [  # the public surface: the names of _EXPORTS (tests/test_public_api.py holds them equal)
+    "ModeOption", "RetrievalMode", "declare_mode", "get_mode", "mode_names", "mode_option", "register_mode",
     "Answer", "AuthenticationFailed", "Cancelled", "ChatProvider", "Chunk", "ChunkEdge", "ChunkFilter",
     "Citation", "CohereChat", "CohereEmbedder", "CohereReranker", "CommunityStore", "ComponentScores",
     "ConfigurationError", "ConnectionFailed", "DimensionMismatchError", "Document", "DocumentChunkLister",

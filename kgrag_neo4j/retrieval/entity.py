@@ -44,10 +44,11 @@ from ..score_parts import raw_cosine
 from ..steps import Call, Steps, arun_steps, run_steps
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from ..validation import MAX_TOP_K, check_choice, check_int, check_number
+from .declaration import declare_mode, mode_option
 from .retrievers import embed_query
 from .scoring import entity_boost
 
-__all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
+__all__ = ["ENTITY_MODE", "EntityGraphRetriever", "EntityRetrievalTrace"]
 
 log = logging.getLogger("kgrag_neo4j.retrieval.entity")
 
@@ -301,3 +302,27 @@ class EntityGraphRetriever:
                 )
                 ranked.append(scored(cand, [note]))
         return ranked[:top_k]
+
+
+ENTITY_MODE = declare_mode(
+    "entity",
+    EntityGraphRetriever,
+    summary="entity-boosted",
+    description="passages about the entities the query names, boosted by the entity graph",
+    needs=EntityBoostReader,
+    needs_text="the entity capability (Neo4jStore)",
+    follows_entities=True,
+    options={
+        "max_hops": mode_option("hops to expand.", flag="hops"),
+        "entity_boost_direct": mode_option("boost per query entity a chunk mentions.", flag="boost-direct"),
+        "entity_boost_indirect": mode_option(
+            "boost per related entity (times 1/distance x strength).", flag="boost-indirect"
+        ),
+        "query_entities_top_k": mode_option("entities nearest the query to start from.", flag="query-entities"),
+        "score_scale": mode_option(
+            "boosts add to the raw cosine or to the normalised (1 + cos) / 2.", choices=SCORE_SCALES
+        ),
+        "query_entity_floor": "query entities less close than this (normalised cosine) boost nothing.",
+        "named_query_entities": "entities the query names join the query entities.",
+    },
+)

@@ -29,9 +29,11 @@ from ..protocols import EmbeddingProvider, LocalContextReader
 from ..steps import Call, Steps, arun_steps, run_steps
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from ..validation import MAX_TOP_K, check_int, check_number
+from .declaration import declare_mode, mode_option
 from .retrievers import embed_query
 
 __all__ = [
+    "LOCAL_MODE",
     "LocalContext",
     "LocalEntity",
     "LocalReport",
@@ -140,3 +142,22 @@ class LocalSearchRetriever:
                 )
             )
         return out
+
+
+LOCAL_MODE = declare_mode(
+    "local",
+    LocalSearchRetriever,
+    summary="entities, relationships, community reports, text units",
+    description="entity-centred local search: entities, their passages, relationships and community reports",
+    needs=LocalContextReader,
+    needs_text="the entity capability (Neo4jStore)",
+    follows_entities=True,
+    options={
+        "min_similarity": mode_option("drop text units less close to the query than this.", flag="min-score"),
+        "top_k_entities": "entities nearest the query.",
+        "top_k_relationships": "heaviest relationships of those entities.",
+        "top_k_community_reports": mode_option("community reports.", flag="top-k-reports"),
+        "top_k_text_units": "text units at most.",
+        "max_text_unit_tokens": mode_option("token budget of the text units.", flag="max-tokens"),
+    },
+)

@@ -39,9 +39,10 @@ from ..score_parts import raw_cosine
 from ..steps import Call, Steps
 from ..tracing import TracerOption, check_tracer
 from ..types import ChunkFilter, ComponentScores, EdgeContext, Neighbourhood, RetrievalResult
+from .declaration import declare_mode, mode_option
 from .retrievers import _Traced, embed_query
 
-__all__ = ["PPRRetriever", "PageRankResult", "personalized_pagerank", "ppr_rank", "without_vanished"]
+__all__ = ["PPR_MODE", "PPRRetriever", "PageRankResult", "personalized_pagerank", "ppr_rank", "without_vanished"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,3 +283,19 @@ class PPRRetriever(_Traced):
                 )
             )
         return out, ranked, hood
+
+
+PPR_MODE = declare_mode(
+    "ppr",
+    PPRRetriever,
+    options_from=PPROptions,
+    summary="PageRank over chunks and entities",
+    description="personalised PageRank over the entity graph from the query's entities (multi-hop questions)",
+    follows_entities=True,
+    options={
+        "seed_top_k": "seed chunks from the vector search.",
+        "damping": "chance of following an edge at each step of the walk.",
+        "entity_share": "share of the walk's restart mass on the entities the query names.",
+        "max_entity_chunks": mode_option("an entity mentioned by more chunks than this is not expanded.", flag=None),
+    },
+)

@@ -31,8 +31,9 @@ from ..protocols import (
 from ..score_parts import explain_graph_score
 from ..steps import Call, Gather, Steps, arun_steps, run_steps
 from ..tracing import Tracer, TracerOption, check_tracer, span
-from ..types import NATIVE_MAX_HOPS, ChunkFilter, RetrievalResult
+from ..types import GRAPH_BLENDS, NATIVE_MAX_HOPS, ChunkFilter, RetrievalResult
 from ..validation import MAX_TOP_K, check_int, check_number
+from .declaration import declare_mode, mode_option
 from .scoring import (
     blend_and_rank,
     expand_per_hop,
@@ -41,7 +42,10 @@ from .scoring import (
     resolve_parents,
 )
 
-__all__ = ["GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer", "embed_query"]
+__all__ = [
+    "GRAPH_MODE", "HYBRID_MODE", "VECTOR_MODE", "GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer",
+    "embed_query",
+]
 
 log = logging.getLogger("kgrag_neo4j.retrieval")
 
@@ -148,6 +152,14 @@ class VectorRetriever(_Traced):
         return results
 
 
+VECTOR_MODE = declare_mode(
+    "vector",
+    VectorRetriever,
+    description="semantic (embedding) search over the passages",
+    options={"min_score": "drop results scoring below this."},
+)
+
+
 class HybridRetriever(_Traced):
     """Vector + keyword (when the store is a ``KeywordSearcher``) fused with RRF,
     parent-child resolution, optional reranker, minimum score, filters on both paths.
@@ -203,6 +215,20 @@ class HybridRetriever(_Traced):
         if self.min_score > 0:
             results = [r for r in results if r.score >= self.min_score]
         return results[:top_k]
+
+
+HYBRID_MODE = declare_mode(
+    "hybrid",
+    HybridRetriever,
+    summary="vector + full text",
+    description="semantic and keyword search fused (a good default)",
+    options={
+        "min_score": "drop results scoring below this.",
+        "reranker": "reorders the fused results before the minimum score applies.",
+        "keyword_weight": "keyword share of the rank fusion.",
+        "overfetch": "candidates fetched per result before fusion.",
+    },
+)
 
 
 def fuse_results(
@@ -457,3 +483,35 @@ class GraphRetriever(_Traced):
                 )
             )
         return out
+
+
+GRAPH_MODE = declare_mode(
+    "graph",
+    GraphRetriever,
+    options_from=GraphOptions,
+    summary="chunk edges, entities named in the query",
+    description="seeds from semantic search, expanded along the links between passages (multi-hop questions)",
+    follows_entities=True,
+    options={
+        "reranker": "reorders the results.",
+        "max_hops": mode_option("hops to expand.", flag="hops"),
+        "bidirectional": "follow incoming edges too.",
+        "relation_filter": mode_option("relation kinds to follow, comma-separated.", flag="relations"),
+        "seed_top_k": "seed chunks from the vector search.",
+        "blend": mode_option(
+            "'propagate' (relevance flows along edges; chunks mentioning an entity the query names seed too) or "
+            "'seed' (the original formula: seeds always first).",
+            choices=GRAPH_BLENDS,
+        ),
+        "graph_weight": "weight of graph scores in the blend.",
+        "vector_weight": "weight of vector scores in the blend.",
+        "hop_decay": "score factor per hop (index 0 = seed chunks).",
+        "min_traversal_score": "edges lighter than this are not followed.",
+        "seed_keyword_weight": "keyword share of the seed search (RRF); 0 = vector only.",
+        "entity_seed_weight": "weight of the entities the query names (default 0.35 with --blend propagate, 0 with seed).",
+        "entity_max_chunks": mode_option("an entity mentioned by more chunks than this seeds nothing.", flag=None),
+        "refine_seeds": "also score the chunks one edge from the vector seeds by their cosine and keep the best, finding "
+        "near copies the approximate index missed (default: on where one statement runs the retrieval).",
+        "vector_candidates": "candidates asked of the vector index for the seeds (default: 4 per seed, at least 200).",
+    },
+)
