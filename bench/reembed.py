@@ -64,7 +64,7 @@ def _corpus() -> list[Any]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     corpus = _corpus()
     size = (args.sizes or [len(corpus)])[0]
-    from kgrag_neo4j.server import NEO4J_VERSION
+    from kgrag_neo4j.neo4j_release import NEO4J_VERSION
 
     head = print_header("reembed", neo4j_version=NEO4J_VERSION, embedder=f"{EMBEDDER} -> {args.target}", sizes=[size])
     ns = "reembed"

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kgrag_neo4j.server import NEO4J_CALVER_VERSION, NEO4J_VERSION
+from kgrag_neo4j.neo4j_release import NEO4J_CALVER_VERSION, NEO4J_VERSION
 
 from .common import BENCH_DIR, RESULTS_DIR
 from .latency import EQUAL_RECALL_COLUMNS, equal_recall_rows, recall_cell

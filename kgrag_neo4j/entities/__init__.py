@@ -3,8 +3,9 @@
 Pure code: nothing here talks to Neo4j. The store writes what these functions return.
 """
 
+from .cooccurrence import CO_OCCURS, cooccurrence_weight
 from .extract_llm import LLMEntityExtractor, parse_json_reply
-from .extract_offline import CO_OCCURS, OfflineEntityExtractor, cooccurrence_weight
+from .extract_offline import OfflineEntityExtractor
 from .model import (
     Entity,
     EntityMention,

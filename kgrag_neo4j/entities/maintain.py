@@ -39,8 +39,8 @@ from ..ids import edge_id
 from ..protocols import EmbeddingProvider, embed_batched
 from ..validation import check_int
 from .chunk_links import reference_updates, title_name
+from .descriptions import describe_name
 from .embedding_text import entity_embedding_text
-from .extract_offline import describe_name
 from .gazetteer import name_form
 from .linking import LinkOptions, VocabularyMatcher, VocabularyName, link_document, span_keys
 from .names import display_name, maintained_entity_id, name_type, scan_chunk
