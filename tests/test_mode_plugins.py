@@ -181,3 +181,20 @@ def test_an_installed_packages_entry_point_adds_its_mode_to_kgrag(corpus, neo4j_
     results = json.loads(found.stdout)["results"]
     assert results and results[0]["explanation"] == ["toy x3.0"]
     assert "toy" not in mode_names()  # this process has no such package
+
+
+def test_kgrag_help_reads_no_retriever_and_no_plugin():
+    """The modes are read when a command that takes them is parsed, not when ``kgrag`` starts:
+    ``kgrag --help`` imports no retriever module and looks up no entry point."""
+    code = ("import sys; sys.argv = ['kgrag', '--help']\n"
+            "from kgrag_neo4j.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('kgrag_neo4j.retrieval.retrievers', 'kgrag_neo4j.retrieval.ppr', "
+            "'importlib.metadata') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
+    # while `kgrag search --help` does read them
+    code = code.replace("'--help'", "'search', '--help'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert "kgrag_neo4j.retrieval.retrievers" in done.stdout.splitlines()[-1]
