@@ -59,7 +59,7 @@ _EXPORTS: dict[str, str] = {
     "select_embedder": "providers.select", "select_chat": "providers.select",
     # entities, communities, triples
     "OfflineEntityExtractor": "entities.extract_offline", "LLMEntityExtractor": "entities.extract_llm",
-    "Triple": "graph_types.triples", "GraphBuffer": "triples.buffer",
+    "Triple": "types.triples", "GraphBuffer": "triples.buffer",
     "ErrorResolutionRecorder": "triples.learning",
 }
 
@@ -78,7 +78,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ im
         ProviderError,
         StoreError,
     )
-    from .graph_types.triples import Triple
     from .ingestion.chunkers import MarkdownChunker, RecursiveChunker, SemanticChunker
     from .ingestion.extractors import ExtractorRegistry
     from .ingestion.ingestor import Ingestor
@@ -137,6 +136,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ im
         created_after,
         created_before,
     )
+    from .types.triples import Triple
 
 __all__ = [  # the public surface: the names of _EXPORTS (tests/test_public_api.py holds them equal)
     "ModeOption", "RetrievalMode", "declare_mode", "get_mode", "mode_names", "mode_option", "register_mode",

@@ -249,7 +249,7 @@ def _fill_foreign(store: Neo4jStore) -> None:
     from kgrag_neo4j.ingestion.ingestor import Ingestor
     from kgrag_neo4j.options import IngestGraphOptions
     from kgrag_neo4j.providers.hashing import HashingEmbedder
-    from kgrag_neo4j.triples.model import Triple
+    from kgrag_neo4j.types.triples import Triple
 
     words = (
         "Ned Stark rules Winterfell with Catelyn Stark. Robert Baratheon rides north. "

@@ -20,7 +20,7 @@ from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, Ve
 from kgrag_neo4j.retrieval.triples import TripleGraphRetriever
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.store import aio as aio_module
-from kgrag_neo4j.triples.model import Triple
+from kgrag_neo4j.types.triples import Triple
 
 TEXTS = {
     "indexes.md": "Neo4j creates vector indexes with CREATE VECTOR INDEX. Alice maintains the Neo4j indexes. "

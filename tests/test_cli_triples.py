@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from kgrag_neo4j.cli import cli
-from kgrag_neo4j.triples import Triple
 from kgrag_neo4j.types import Chunk, ChunkEdge, Document, RelationType
+from kgrag_neo4j.types.triples import Triple
 
 TRIPLES = [
     Triple("error:timeout", "caused_by", "tool:http_client"),
@@ -188,7 +188,7 @@ def test_every_triples_command_has_help(kgrag):
 def test_query_refuses_an_unknown_predicate_and_names_the_allowed_ones(kgrag, graph):
     ns = graph.namespace
     graph.add_triples([Triple("svc", "deployed_on", "host")], registry=__import__(
-        "kgrag_neo4j.triples.model", fromlist=["PredicateRegistry"]).PredicateRegistry(["deployed_on"]))
+        "kgrag_neo4j.types.triples", fromlist=["PredicateRegistry"]).PredicateRegistry(["deployed_on"]))
     typo = kgrag("query", "--predicate", "casued_by", "--namespace", ns)
     assert typo.exit_code == 1
     assert "unknown predicate 'casued_by'" in typo.stderr and "caused_by" in typo.stderr

@@ -20,7 +20,7 @@ from kgrag_neo4j.ingestion.ingestor import Ingestor
 from kgrag_neo4j.options import GraphOptions, IngestGraphOptions
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 from kgrag_neo4j.store import Neo4jStore
-from kgrag_neo4j.triples.model import Triple
+from kgrag_neo4j.types.triples import Triple
 
 from .conftest import delete_namespaces, new_namespace
 from .reliability_helpers import counts, no_leaked_threads  # noqa: F401

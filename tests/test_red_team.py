@@ -343,8 +343,8 @@ def test_an_over_long_entity_name_is_dropped_and_the_build_goes_on(driver, store
 
 
 def test_a_name_the_database_cannot_index_is_refused_before_anything_is_staged(driver, store):
-    from kgrag_neo4j.entities.model import Entity
     from kgrag_neo4j.store.entities import ENTITY_ROWS
+    from kgrag_neo4j.types.entities import Entity
 
     candidates = sorted((Entity.create(f"Name {i}", "CONCEPT", namespace=store.namespace)
                          for i in range(2 * ENTITY_ROWS)), key=lambda e: e.id)

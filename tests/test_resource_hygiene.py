@@ -24,7 +24,7 @@ from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.store import neo4j_store as neo4j_store_module
 from kgrag_neo4j.store.runner import CypherRunner
 from kgrag_neo4j.triples.buffer import THREAD_NAME, GraphBuffer
-from kgrag_neo4j.triples.model import Triple
+from kgrag_neo4j.types.triples import Triple
 
 from .reliability_helpers import ScriptedChat, driver_closed, live_threads, no_leaked_threads  # noqa: F401
 

@@ -45,8 +45,8 @@ from kgrag_neo4j.retrieval.triples import TripleGraphRetriever
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.triples.buffer import GraphBuffer
 from kgrag_neo4j.triples.learning import ErrorResolutionRecorder
-from kgrag_neo4j.triples.model import DEFAULT_PREDICATES, EXPANSION_PREDICATES, Triple
 from kgrag_neo4j.types import ChunkEdge, EdgeContext, RelationType, RetrievalResult
+from kgrag_neo4j.types.triples import DEFAULT_PREDICATES, EXPANSION_PREDICATES, Triple
 
 from .entity_helpers import FixedEmbedder, make_entity, mention, put_document, relate, unit
 from .test_entity_retrieval import QUERY as ENTITY_QUERY

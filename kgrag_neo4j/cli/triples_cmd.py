@@ -108,8 +108,8 @@ def add(app: AppContext, triple, file_, predicates, meta, namespace, as_json) ->
     Example: kgrag triples add "error:timeout" resolved_by "fix:raise pool size" --meta session=s1
     """
     from ..errors import InputError
-    from ..graph_types.triples import PredicateRegistry, Triple
-    from ..triples.model import parse_triples
+    from ..triples.parsing import parse_triples
+    from ..types.triples import PredicateRegistry, Triple
 
     registry = PredicateRegistry([p.strip().lower() for p in predicates])
     metadata = {}
@@ -161,7 +161,7 @@ def query(app: AppContext, subject, predicate, object_, limit, namespace, as_jso
         # with the allowed names instead of silently matching nothing
         import re
 
-        from ..graph_types.triples import PredicateRegistry
+        from ..types.triples import PredicateRegistry
 
         store.lookup_statement(predicate=predicate)  # a malformed name is refused as such first
         used = [p for p in store.predicate_stats() if re.fullmatch(r"[a-z][a-z0-9_]{0,63}", p)]

@@ -6,19 +6,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..types.entities import Entity, EntityMention, EntityRelation, ExtractionResult, entity_id, normalise_name
 from ..validation import check_choice, check_int
 from .cooccurrence import CO_OCCURS, WORDS, cooccurrence_weight, sentence_of, word_gap
 from .descriptions import describe_name
 from .extract_llm import TextUnit
 from .gazetteer import Gazetteer, NameMatch, lowercase_words, name_form
-from .model import (
-    Entity,
-    EntityMention,
-    EntityRelation,
-    ExtractionResult,
-    entity_id,
-    normalise_name,
-)
 from .name_types import evident_name, type_from_cues
 from .name_words import (
     ARTICLES,

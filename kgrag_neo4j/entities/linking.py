@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..graph_types.entities import normalise_name
+from ..types.entities import normalise_name
 from .cooccurrence import sentence_of as _sentence_of
 from .cooccurrence import word_gap as _word_gap
 from .extract_offline import OfflineEntityExtractor

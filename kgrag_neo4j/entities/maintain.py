@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigurationError, InputError
-from ..graph_types.entities import Entity, normalise_name
 from ..ids import edge_id
 from ..protocols import EmbeddingProvider, embed_batched
+from ..types.entities import Entity, normalise_name
 from ..validation import check_int
 from .chunk_links import reference_updates, title_name
 from .descriptions import describe_name

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..graph_types.entities import entity_id, normalise_name
+from ..types.entities import entity_id, normalise_name
 from .extract_offline import OfflineEntityExtractor, _Candidate
 from .name_types import evident_name, type_from_cues
 from .name_words import is_acronym, split_sentences

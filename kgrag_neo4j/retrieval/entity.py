@@ -38,11 +38,11 @@ from typing import Any
 from ..entities.centrality import degree_centrality, pagerank_centrality
 from ..entities.gazetteer import query_name_keys
 from ..errors import ConfigurationError, InputError
-from ..graph_types.entities import CENTRALITY_KINDS, ENTITY_MAX_HOPS, EntityBoostContext, EntityCandidate
 from ..protocols import EmbeddingProvider, EntityBoostReader, EntityCentralitySource, RoundTripCounter
 from ..score_parts import raw_cosine
 from ..steps import Call, Steps, arun_steps, run_steps
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
+from ..types.entities import CENTRALITY_KINDS, ENTITY_MAX_HOPS, EntityBoostContext, EntityCandidate
 from ..validation import MAX_TOP_K, check_choice, check_int, check_number
 from .declaration import declare_mode, mode_option
 from .retrievers import embed_query

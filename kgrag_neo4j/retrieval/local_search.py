@@ -24,10 +24,10 @@ import dataclasses
 from collections.abc import Sequence
 
 from ..errors import ConfigurationError, InputError
-from ..graph_types.context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
 from ..protocols import EmbeddingProvider, LocalContextReader
 from ..steps import Call, Steps, arun_steps, run_steps
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
+from ..types.context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
 from ..validation import MAX_TOP_K, check_int, check_number
 from .declaration import declare_mode, mode_option
 from .retrievers import embed_query

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigurationError, InputError
-from ..graph_types.triples import EXPANSION_PREDICATES, ExpandedNode
 from ..protocols import EmbeddingProvider, Store, TripleExpander
 from ..steps import Call, Steps, arun_steps, run_steps
 from ..types import ChunkFilter, RetrievalResult
+from ..types.triples import EXPANSION_PREDICATES, ExpandedNode
 from ..validation import check_int
 from .retrievers import embed_query
 

@@ -12,15 +12,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from ..errors import InputError
-from ..graph_types.communities import StoredCommunity
-from ..graph_types.context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
-from ..graph_types.entities import (
-    Entity,
-    EntityBoostContext,
-    EntityCandidate,
-    QueryEntity,
-    RelatedEntity,
-)
 from ..ids import edge_id
 from ..steps import Steps
 from ..types import (
@@ -34,6 +25,9 @@ from ..types import (
     RetrievalResult,
 )
 from ..types import load_metadata as _load_metadata
+from ..types.communities import StoredCommunity
+from ..types.context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
+from ..types.entities import Entity, EntityBoostContext, EntityCandidate, QueryEntity, RelatedEntity
 from ..validation import MAX_TOP_K, check_int
 from .aio import Read, Readers
 

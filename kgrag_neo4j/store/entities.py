@@ -17,8 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, InputError, NotFoundError
-from ..graph_types.context import LocalContext
-from ..graph_types.entities import (
+from ..steps import Steps, run_steps, twin_methods
+from ..types import Chunk, ChunkFilter, filters_active, filters_to_param
+from ..types.context import LocalContext
+from ..types.entities import (
     ENTITY_MAX_HOPS,
     MAX_ENTITY_NAME_CHARS,
     Entity,
@@ -33,8 +35,6 @@ from ..graph_types.entities import (
     ScoredEntity,
     normalise_name,
 )
-from ..steps import Steps, run_steps, twin_methods
-from ..types import Chunk, ChunkFilter, filters_active, filters_to_param
 from ..validation import check_int
 from ._rows import (
     _check_top_k,

@@ -30,16 +30,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigurationError, InputError
-from ..graph_types.entities import entity_id, normalise_name, normalise_type
-from ..graph_types.triples import (
-    EXPANSION_PREDICATES,
-    ConfidenceUpdate,
-    ExpandedNode,
-    PredicateRegistry,
-    Triple,
-    normalise_predicate,
-)
 from ..steps import Steps, twin_methods
+from ..types.entities import entity_id, normalise_name, normalise_type
+from ..types.triples import EXPANSION_PREDICATES, ConfidenceUpdate, ExpandedNode, PredicateRegistry, Triple, normalise_predicate
 from ..validation import check_int, check_number
 from .aio import AsyncDrivers, Read
 from .runner import CypherRunner
