@@ -21,7 +21,7 @@ awaiting each step's async side. An exception a step raised is thrown back in at
 - ``Pause(seconds)``: ``time.sleep`` or ``asyncio.sleep``.
 - ``Await.of(afn, *args)``: a coroutine function, for a body that only an event loop drives
   (the async read runner hands its attempts to the body the sync runner shares).
-- A store read (``store.runner.Read``), and any other ``Step`` subclass.
+- A store read (``store.aio.Read``), and any other ``Step`` subclass.
 
 ``twin_methods(body)`` makes the two methods of a body method, ``name`` and ``aname``, with
 the same signature and docstring and their pairing declared.
@@ -78,7 +78,8 @@ class Step(Generic[R]):
         return result
 
 
-#: a body: yields steps, receives their results, returns its value
+#: a body: yields steps, receives their results, returns its value. What a bare ``yield step``
+#: receives is typed ``object``: results are taken with ``yield from step``, which types them.
 Steps = Generator[Step[Any], object, T]
 
 
@@ -256,12 +257,13 @@ async def arun_steps(body: Steps[T]) -> T:
 
 
 def twin_methods(
-    body: Callable[Concatenate[S, P], Steps[R]],
+    body: Callable[Concatenate[S, P], Steps[R]], *, name: str | None = None
 ) -> tuple[Callable[Concatenate[S, P], R], Callable[Concatenate[S, P], Coroutine[Any, Any, R]]]:
     """The sync and async methods of the body method ``_name``: ``name`` (``run_steps``) and
-    ``aname`` (``arun_steps``), declared twins. Both show the body's signature and docstring
-    (``inspect.signature`` follows ``__wrapped__``), so options and defaults are written once."""
-    public = body.__name__.lstrip("_")
+    ``aname`` (``arun_steps``), declared twins (``name=`` when the body is named otherwise).
+    Both show the body's signature and docstring (``inspect.signature`` follows
+    ``__wrapped__``), so options and defaults are written once."""
+    public = name or body.__name__.lstrip("_")
 
     @functools.wraps(body)
     async def amethod(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:

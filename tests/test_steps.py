@@ -136,3 +136,19 @@ def test_every_async_read_of_the_neo4j_store_is_a_declared_twin():
     assert {name: async_twin_of(sync) for name, sync in pairs.items()} == {
         name: getattr(Neo4jStore, name) for name in pairs
     }
+
+
+def test_every_shipped_retriever_declares_its_async_twin():
+    """``aretrieve`` (and ``acontext``, ``asearch``) are the declared twins of the sync methods,
+    written once as a body of steps."""
+    from kgrag_neo4j.retrieval.entity import EntityGraphRetriever
+    from kgrag_neo4j.retrieval.local_search import LocalSearchRetriever
+    from kgrag_neo4j.retrieval.ppr import PPRRetriever
+    from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
+    from kgrag_neo4j.retrieval.triples import TripleGraphRetriever
+
+    for cls in (VectorRetriever, HybridRetriever, GraphRetriever, PPRRetriever, EntityGraphRetriever,
+                LocalSearchRetriever, TripleGraphRetriever):
+        assert async_twin_of(cls.retrieve) is cls.aretrieve, cls.__name__
+    assert async_twin_of(LocalSearchRetriever.context) is LocalSearchRetriever.acontext
+    assert async_twin_of(TripleGraphRetriever.search) is TripleGraphRetriever.asearch

@@ -40,7 +40,7 @@ from ..entities.gazetteer import query_name_keys
 from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider, EntityBoostReader, EntityCentralitySource, RoundTripCounter
 from ..score_parts import raw_cosine
-from ..steps import Call, Steps, arun_steps, run_steps
+from ..steps import Call, Steps, twin_methods
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from ..types.entities import CENTRALITY_KINDS, ENTITY_MAX_HOPS, EntityBoostContext, EntityCandidate
 from ..validation import MAX_TOP_K, check_choice, check_int, check_number
@@ -171,14 +171,8 @@ class EntityGraphRetriever:
                 self._centrality_scores = pagerank_centrality((yield from Call.of(source.read_entity_graph)))
         return self._centrality_scores
 
-    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
-        return run_steps(self._retrieve(query, top_k))
-
-    async def aretrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
-        """``retrieve`` for an event loop: the store's reads on its async driver."""
-        return await arun_steps(self._retrieve(query, top_k))
-
-    def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
+    def _retrieve(self, query: str, top_k: int = 5) -> Steps[list[RetrievalResult]]:
+        """The ``top_k`` best results for ``query``; ``aretrieve`` reads on the store's async driver."""
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
         check_int(top_k, "top_k", minimum=1, maximum=MAX_TOP_K, error=InputError)
@@ -222,6 +216,8 @@ class EntityGraphRetriever:
             self.last_trace.max_boost,
         )
         return results
+
+    retrieve, aretrieve = twin_methods(_retrieve, name="retrieve")
 
     # -- pure part: the arithmetic of steps 4-6 on what the store returned ----------------------
     def rank(

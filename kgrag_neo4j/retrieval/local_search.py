@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider, LocalContextReader
-from ..steps import Call, Steps, arun_steps, run_steps
+from ..steps import Call, Steps, twin_methods
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
 from ..types.context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
 from ..validation import MAX_TOP_K, check_int, check_number
@@ -82,14 +82,8 @@ class LocalSearchRetriever:
         self.filters = tuple(filters)
         self.min_similarity = float(min_similarity)
 
-    def context(self, query: str) -> LocalContext:
-        """Entities, text units, relationships and community reports for ``query``."""
-        return run_steps(self._context(query))
-
-    async def acontext(self, query: str) -> LocalContext:
-        return await arun_steps(self._context(query))
-
     def _context(self, query: str) -> Steps[LocalContext]:
+        """Entities, text units, relationships and community reports for ``query``."""
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
         vector = yield from embed_query(self.store, self.embedder, query)
@@ -107,17 +101,15 @@ class LocalSearchRetriever:
         # top_k_text_units caps the units the token budget let through
         return dataclasses.replace(ctx, text_units=ctx.text_units[: self.top_k_text_units])
 
-    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+    context, acontext = twin_methods(_context, name="context")
+
+    def _retrieve(self, query: str, top_k: int = 5) -> Steps[list[RetrievalResult]]:
         """The first ``top_k`` selected text units, most similar first; ``scores.vector`` is
         the similarity, the explanation names the entities that led to the unit."""
-        return run_steps(self._retrieve(query, top_k))
-
-    async def aretrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
-        return await arun_steps(self._retrieve(query, top_k))
-
-    def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
         check_int(top_k, "top_k", minimum=1, maximum=MAX_TOP_K, error=InputError)
         return self.retrieve_from((yield from self._context(query)), top_k)
+
+    retrieve, aretrieve = twin_methods(_retrieve, name="retrieve")
 
     @staticmethod
     def retrieve_from(ctx: LocalContext, top_k: int) -> list[RetrievalResult]:

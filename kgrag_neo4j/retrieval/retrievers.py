@@ -29,7 +29,7 @@ from ..protocols import (
     Store,
 )
 from ..score_parts import explain_graph_score
-from ..steps import Call, Gather, Steps, arun_steps, run_steps
+from ..steps import Call, Gather, Steps, run_steps, twin_methods
 from ..tracing import Tracer, TracerOption, check_tracer, span
 from ..types import GRAPH_BLENDS, NATIVE_MAX_HOPS, ChunkFilter, RetrievalResult
 from ..validation import MAX_TOP_K, check_int, check_number
@@ -112,16 +112,13 @@ class _Traced:
         sp.set("result_count", len(found))
         return found
 
-    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+    def _traced(self, query: str, top_k: int = 5) -> Steps[list[RetrievalResult]]:
+        """The ``top_k`` best results for ``query``; ``aretrieve`` reads on the store's async driver."""
         _check_query(query, top_k)
         with self._span(**self._span_attributes(top_k)) as sp:
-            return self._span_results(sp, run_steps(self._retrieve(query, top_k)))
+            return self._span_results(sp, (yield from self._retrieve(query, top_k)))
 
-    async def aretrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
-        """``retrieve`` for an event loop: the store's reads on its async driver."""
-        _check_query(query, top_k)
-        with self._span(**self._span_attributes(top_k)) as sp:
-            return self._span_results(sp, await arun_steps(self._retrieve(query, top_k)))
+    retrieve, aretrieve = twin_methods(_traced, name="retrieve")
 
 
 class VectorRetriever(_Traced):
