@@ -3,7 +3,8 @@
 
 tests/fixtures/minilm_reference.json holds what sentence-transformers 6.2 (torch 2.15, CPU)
 made for a few texts, rounded to 6 decimals, and its token ids: one text is cut at 256 word
-pieces, one is padded beside longer ones, one has accents, tabs and outer spaces."""
+pieces, one is padded beside longer ones, one has accents, tabs and outer spaces
+(tests/fixtures/make_minilm_reference.py writes it, in a venv with sentence-transformers)."""
 
 from __future__ import annotations
 
