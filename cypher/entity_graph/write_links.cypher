@@ -4,7 +4,8 @@
 // and embedding: entity_graph/update_entities publishes it), the mentions, the co-occurrence
 // strengths added to the entities' CO_OCCURS relationships (summed over the batch: strength in
 // millionths, sentences counted; weight = s / (s + 1) is set later), and on each chunk what
-// it added, to be subtracted again; each document records the version it was linked at.
+// it added, to be subtracted again; each document records the version it was linked at and
+// counts the write (`links_version`). Only chunks whose links changed are given.
 // mode: write
 // params:
 //   $namespace  STRING     tenant
@@ -55,7 +56,7 @@ CALL () {
   UNWIND $documents AS row
   MATCH (d:Document {id: row.id})
   WHERE d.namespace = $namespace AND d.content_hash = row.content_hash
-  SET d.entities_hash = row.content_hash
+  SET d.entities_hash = row.content_hash, d.links_version = coalesce(d.links_version, 0) + 1
   RETURN count(d) AS documents
 }
 RETURN mentions, documents

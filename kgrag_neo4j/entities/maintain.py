@@ -83,13 +83,15 @@ class MaintainOptions:
 
 @dataclass
 class MaintenanceResult:
-    """What one run did: documents and chunks linked (``relinked``: linked again because a
-    name entered or left the vocabulary), names added to the vocabulary and removed,
+    """What one run did: documents and chunks linked (``relinked``: documents linked again
+    because a name entered or left the vocabulary; ``rewritten``: chunks whose links were new
+    or changed, the only ones written), names added to the vocabulary and removed,
     entities brought up to date and deleted, ``references`` edges written, seconds per stage."""
 
     documents: int = 0
     chunks: int = 0
     relinked: int = 0
+    rewritten: int = 0
     names_entered: int = 0
     names_left: int = 0
     entities: int = 0
@@ -259,7 +261,9 @@ def _link_pending(store: Any, options: MaintainOptions, result: MaintenanceResul
         progressed = 0
         for batch in _document_batches(store, options.batch_chunks):
             large = sum(len(d["chunks"]) for d in batch) >= _LARGE_BATCH
-            for _attempt in range(20):
+            for attempt in range(20):
+                if attempt:  # another run wrote some of these documents' links meanwhile: read them again
+                    batch = store.entity_document_chunks([d["document_id"] for d in batch])
                 generation = store.entity_graph_generation()
                 if large and (whole is None or whole[0] != generation):
                     whole = (generation, _whole_vocabulary(store))
@@ -271,7 +275,8 @@ def _link_pending(store: Any, options: MaintainOptions, result: MaintenanceResul
                 raise ConfigurationError("the vocabulary kept changing while linking; run the build again")
             progressed += len(batch)
             result.documents += len(batch)
-            result.chunks += len(links["chunks"])
+            result.chunks += sum(len(d["chunks"]) for d in batch)
+            result.rewritten += len(links["chunks"])
             report("link", result.chunks, 0)
         linked += progressed
         if not progressed:
@@ -319,24 +324,32 @@ def _link_batch(
     documents = []
     for d in batch:
         title_key = normalise_name(title_name(d["title"]))
+        stored = {c["id"]: c for c in d["chunks"]}
         links = link_document(namespace, [(c["id"], c["content"] or "") for c in d["chunks"]], matcher,
                               title_key=title_key, options=options)
         for link in links:
-            for key, (count, first) in sorted(link.mentions.items()):
-                eid = maintained_entity_id(namespace, key)
+            chunk_mentions = [(maintained_entity_id(namespace, key), key, count, first)
+                              for key, (count, first) in sorted(link.mentions.items())]
+            ordered = sorted(link.pairs.items())
+            row = {
+                "chunk_id": link.chunk_id,
+                "pair_a": [a for (a, _), _ in ordered], "pair_b": [b for (_, b), _ in ordered],
+                "pair_strength": [v[0] for _, v in ordered], "pair_windows": [v[1] for _, v in ordered],
+            }
+            # a document linked again because one name moved keeps most of its chunks' links:
+            # only those that differ from what the chunk holds are taken back and written
+            if _unchanged(stored.get(link.chunk_id), row, chunk_mentions):
+                continue
+            for eid, key, count, first in chunk_mentions:
                 entities[eid] = key
                 mentions.append({"chunk_id": link.chunk_id, "entity_id": eid, "count": count, "first": first})
-            ordered = sorted(link.pairs.items())
             for (a, b), (strength, windows) in ordered:
                 total = pairs.setdefault((a, b), [0, 0])
                 total[0] += strength
                 total[1] += windows
-            chunk_rows.append({
-                "chunk_id": link.chunk_id,
-                "pair_a": [a for (a, _), _ in ordered], "pair_b": [b for (_, b), _ in ordered],
-                "pair_strength": [v[0] for _, v in ordered], "pair_windows": [v[1] for _, v in ordered],
-            })
-        documents.append({"id": d["document_id"], "content_hash": d["content_hash"]})
+            chunk_rows.append(row)
+        documents.append({"id": d["document_id"], "content_hash": d["content_hash"],
+                          "links_version": d.get("links_version", 0)})
     return {
         "entities": [{"id": e, "key": entities[e]} for e in sorted(entities)],
         "mentions": mentions,
@@ -344,6 +357,19 @@ def _link_batch(
         "chunks": chunk_rows,
         "documents": documents,
     }
+
+
+def _unchanged(stored: dict[str, Any] | None, row: dict[str, Any],
+               mentions: Sequence[tuple[str, str, int, int]]) -> bool:
+    """Whether a chunk already holds exactly these links (a chunk never linked holds none,
+    not empty ones)."""
+    if stored is None or stored.get("pair_a") is None:
+        return False
+    if any(list(stored.get(k) or []) != row[k] for k in ("pair_a", "pair_b", "pair_strength", "pair_windows")):
+        return False
+    # an entity is mentioned once per chunk: ordering by its id alone is total
+    held = sorted(((m[0], m[1], m[2]) for m in stored.get("mentions") or []), key=lambda m: m[0])
+    return held == sorted(((eid, count, first) for eid, _key, count, first in mentions), key=lambda m: m[0])
 
 
 def _settle_entities(

@@ -112,15 +112,21 @@ class EntityGraphMixin:
         return self.runner.write_fn(work)
 
     def write_entity_links(self, generation: int, links: Mapping[str, Any]) -> bool:
-        """Replace the links of ``links["documents"]`` by ``links`` (the parameters of
-        ``entity_graph/write_links``) in one transaction, if the vocabulary is still at
-        ``generation`` (else nothing is written: False)."""
+        """Replace the links of the chunks in ``links["chunks"]`` (of ``links["documents"]``) by
+        ``links`` (the parameters of ``entity_graph/write_links``) in one transaction, if the
+        vocabulary is still at ``generation`` and no document's links or content moved since
+        they were read (``links_version``, ``content_hash``); else nothing is written: False."""
+        documents = links["documents"]
+
         def work(tx: TxRunner) -> bool:
             if self._locked(tx, self.namespace) != generation:
                 return False
-            # every document: one another run linked after it was read has links to take back
-            tx.run("entity_graph/unlink_chunks", namespace=self.namespace,
-                   document_ids=[d["id"] for d in links["documents"]], stale_only=False, forget_scan=False, limit=None)
+            now = {r["id"]: (r["content_hash"], r["links_version"]) for r in
+                   tx.run("entity_graph/link_versions", namespace=self.namespace, document_ids=[d["id"] for d in documents])}
+            if any(now.get(d["id"]) != (d["content_hash"], d["links_version"]) for d in documents):
+                return False
+            tx.run("entity_graph/unlink_chunks", namespace=self.namespace, document_ids=[d["id"] for d in documents],
+                   stale_only=False, chunk_ids=[c["chunk_id"] for c in links["chunks"]], forget_scan=False, limit=None)
             tx.run("entity_graph/write_links", namespace=self.namespace, entities=links["entities"],
                    mentions=links["mentions"], pairs=links["pairs"], chunks=links["chunks"],
                    documents=links["documents"])
@@ -211,7 +217,7 @@ class EntityGraphMixin:
         at most that many chunks' co-occurrences and scans. Returns the chunks unlinked."""
         if document_ids and self._locked(tx, self.namespace) is not None:
             return int(tx.run("entity_graph/unlink_chunks", namespace=self.namespace, document_ids=list(document_ids),
-                              stale_only=stale_only, forget_scan=True, limit=limit)[0]["chunks"])
+                              stale_only=stale_only, chunk_ids=None, forget_scan=True, limit=limit)[0]["chunks"])
         return 0
 
 
