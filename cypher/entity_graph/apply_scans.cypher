@@ -40,10 +40,9 @@ CALL (c, row) {
   SET n.accepted = n.accepted OR enters,
       n.mark = CASE WHEN enters OR new_form THEN 'entered' ELSE n.mark END
   WITH n, enters OR new_form AS enters
-  WITH n, enters
   CALL (n) {
     MATCH (e:Entity {namespace: $namespace, name_key: n.key})
-    SET e.dirty = true
+    SET e.dirty = true, e.touches = coalesce(e.touches, 0) + 1
   }
   RETURN count(CASE WHEN enters THEN 1 END) AS entered
 }

@@ -41,7 +41,7 @@ CALL (c) {
 CALL (c) {
   MATCH (c)-[m:MENTIONS]->(e:Entity)
   WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
-  SET e.dirty = true, e.lost = true
+  SET e.dirty = true, e.lost = true, e.touches = coalesce(e.touches, 0) + 1
   // chunks about to be deleted keep theirs: the delete finds the entities it orphans by them
   WITH m WHERE NOT $forget_scan
   DELETE m
@@ -64,7 +64,7 @@ CALL (c) {
   WITH n, leaves, form_gone
   CALL (n) {
     MATCH (e:Entity {namespace: $namespace, name_key: n.key})
-    SET e.dirty = true
+    SET e.dirty = true, e.touches = coalesce(e.touches, 0) + 1
   }
   RETURN count(CASE WHEN leaves THEN 1 END) AS left, count(CASE WHEN leaves OR form_gone THEN 1 END) AS moved
 }

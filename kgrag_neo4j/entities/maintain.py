@@ -379,10 +379,20 @@ def _settle_entities(
     changes the ``references`` edges of their chunks."""
     touched: list[str] = []
     after = ""
+    moved = 0
+    passes = 0
     while True:
         page = store.dirty_entities(after=after, limit=2000)
         if not page:
-            return touched
+            # entities another ingest marked between this run's read and its update are still
+            # dirty: read again from the start (that ingest reads them too, after its writes)
+            if not moved:
+                return touched
+            passes += 1
+            if passes >= 20:  # pragma: no cover - another ingest marked them twenty times over
+                raise ConfigurationError("entities kept changing while being updated; run the build again")
+            after, moved = "", 0
+            continue
         after = page[-1]["id"]
         rows: list[dict[str, Any]] = []
         texts: list[str] = []
@@ -403,7 +413,7 @@ def _settle_entities(
                     source = earliest["id"]
                     description = describe_name(earliest["content"] or "", display, int(earliest["first"]))
             changed = (name, type_, description) != (r["name"], r["type"], r["description"]) or df != old_df
-            row = {"id": r["id"], "name": name, "type": type_, "description": description,
+            row = {"id": r["id"], "touches": r["touches"], "name": name, "type": type_, "description": description,
                    "source_chunk_id": source, "embedding": None, "df": df, "changed": changed,
                    "renamed": name != r["name"]}
             if r["maintained"] and df > 0 and ((name, description) != (r["name"], r["description"]) or not r["has_embedding"]):
@@ -418,6 +428,7 @@ def _settle_entities(
         done = store.update_maintained_entities(rows)
         result.entities += int(done["updated"])
         result.deleted += int(done["deleted"])
+        moved += int(done["moved"])
         report("entities", result.entities + result.deleted, 0)
 
 
