@@ -142,17 +142,7 @@ def maintain_entity_graph(
 
     # 1. scan: every pending document's chunks not scanned yet
     for batch in _document_batches(store, options.batch_chunks):
-        rows = []
-        for doc in batch:
-            title = title_name(doc["title"])
-            for i, chunk in enumerate(doc["chunks"]):
-                if chunk["scanned"]:
-                    continue
-                scan = scan_chunk(chunk["id"], chunk["content"] or "", title_name=title if i == 0 else "")
-                rows.append({"chunk_id": chunk["id"], "names": [
-                    {**s.row(), "id": _name_id(store.namespace, s.key)} for s in scan.names]})
-        if rows:
-            store.apply_name_scans(rows)
+        _scan_batch(store, batch)
         report("scan", sum(len(d["chunks"]) for d in batch), 0)
     lap("scan")
 
@@ -220,6 +210,22 @@ def _document_batches(store: Any, batch_chunks: int, *, every: bool = False) -> 
             yield batch
 
 
+def _scan_batch(store: Any, batch: Sequence[dict[str, Any]]) -> bool:
+    """Add the name scans of ``batch``'s chunks not scanned yet; whether there were any."""
+    rows = []
+    for doc in batch:
+        title = title_name(doc["title"])
+        for i, chunk in enumerate(doc["chunks"]):
+            if chunk["scanned"]:
+                continue
+            scan = scan_chunk(chunk["id"], chunk["content"] or "", title_name=title if i == 0 else "")
+            rows.append({"chunk_id": chunk["id"], "names": [
+                {**s.row(), "id": _name_id(store.namespace, s.key)} for s in scan.names]})
+    if rows:
+        store.apply_name_scans(rows)
+    return bool(rows)
+
+
 def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
     """Send to linking again the documents a name entering or leaving the vocabulary touches."""
     linked: bool | None = None  # none is linked yet in a first build: nothing to send back
@@ -261,6 +267,9 @@ def _link_pending(store: Any, options: MaintainOptions, result: MaintenanceResul
         progressed = 0
         for batch in _document_batches(store, options.batch_chunks):
             large = sum(len(d["chunks"]) for d in batch) >= _LARGE_BATCH
+            # a document another ingest stored after this run's scan: its names count before
+            # it is linked (linked, it would never be scanned)
+            _scan_batch(store, batch)
             for attempt in range(20):
                 if attempt:  # another run wrote some of these documents' links meanwhile: read them again
                     batch = store.entity_document_chunks([d["document_id"] for d in batch])
