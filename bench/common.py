@@ -22,7 +22,8 @@ from typing import Any
 import neo4j
 
 from kgrag_neo4j.errors import ServerError
-from kgrag_neo4j.server import NEO4J_CALVER_VERSION, NEO4J_VERSION, disposable_server, release
+from kgrag_neo4j.neo4j_release import NEO4J_CALVER_VERSION, NEO4J_VERSION, release
+from kgrag_neo4j.server import disposable_server
 from kgrag_neo4j.settings import Neo4jSettings
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.store.runner import connect_driver

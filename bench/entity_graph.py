@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     corpus = paragraphs()
     if max(sizes) + 100 > len(corpus):
         raise SystemExit(f"at most {len(corpus) - 100} files: the QA sets hold {len(corpus)} paragraphs")
-    from kgrag_neo4j.server import NEO4J_VERSION
+    from kgrag_neo4j.neo4j_release import NEO4J_VERSION
 
     head = print_header("entity_graph", neo4j_version=NEO4J_VERSION, embedder=EMBEDDER, sizes=sizes)
     checkouts: list[tuple[str, str | None]] = [(THIS, None)]

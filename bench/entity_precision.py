@@ -135,7 +135,7 @@ def _load_fixture(path: str) -> list[dict[str, Any]]:
 
 def measure(rows: Sequence[dict[str, Any]], vocabularies: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
     """The figures of :mod:`bench.entity_precision` per corpus and over all rows."""
-    from kgrag_neo4j.graph_types.entities import normalise_name
+    from kgrag_neo4j.types.entities import normalise_name
 
     def figures(subset: Sequence[dict[str, Any]]) -> dict[str, Any]:
         produced = [r for r in subset if normalise_name(r["name"]) in vocabularies[r["corpus"]]]
@@ -160,7 +160,7 @@ def measure(rows: Sequence[dict[str, Any]], vocabularies: dict[str, dict[str, di
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from kgrag_neo4j.graph_types.entities import normalise_name
+    from kgrag_neo4j.types.entities import normalise_name
 
     if getattr(args, "write_common_words", False):
         words = common_words()

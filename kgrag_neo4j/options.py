@@ -9,8 +9,7 @@
 Each validates in ``__post_init__`` through :mod:`kgrag_neo4j.validation` (one line naming the
 option), so an options object that exists is valid: code that receives one never checks it
 again, and deriving variants with ``dataclasses.replace`` (which validates anew) is not
-needed anywhere in the pipelines. The old homes (``retrieval.scoring``, ``retrieval.ppr``,
-``ingestion.edges``, ``ingestion.ingestor``) re-export these names.
+needed anywhere in the pipelines. This module is their only home: import them from here.
 
 This module is core: it imports no pipeline package (the chunker and extractor types of
 ``IngestOptions`` are annotations only).

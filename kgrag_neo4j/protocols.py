@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .graph_types.communities import Community, CommunityReport, CommunitySnapshot
-from .graph_types.context import LocalContext
-from .graph_types.entities import Entity, EntityBoostContext, EntityGraph, EntityMention, EntityRelation
-from .graph_types.triples import ConfidenceUpdate, ExpandedNode, PredicateRegistry, Triple
 from .provider_protocols import ChatProvider, EmbeddingProvider, InputType, Reranker
 from .types import Chunk, ChunkEdge, ChunkFilter, ChunkPair, Document, Neighbourhood, RetrievalResult
+from .types.communities import Community, CommunityReport, CommunitySnapshot
+from .types.context import LocalContext
+from .types.entities import Entity, EntityBoostContext, EntityGraph, EntityMention, EntityRelation
+from .types.triples import ConfidenceUpdate, ExpandedNode, PredicateRegistry, Triple
 
 if TYPE_CHECKING:
     from .options import GraphOptions

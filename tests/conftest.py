@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kgrag_neo4j.server import release
+from kgrag_neo4j.neo4j_release import release
 from kgrag_neo4j.settings import Neo4jSettings
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.store.runner import connect_driver
@@ -23,7 +23,7 @@ from kgrag_neo4j.store.runner import connect_driver
 #: every test database gets vectors of this length (the hashing and WordLlama embedders' size)
 TEST_DIMENSIONS = 256
 #: the Neo4j version of the servers a run starts (default: the LTS); `make test` runs the
-#: calendar-release subset with it set to kgrag_neo4j.server.NEO4J_CALVER_VERSION
+#: calendar-release subset with it set to kgrag_neo4j.neo4j_release.NEO4J_CALVER_VERSION
 TEST_NEO4J_VERSION = os.environ.get("KGRAG_TEST_NEO4J_VERSION") or None
 
 
@@ -173,7 +173,8 @@ def own_server(tmp_path_factory):
     use. Tests may kill and restart it; the shared server above is never touched."""
     import shutil
 
-    from kgrag_neo4j.server import LocalServer, free_port
+    from kgrag_neo4j.loopback import free_port
+    from kgrag_neo4j.server import LocalServer
 
     data_dir = tmp_path_factory.mktemp("own-neo4j")
     # its own HTTP port too: the default 7474 is shared by every suite on the machine, and one
@@ -209,8 +210,9 @@ def demo_server(tmp_path_factory):
     this server's own, the namespace is the demo's real one."""
     import shutil
 
+    from kgrag_neo4j.loopback import free_port
     from kgrag_neo4j.providers.select import select_embedder
-    from kgrag_neo4j.server import LocalServer, free_port
+    from kgrag_neo4j.server import LocalServer
 
     demo = load_demo()
     data_dir = tmp_path_factory.mktemp("demo-neo4j")
@@ -244,10 +246,10 @@ def _fill_foreign(store: Neo4jStore) -> None:
     from kgrag_neo4j.communities.build import build_communities
     from kgrag_neo4j.entities.pipeline import build_entities
     from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
-    from kgrag_neo4j.ingestion.edges import IngestGraphOptions
     from kgrag_neo4j.ingestion.ingestor import Ingestor
+    from kgrag_neo4j.options import IngestGraphOptions
     from kgrag_neo4j.providers.hashing import HashingEmbedder
-    from kgrag_neo4j.triples.model import Triple
+    from kgrag_neo4j.types.triples import Triple
 
     words = (
         "Ned Stark rules Winterfell with Catelyn Stark. Robert Baratheon rides north. "

@@ -6,9 +6,9 @@ import math
 import threading
 from collections.abc import Sequence
 
-from kgrag_neo4j.entities import Entity, EntityMention, EntityRelation
 from kgrag_neo4j.ids import chunk_id, content_hash, document_id
 from kgrag_neo4j.types import Chunk, Document
+from kgrag_neo4j.types.entities import Entity, EntityMention, EntityRelation
 
 from .conftest import TEST_DIMENSIONS
 

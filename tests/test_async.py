@@ -11,8 +11,8 @@ import pytest
 from kgrag_neo4j.entities.pipeline import build_entities
 from kgrag_neo4j.errors import ConfigurationError
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions
 from kgrag_neo4j.retrieval.entity import EntityGraphRetriever
 from kgrag_neo4j.retrieval.local_search import LocalSearchRetriever
 from kgrag_neo4j.retrieval.ppr import PPRRetriever
@@ -20,7 +20,7 @@ from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, Ve
 from kgrag_neo4j.retrieval.triples import TripleGraphRetriever
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.store import aio as aio_module
-from kgrag_neo4j.triples.model import Triple
+from kgrag_neo4j.types.triples import Triple
 
 TEXTS = {
     "indexes.md": "Neo4j creates vector indexes with CREATE VECTOR INDEX. Alice maintains the Neo4j indexes. "

@@ -13,8 +13,8 @@ from kgrag_neo4j import ids
 from kgrag_neo4j.cypher_registry import load_registry
 from kgrag_neo4j.errors import InputError
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.store import documents as store_documents_module
 from kgrag_neo4j.types import Chunk, ChunkEdge, Document, RelationType
@@ -175,10 +175,10 @@ def _folder(tmp_path, n: int) -> list:
 
 
 def test_a_folder_in_batches_with_failures_reported_per_file(store, driver, hashing_embedder, tmp_path, monkeypatch):
-    import kgrag_neo4j.ingestion.ingestor as ingestor_module
+    import kgrag_neo4j.ingestion.pipeline as pipeline_module
 
-    monkeypatch.setattr(ingestor_module, "GROUP_FILES", 7)
-    monkeypatch.setattr(ingestor_module, "WRITE_BATCH_CHUNKS", 5)
+    monkeypatch.setattr(pipeline_module, "GROUP_FILES", 7)
+    monkeypatch.setattr(pipeline_module, "WRITE_BATCH_CHUNKS", 5)
     paths = _folder(tmp_path, 20)
     (tmp_path / "empty.txt").write_text("   \n")
     (tmp_path / "binary.txt").write_bytes(b"\x00\x01\x02" * 50)
@@ -229,10 +229,10 @@ def test_the_first_groups_and_batches_are_small_and_double(driver, schema_ready,
                                                             monkeypatch):
     # the writer gets work soon: 2 chunks, then 4, then 8 (the most), as the files arrive in
     # groups of 3, 6, then 12 (one read each)
-    import kgrag_neo4j.ingestion.ingestor as ingestor_module
+    import kgrag_neo4j.ingestion.pipeline as pipeline_module
 
     for name, value in (("FIRST_GROUP_FILES", 3), ("GROUP_FILES", 12), ("FIRST_WRITE_BATCH_CHUNKS", 2), ("WRITE_BATCH_CHUNKS", 8)):
-        monkeypatch.setattr(ingestor_module, name, value)
+        monkeypatch.setattr(pipeline_module, name, value)
     store = _SizedStore(driver, namespace=namespace)
     paths = _folder(tmp_path, 40)
     results = Ingestor(store, hashing_embedder).ingest_paths(paths)
@@ -265,10 +265,10 @@ class _StatesCounted(Neo4jStore):
 
 
 def test_an_empty_namespace_reads_no_content_hashes(driver, schema_ready, namespace, hashing_embedder, tmp_path, monkeypatch):
-    import kgrag_neo4j.ingestion.ingestor as ingestor_module
+    import kgrag_neo4j.ingestion.pipeline as pipeline_module
 
-    monkeypatch.setattr(ingestor_module, "GROUP_FILES", 4)
-    monkeypatch.setattr(ingestor_module, "FIRST_GROUP_FILES", 4)
+    monkeypatch.setattr(pipeline_module, "GROUP_FILES", 4)
+    monkeypatch.setattr(pipeline_module, "FIRST_GROUP_FILES", 4)
     store = _StatesCounted(driver, namespace=namespace)
     paths = _folder(tmp_path, 10)
     assert [r.status for r in Ingestor(store, hashing_embedder).ingest_paths(paths[:6])] == ["new"] * 6
@@ -328,9 +328,9 @@ class _TimedEmbedder(CountingEmbedder):
 
 
 def test_the_next_batch_is_embedded_while_the_current_one_is_written(driver, schema_ready, namespace, hashing_embedder, tmp_path, monkeypatch):
-    import kgrag_neo4j.ingestion.ingestor as ingestor_module
+    import kgrag_neo4j.ingestion.pipeline as pipeline_module
 
-    monkeypatch.setattr(ingestor_module, "WRITE_BATCH_CHUNKS", 4)
+    monkeypatch.setattr(pipeline_module, "WRITE_BATCH_CHUNKS", 4)
     store = _SlowStore(driver, namespace=namespace)
     embedder = _TimedEmbedder(hashing_embedder)
     results = Ingestor(store, embedder, batch_size=4).ingest_paths(_folder(tmp_path, 12))
@@ -365,15 +365,15 @@ class _OverlapStore(Neo4jStore):
 
 def test_two_batches_are_written_at_once_unless_one_needs_the_last_committed(driver, schema_ready, make_namespace, hashing_embedder,
                                                                             tmp_path, monkeypatch):
-    import kgrag_neo4j.ingestion.ingestor as ingestor_module
+    import kgrag_neo4j.ingestion.pipeline as pipeline_module
 
-    monkeypatch.setattr(ingestor_module, "WRITE_BATCH_CHUNKS", 4)
+    monkeypatch.setattr(pipeline_module, "WRITE_BATCH_CHUNKS", 4)
     plain = _OverlapStore(driver, namespace=make_namespace())
     results = Ingestor(plain, hashing_embedder, batch_size=4).ingest_paths(_folder(tmp_path, 16))
     assert [r.status for r in results] == ["new"] * 16
     # the database runs each transaction's statement on one thread: a second writer keeps
     # the other core busy while the main thread embeds the next batch
-    assert plain.most_at_once == ingestor_module.WRITERS == 2
+    assert plain.most_at_once == pipeline_module.WRITERS == 2
     assert len(documents(driver, plain.namespace)) == 16
     assert duplicates(driver, plain.namespace) == 0 and orphan_chunks(driver, plain.namespace) == 0
     # a chunk's similarity edges may point to a chunk of the batch before: that batch must be
@@ -442,9 +442,9 @@ def test_folder_similarity_edges_are_the_ones_the_index_finds(store, driver, has
 
 
 def test_edges_build_reads_documents_in_pages(store, driver, hashing_embedder, tmp_path, monkeypatch):
-    import kgrag_neo4j.ingestion.ingestor as ingestor_module
+    import kgrag_neo4j.ingestion.chunk_edges as chunk_edges_module
 
-    monkeypatch.setattr(ingestor_module, "EDGE_PAGE_DOCUMENTS", 4)
+    monkeypatch.setattr(chunk_edges_module, "EDGE_PAGE_DOCUMENTS", 4)
     Ingestor(store, hashing_embedder, chunker=SMALL).ingest_paths(_topic_folder(tmp_path, 10))
     graph = IngestGraphOptions(sequence_edges=True, similarity_edges=True, similarity_threshold=0.3, similarity_top_k=2)
     before = store.runner.round_trips
@@ -522,10 +522,10 @@ def test_a_large_document_is_staged_and_published_whole(store, driver, hashing_e
 
 
 def test_a_cancelled_folder_writes_nothing_more_and_says_so_per_file(store, driver, hashing_embedder, tmp_path, monkeypatch):
-    import kgrag_neo4j.ingestion.ingestor as ingestor_module
+    import kgrag_neo4j.ingestion.pipeline as pipeline_module
     from kgrag_neo4j.errors import Cancelled
 
-    monkeypatch.setattr(ingestor_module, "WRITE_BATCH_CHUNKS", 3)
+    monkeypatch.setattr(pipeline_module, "WRITE_BATCH_CHUNKS", 3)
     paths = _folder(tmp_path, 9)
     events: list[tuple[str, dict]] = []
     ingestor = Ingestor(store, hashing_embedder, tracer=lambda event, attrs: events.append((event, dict(attrs))))
@@ -538,7 +538,7 @@ def test_a_cancelled_folder_writes_nothing_more_and_says_so_per_file(store, driv
     written = [r for r in results if r.status == "new"]
     cancelled = [r for r in results if isinstance(r.exception, Cancelled)]
     assert written and cancelled and len(written) + len(cancelled) == 9
-    assert len(written) <= 3 * ingestor_module.WRITERS  # at most the batches in flight
+    assert len(written) <= 3 * pipeline_module.WRITERS  # at most the batches in flight
     assert set(documents(driver, store.namespace)) == {r.result.document_id for r in written}
     assert all("cancelled" in str(r.error) for r in cancelled)
     # one span for the run, with its counts
@@ -551,10 +551,10 @@ def test_a_cancelled_folder_writes_nothing_more_and_says_so_per_file(store, driv
 
 
 def _small_groups(monkeypatch, *, files: int, chunks: int) -> None:
-    import kgrag_neo4j.ingestion.ingestor as ingestor_module
+    import kgrag_neo4j.ingestion.pipeline as pipeline_module
 
     for name, value in (("FIRST_GROUP_FILES", files), ("GROUP_FILES", files), ("FIRST_WRITE_BATCH_CHUNKS", chunks), ("WRITE_BATCH_CHUNKS", chunks)):
-        monkeypatch.setattr(ingestor_module, name, value)
+        monkeypatch.setattr(pipeline_module, name, value)
 
 
 def _loads_recorded(ingestor: Ingestor, events: list) -> None:

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from kgrag_neo4j.cli import cli
-from kgrag_neo4j.server import free_port
+from kgrag_neo4j.loopback import free_port
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

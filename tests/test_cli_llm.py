@@ -1,6 +1,6 @@
 """The LLM features from the CLI (ask, entities/communities build --llm, ingest
 --extract-graph --llm) against the real server, with the real openai SDK talking over HTTP to
-a fake OpenAI-compatible server on 127.0.0.1; and ``kgrag graph add``."""
+a fake OpenAI-compatible server on 127.0.0.1; and ``kgrag triples add``."""
 
 from __future__ import annotations
 
@@ -144,29 +144,29 @@ def test_ingest_extract_graph_with_the_openai_model(kgrag, namespace, llm, tmp_p
 
 
 def test_graph_add_triples_with_declared_predicates(kgrag, namespace, tmp_path):  # noqa: F811
-    code, out, err = kgrag("graph", "add", "error:timeout", "resolved_by", "fix:pool size", "--meta", "session=s1",
+    code, out, err = kgrag("triples", "add", "error:timeout", "resolved_by", "fix:pool size", "--meta", "session=s1",
                            "--namespace", namespace, "--json")
     assert code == 0, err and json.loads(out)["added"] == 1
-    code, _, err = kgrag("graph", "add", "Alice", "mentors", "Bob", "--namespace", namespace)
+    code, _, err = kgrag("triples", "add", "Alice", "mentors", "Bob", "--namespace", namespace)
     assert code == 1 and "unknown predicate 'mentors'" in err
-    code, out, _ = kgrag("graph", "add", "Alice", "mentors", "Bob", "--predicate", "mentors", "--namespace", namespace)
+    code, out, _ = kgrag("triples", "add", "Alice", "mentors", "Bob", "--predicate", "mentors", "--namespace", namespace)
     assert code == 0 and "added 1 triple " in out
 
     lines = tmp_path / "triples.txt"
     lines.write_text("Bob|mentors|Carol\nCarol|caused_by|Dave\nnot a triple\n")
-    code, _, err = kgrag("graph", "add", "--file", str(lines), "--predicate", "mentors", "--namespace", namespace)
+    code, _, err = kgrag("triples", "add", "--file", str(lines), "--predicate", "mentors", "--namespace", namespace)
     assert code == 1 and "1 bad line(s), nothing added" in err
     lines.write_text("Bob|mentors|Carol\nCarol|caused_by|Dave\n")
-    code, out, _ = kgrag("graph", "add", "--file", str(lines), "--predicate", "mentors", "--namespace", namespace, "--json")
+    code, out, _ = kgrag("triples", "add", "--file", str(lines), "--predicate", "mentors", "--namespace", namespace, "--json")
     assert json.loads(out)["added"] == 2
     found = []
     for subject in ("Alice", "Bob", "Carol"):
-        code, out, _ = kgrag("graph", "query", "--subject", subject, "--namespace", namespace, "--json")
+        code, out, _ = kgrag("triples", "query", "--subject", subject, "--namespace", namespace, "--json")
         found += [(t["subject"], t["predicate"], t["object"]) for t in json.loads(out)]
     assert sorted(found) == [("Alice", "mentors", "Bob"), ("Bob", "mentors", "Carol"), ("Carol", "caused_by", "Dave")]
-    code, out, _ = kgrag("graph", "query", "--subject", "error:timeout", "--namespace", namespace, "--json")
+    code, out, _ = kgrag("triples", "query", "--subject", "error:timeout", "--namespace", namespace, "--json")
     assert json.loads(out)[0]["metadata"]["session"] == "s1"
-    kgrag("graph", "clear", "--force", "--namespace", namespace)
+    kgrag("triples", "clear", "--force", "--namespace", namespace)
 
 
 def test_entities_build_llm_sends_only_new_chunks_to_the_model(kgrag, ingested, llm, tmp_path):  # noqa: F811

@@ -21,8 +21,8 @@ from kgrag_neo4j.communities import (
     leiden_communities,
     llm_report,
 )
-from kgrag_neo4j.entities import Entity, EntityRelation
 from kgrag_neo4j.errors import ConfigurationError, InputError, ProviderError
+from kgrag_neo4j.types.entities import Entity, EntityRelation
 
 
 def clique(prefix: str, n: int, weight: float = 1.0) -> tuple[list[str], list[tuple[str, str, float]]]:

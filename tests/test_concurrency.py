@@ -12,8 +12,8 @@ import pytest
 from bench.stress import run_stress, stress_text
 from kgrag_neo4j import ids
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.types import Chunk, Document
 
@@ -59,7 +59,7 @@ def test_overlapping_ingest_and_edge_building_while_retrieving(store, driver, ha
     thread rebuilds edges over them, two readers retrieve all along."""
     pool = {d: stress_text(d, 0) for d in range(6)}
     source = {d: f"conc/doc-{d}.txt" for d in pool}
-    Ingestor(store, hashing_embedder, chunker=CHUNKER)._ensure_schema()
+    store.ensure_embedder(hashing_embedder.name, hashing_embedder.dimensions)
     writers_done = threading.Event()
     statuses: list[str] = []
     checked: list[int] = []

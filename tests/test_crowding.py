@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from kgrag_neo4j.entities import Entity
 from kgrag_neo4j.options import GraphOptions
 from kgrag_neo4j.retrieval.ppr import PPRRetriever
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
-from kgrag_neo4j.store.documents import MIN_VECTOR_CANDIDATES
+from kgrag_neo4j.store.chunks import MIN_VECTOR_CANDIDATES
+from kgrag_neo4j.types.entities import Entity
 
 from .entity_helpers import FixedEmbedder, make_entity, mention, put_document, unit
 

@@ -11,13 +11,12 @@ import json
 import pytest
 
 from kgrag_neo4j.cypher_registry import load_registry
-from kgrag_neo4j.entities import EntityMention
-from kgrag_neo4j.entities.model import entity_id
 from kgrag_neo4j.errors import DimensionMismatchError, ProviderError
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
 from kgrag_neo4j.ingestion.ingestor import Ingestor
 from kgrag_neo4j.providers.hashing import HashingEmbedder
-from kgrag_neo4j.triples.model import Triple
+from kgrag_neo4j.types.entities import EntityMention, entity_id
+from kgrag_neo4j.types.triples import Triple
 
 from .entity_helpers import make_entity, mention, put_document, relate, unit
 from .reliability_helpers import no_leaked_threads  # noqa: F401

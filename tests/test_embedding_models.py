@@ -4,14 +4,15 @@ the slot nothing uses any more can be dropped."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from kgrag_neo4j.entities.pipeline import build_entities
 from kgrag_neo4j.errors import ConfigurationError, DimensionMismatchError
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions
 from kgrag_neo4j.providers.hashing import HashingEmbedder
 from kgrag_neo4j.providers.select import embedder_for_namespace
 from kgrag_neo4j.retrieval.modes import MODES, search
@@ -226,8 +227,6 @@ def test_same_size_model_reembeds_into_another_slot(built, driver):
 
 
 def test_cli_reembed_then_search_without_embedder_uses_the_recorded_model(kgrag_cli, store, tmp_path):
-    import json
-
     folder = tmp_path / "docs"
     folder.mkdir()
     for source, text in CORPUS.items():
@@ -258,3 +257,111 @@ def test_cli_reembed_then_search_without_embedder_uses_the_recorded_model(kgrag_
         store.delete_namespace()
         dropped = kgrag_cli("schema", "drop-unused", "--json")
         assert dropped.exit_code == 0, dropped.stderr
+
+
+# -- WordLlama and all-MiniLM-L6-v2 (numpy, providers/minilm.py) side by side ---------------------
+
+NORTH_FILES = [
+    "Ned Stark rules Winterfell from the great hall, where the banners of the direwolf hang.",
+    "Winterfell stands on hot springs; the water runs through the walls of the castle to keep it warm.",
+    "The godswood of Winterfell holds a weirwood tree with a carved face that weeps red sap.",
+    "Jon Snow leaves Winterfell to join the Night's Watch at Castle Black on the Wall.",
+    "The Wall is a fortification of ice seven hundred feet high that guards the realm from the north.",
+    "Rangers of the Night's Watch patrol the haunted forest beyond the Wall in black cloaks.",
+    "Bran Stark climbs the towers of Winterfell and falls from the broken tower.",
+    "Maester Luwin teaches the Stark children letters, sums and the history of the north.",
+    "The crypts beneath Winterfell hold stone statues of the Kings of Winter with iron swords.",
+    "Arya Stark trains with a thin sword called Needle, a gift from her brother Jon.",
+    "Robb Stark calls the banners of the north and marches south with twenty thousand men.",
+    "Snow falls on the Kingsroad as the riders of House Stark travel north to the Wall.",
+]
+SEA_FILES = [
+    "Coral reefs grow in warm shallow seas where sunlight reaches the polyps that build them.",
+    "Sea turtles return to the beach where they hatched to lay their own eggs in the sand.",
+    "Blue whales feed on krill, swallowing tons of tiny crustaceans every day in cold water.",
+    "The octopus changes the colour of its skin in a fraction of a second to hide from predators.",
+    "Kelp forests along rocky coasts shelter sea otters, which crack shellfish on their bellies.",
+    "Deep sea anglerfish carry a glowing lure to draw prey towards their jaws in the dark.",
+    "Tides rise and fall twice a day as the moon's gravity pulls on the oceans of the earth.",
+    "Mangrove roots trap silt and protect coastlines from storm surges and erosion.",
+    "Jellyfish drift with the currents and sting small fish with their trailing tentacles.",
+    "Salmon swim upstream from the sea to spawn in the rivers where they were born.",
+    "Dolphins hunt in groups and call to each other with clicks and whistles under water.",
+    "Plankton blooms colour the sea green in spring when nutrients rise from the depths.",
+]
+MINILM = "sentence-transformers-all-MiniLM-L6-v2-384"
+
+
+def _folder(root, name: str, texts: list[str]):
+    folder = root / name
+    folder.mkdir()
+    for i, text in enumerate(texts):
+        (folder / f"{name}{i:02d}.txt").write_text(text)
+    return folder
+
+
+def _search(kgrag_cli, query: str, ns: str, mode: str, *extra: str, top_k: int = 4) -> list[dict]:
+    found = kgrag_cli("search", query, "--namespace", ns, "--mode", mode, "--top-k", str(top_k), "--json", *extra)
+    assert found.exit_code == 0, (mode, found.stderr)
+    return json.loads(found.stdout)["results"]
+
+
+def _drop(kgrag_cli, store, *namespaces: str) -> None:
+    """The namespaces deleted now (not at teardown), so the MiniLM slot is unused when dropped."""
+    for ns in namespaces:
+        store.with_namespace(ns).delete_namespace()
+    dropped = kgrag_cli("schema", "drop-unused", "--json")
+    assert dropped.exit_code == 0, dropped.stderr
+
+
+def test_a_wordllama_and_a_minilm_namespace_each_answer_from_their_own_documents(kgrag_cli, store, make_namespace, tmp_path):
+    north, sea = make_namespace("wl"), make_namespace("ml")
+    try:
+        for ns, folder, embedder in ((north, _folder(tmp_path, "north", NORTH_FILES), "wordllama"),
+                                     (sea, _folder(tmp_path, "sea", SEA_FILES), "minilm")):
+            done = kgrag_cli("ingest", str(folder), "--namespace", ns, "--embedder", embedder, "--json")
+            assert done.exit_code == 0, done.stderr
+        assert store.with_namespace(north).embedding_model().startswith("wordllama-")
+        assert store.with_namespace(sea).embedding_model() == MINILM
+        assert store.with_namespace(north).vector_slot() != store.with_namespace(sea).vector_slot()
+        for mode in ("vector", "graph", "ppr"):
+            # no --embedder: each namespace's recorded model embeds the query
+            walls = _search(kgrag_cli, "the ice wall that guards the north", north, mode)
+            whales = _search(kgrag_cli, "what do whales eat?", sea, mode)
+            assert walls and whales, mode
+            assert all(r["content"] in NORTH_FILES for r in walls), mode
+            assert all(r["content"] in SEA_FILES for r in whales), mode
+            assert "ice seven hundred feet" in walls[0]["content"], (mode, walls[0])
+            assert "krill" in whales[0]["content"], (mode, whales[0])
+        # and each refuses the other's model, in one line
+        refused = kgrag_cli("search", "whales", "--namespace", sea, "--embedder", "wordllama")
+        assert refused.exit_code == 1 and "384" in refused.stderr and "Traceback" not in refused.stderr
+    finally:
+        _drop(kgrag_cli, store, north, sea)
+
+
+def test_reembed_to_minilm_answers_as_a_fresh_minilm_ingest(kgrag_cli, store, make_namespace, tmp_path):
+    moved, fresh = make_namespace("re"), make_namespace("fr")
+    folder = _folder(tmp_path, "mixed", NORTH_FILES + SEA_FILES)
+    try:
+        assert kgrag_cli("ingest", str(folder), "--namespace", moved, "--embedder", "wordllama", "--json").exit_code == 0
+        before = {r["id"] for r in _search(kgrag_cli, "whales eat krill", moved, "vector")}
+        result = kgrag_cli("namespace", "reembed", moved, "--embedder", "minilm", "--grace", "0", "--json")
+        assert result.exit_code == 0, result.stderr
+        report = json.loads(result.stdout)
+        assert report["finished"] and report["model"] == MINILM and report["chunks"] == len(NORTH_FILES + SEA_FILES)
+        assert store.with_namespace(moved).embedding_model() == MINILM
+        done = kgrag_cli("ingest", str(folder), "--namespace", fresh, "--embedder", "minilm", "--json")
+        assert done.exit_code == 0, done.stderr
+        for query in ("whales eat krill", "the ice wall that guards the north", "a castle warmed by hot springs"):
+            for mode in ("vector", "graph", "ppr"):
+                got = _search(kgrag_cli, query, moved, mode, "--embedder", "minilm")
+                want = _search(kgrag_cli, query, fresh, mode, "--embedder", "minilm")
+                assert got, (query, mode)
+                # chunk ids embed the namespace: the same chunks are the same document and text
+                assert [(r["content"], round(r["score"], 4)) for r in got] == [(r["content"], round(r["score"], 4)) for r in want], (query, mode)
+        # the chunk ids did not change in the re-embed
+        after = {r["id"] for r in _search(kgrag_cli, "whales eat krill", moved, "vector", top_k=24)}
+        assert before <= after
+    finally:
+        _drop(kgrag_cli, store, moved, fresh)

@@ -13,18 +13,11 @@ from hypothesis import strategies as st
 
 from kgrag_neo4j.entities import (
     CO_OCCURS,
-    Entity,
-    EntityMention,
-    EntityRelation,
-    ExtractionResult,
     LLMEntityExtractor,
     OfflineEntityExtractor,
     cooccurrence_weight,
-    entity_id,
     merge_results,
     merge_similar_entities,
-    normalise_name,
-    normalise_type,
     parse_json_reply,
     remap_extraction,
 )
@@ -36,6 +29,15 @@ from kgrag_neo4j.errors import (
     ProviderResponseError,
 )
 from kgrag_neo4j.types import Chunk
+from kgrag_neo4j.types.entities import (
+    Entity,
+    EntityMention,
+    EntityRelation,
+    ExtractionResult,
+    entity_id,
+    normalise_name,
+    normalise_type,
+)
 
 
 def chunk(cid: str, text: str) -> Chunk:

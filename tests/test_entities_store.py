@@ -10,13 +10,14 @@ import time
 import pytest
 
 from kgrag_neo4j.communities.build import build_communities
-from kgrag_neo4j.entities import Entity, LLMEntityExtractor
+from kgrag_neo4j.entities import LLMEntityExtractor
 from kgrag_neo4j.entities.centrality import entity_centrality, normalise_max, pagerank
 from kgrag_neo4j.entities.names import maintained_entity_id
 from kgrag_neo4j.entities.pipeline import build_entities, entity_embedding_text
 from kgrag_neo4j.errors import ConfigurationError, DimensionMismatchError, InputError, NotFoundError
 from kgrag_neo4j.ids import chunk_id, content_hash, document_id
 from kgrag_neo4j.types import Chunk, Document
+from kgrag_neo4j.types.entities import Entity
 
 from .conftest import TEST_DIMENSIONS
 from .entity_helpers import FixedEmbedder, ScriptedChat, make_entity, mention, put_document, relate, unit

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from kgrag_neo4j.entities.extract_offline import OfflineEntityExtractor, describe_name, is_name_word, type_from_cues
+from kgrag_neo4j.entities.descriptions import describe_name
+from kgrag_neo4j.entities.extract_offline import OfflineEntityExtractor
+from kgrag_neo4j.entities.name_types import type_from_cues
+from kgrag_neo4j.entities.name_words import is_name_word
 from kgrag_neo4j.entities.names import name_type, scan_chunk
 from kgrag_neo4j.types import Chunk
 

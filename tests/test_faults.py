@@ -24,8 +24,8 @@ from kgrag_neo4j.errors import (
     StoreError,
 )
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.store.runner import connect_driver
@@ -73,7 +73,8 @@ def small_chunks() -> RecursiveChunker:
 @pytest.mark.slow
 @pytest.mark.server_restart
 def test_an_outage_stops_a_folder_ingest_with_one_line_and_a_summary(own_server, tmp_path, monkeypatch):
-    from kgrag_neo4j.ingestion import ingestor as ingestor_module
+    from kgrag_neo4j.ingestion import pipeline as pipeline_module
+    from kgrag_neo4j.ingestion.writing import DocumentWriter
 
     settings = own_server.status().settings()
     folder = tmp_path / "kb"
@@ -81,7 +82,7 @@ def test_an_outage_stops_a_folder_ingest_with_one_line_and_a_summary(own_server,
     for source, text in corpus(6):
         (folder / source.replace("/", "-")).write_text(text)
     namespace = "outage-" + uuid.uuid4().hex[:8]
-    real_write = Ingestor._write
+    real_write = DocumentWriter.write
     writes = []
 
     def write_then_outage(self, docs):
@@ -91,11 +92,11 @@ def test_an_outage_stops_a_folder_ingest_with_one_line_and_a_summary(own_server,
             own_server.kill()  # the server dies after the first batch is stored
         return written
 
-    monkeypatch.setattr(Ingestor, "_write", write_then_outage)
-    monkeypatch.setattr(ingestor_module, "WRITE_BATCH_CHUNKS", 1)  # one document per transaction
+    monkeypatch.setattr(DocumentWriter, "write", write_then_outage)
+    monkeypatch.setattr(pipeline_module, "WRITE_BATCH_CHUNKS", 1)  # one document per transaction
     # one writer: the test counts the batches tried after the outage (with two at once, the
     # batch written beside the first may or may not commit before the kill)
-    monkeypatch.setattr(ingestor_module, "WRITERS", 1)
+    monkeypatch.setattr(pipeline_module, "WRITERS", 1)
     restarted = False
     try:
         result = CliRunner().invoke(
@@ -113,7 +114,7 @@ def test_an_outage_stops_a_folder_ingest_with_one_line_and_a_summary(own_server,
 
         own_server.start(timeout=300)
         restarted = True
-        monkeypatch.setattr(Ingestor, "_write", real_write)
+        monkeypatch.setattr(DocumentWriter, "write", real_write)
         again = CliRunner().invoke(
             cli,
             ["--uri", settings.uri, "--password", settings.password, "ingest", str(folder),

@@ -10,9 +10,9 @@ import re
 import pytest
 
 from kgrag_neo4j.errors import ConfigurationError, InputError
+from kgrag_neo4j.options import GraphOptions
 from kgrag_neo4j.protocols import GraphStore, GraphTraverser, KeywordSearcher
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever
-from kgrag_neo4j.retrieval.scoring import GraphOptions
 from kgrag_neo4j.types import Chunk, ChunkEdge, Document, RelationType, by_meta
 
 from .conftest import TEST_DIMENSIONS

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from kgrag_neo4j.retrieval.scoring import GraphOptions
+from kgrag_neo4j.options import GraphOptions
 from kgrag_neo4j.types import Chunk, ChunkEdge, Document, RelationType, by_meta
 
 from .conftest import TEST_DIMENSIONS

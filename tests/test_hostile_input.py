@@ -27,8 +27,8 @@ from kgrag_neo4j.ingestion.extractors import ExtractorRegistry
 from kgrag_neo4j.options import GraphOptions
 from kgrag_neo4j.settings import validate_namespace
 from kgrag_neo4j.store import Neo4jStore
-from kgrag_neo4j.store.documents import escape_lucene_query
-from kgrag_neo4j.triples.model import PredicateRegistry, Triple, parse_triples
+from kgrag_neo4j.store.chunks import escape_lucene_query
+from kgrag_neo4j.triples.parsing import parse_triples
 from kgrag_neo4j.types import (
     Chunk,
     ChunkEdge,
@@ -39,6 +39,7 @@ from kgrag_neo4j.types import (
     by_source,
     filters_to_param,
 )
+from kgrag_neo4j.types.triples import PredicateRegistry, Triple
 
 from .reliability_helpers import counts, no_leaked_threads  # noqa: F401
 
@@ -160,7 +161,7 @@ def test_user_strings_reach_cypher_only_as_parameters(driver, neo4j_settings, sc
             store.add_triples([Triple(evil, "caused_by", evil + " object", {"note": evil})])
             assert store.query_triples(subject=evil)
         if hasattr(store, "upsert_entities"):
-            from kgrag_neo4j.entities.model import Entity
+            from kgrag_neo4j.types.entities import Entity
 
             store.upsert_entities([Entity.create(evil, "CONCEPT", namespace=hostile_ns, description=evil)])
             assert store.get_entity_by_name(evil)

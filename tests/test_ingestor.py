@@ -15,8 +15,8 @@ from kgrag_neo4j.errors import (
     ProviderError,
     UnsupportedContentType,
 )
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions
 from kgrag_neo4j.types import RelationType
 
 from .conftest import TEST_DIMENSIONS
@@ -93,8 +93,9 @@ def test_markdown_keeps_heading_paths_and_strips_formatting(store, hashing_embed
 def test_markdown_is_converted_once_per_file(store, hashing_embedder, tmp_path, monkeypatch):
     """A Markdown file's text without formatting (the document's content) is made once, where
     the file is read: the extractor's conversion is not thrown away and redone at chunking."""
-    from kgrag_neo4j.ingestion import extractors
+    from kgrag_neo4j.ingestion import chunking
     from kgrag_neo4j.ingestion import ingestor as ingestor_module
+    from kgrag_neo4j.ingestion.extractors import markdown as extractors
 
     calls = []
     real = extractors.markdown_to_text
@@ -105,6 +106,7 @@ def test_markdown_is_converted_once_per_file(store, hashing_embedder, tmp_path, 
 
     monkeypatch.setattr(extractors, "markdown_to_text", counting)
     monkeypatch.setattr(ingestor_module, "markdown_to_text", counting)
+    monkeypatch.setattr(chunking, "markdown_to_text", counting)
     paths = []
     for i in range(3):
         md = tmp_path / f"note{i}.md"

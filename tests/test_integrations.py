@@ -10,8 +10,8 @@ import pytest
 from kgrag_neo4j.entities.pipeline import build_entities
 from kgrag_neo4j.errors import ConfigurationError
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions
 from kgrag_neo4j.retrieval.modes import MODES, build_retriever
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 

@@ -16,12 +16,11 @@ from click.testing import CliRunner
 from kgrag_neo4j.cli import cli
 from kgrag_neo4j.errors import NotFoundError
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
-from kgrag_neo4j.options import GraphOptions
+from kgrag_neo4j.options import GraphOptions, IngestGraphOptions
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
 from kgrag_neo4j.store import Neo4jStore
-from kgrag_neo4j.triples.model import Triple
+from kgrag_neo4j.types.triples import Triple
 
 from .conftest import delete_namespaces, new_namespace
 from .reliability_helpers import counts, no_leaked_threads  # noqa: F401
@@ -254,14 +253,14 @@ def test_cli_commands_see_only_their_namespace(pair, neo4j_settings):
     if HAS_COMMUNITIES:
         commands += [["search", QUERY, "--mode", "local", "--embedder", "hashing", "--json"], ["communities", "list", "--json"]]
     if HAS_TRIPLES:
-        commands += [["graph", "status", "--json"], ["graph", "query", "--json"], ["graph", "stats", "--json"]]
+        commands += [["triples", "status", "--json"], ["triples", "query", "--json"], ["triples", "stats", "--json"]]
     for command in commands:
         args = command if command[0] == "cypher" else [*command, "--namespace", a.namespace]
         result = _cli(neo4j_settings, *args)
         assert result.exit_code == 0, (command, result.output)
         leaked = {i for i in ids["B"] if i in result.stdout}
         assert not leaked and b.namespace not in result.stdout, (command, sorted(leaked)[:3])
-        assert any(i in result.stdout for i in ids["A"]) or command[:2] in (["graph", "status"], ["graph", "stats"]), command
+        assert any(i in result.stdout for i in ids["A"]) or command[:2] in (["triples", "status"], ["triples", "stats"]), command
     # a document of B is not found through A
     shown = _cli(neo4j_settings, "docs", "show", doc_b, "--namespace", a.namespace)
     assert shown.exit_code == 1 and "NotFoundError" in shown.stderr
@@ -285,8 +284,8 @@ def test_every_delete_path_leaves_the_other_namespace_alone(pair, driver, neo4j_
     unchanged("delete_document")
     a.prune_orphans()
     unchanged("prune_orphans")
-    assert _cli(neo4j_settings, "graph", "prune", "--namespace", a.namespace).exit_code == 0
-    unchanged("kgrag graph prune")
+    assert _cli(neo4j_settings, "triples", "prune", "--namespace", a.namespace).exit_code == 0
+    unchanged("kgrag triples prune")
     if HAS_COMMUNITIES:
         from kgrag_neo4j.communities.build import build_communities
 
@@ -299,8 +298,8 @@ def test_every_delete_path_leaves_the_other_namespace_alone(pair, driver, neo4j_
     if HAS_TRIPLES:
         a.clear_triples()
         unchanged("clear_triples")
-        assert _cli(neo4j_settings, "graph", "clear", "--force", "--namespace", a.namespace).exit_code == 0
-        unchanged("kgrag graph clear")
+        assert _cli(neo4j_settings, "triples", "clear", "--force", "--namespace", a.namespace).exit_code == 0
+        unchanged("kgrag triples clear")
     for doc in a.list_documents():
         a.delete_document(doc.id)
     unchanged("delete every document of A")

@@ -7,8 +7,8 @@ import pytest
 
 from kgrag_neo4j.entities.pipeline import build_entities
 from kgrag_neo4j.errors import ConfigurationError, InputError
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions
 from kgrag_neo4j.retrieval.modes import MODES, SearchResponse, build_retriever, search
 
 QUERY = "Ned Stark Winterfell"

@@ -37,8 +37,6 @@ def test_keyword_only_and_frozen(bag):
         ("kgrag_neo4j.retrieval.scoring", "RRF_K"),
         ("kgrag_neo4j.retrieval.ppr", "PPROptions"),
         ("kgrag_neo4j.ingestion.edges", "IngestGraphOptions"),
-        ("kgrag_neo4j.ingestion.ingestor", "IngestOptions"),
-        ("kgrag_neo4j.ingestion.ingestor", "STRATEGIES"),
         ("kgrag_neo4j", "GraphOptions"),
         ("kgrag_neo4j", "IngestOptions"),
         ("kgrag_neo4j", "IngestGraphOptions"),

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from kgrag_neo4j.errors import ConfigurationError
-from kgrag_neo4j.retrieval.ppr import PPROptions, personalized_pagerank, ppr_rank
+from kgrag_neo4j.options import PPROptions
+from kgrag_neo4j.retrieval.ppr import personalized_pagerank, ppr_rank
 from kgrag_neo4j.types import Neighbourhood
 
 

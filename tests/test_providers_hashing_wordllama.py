@@ -336,10 +336,10 @@ def test_an_explicit_choice_wins_over_the_key(name, kind):
 
 
 @pytest.mark.parametrize("name", ["minilm", "local"])
-def test_local_names_pick_the_sentence_transformers_embedder(name, monkeypatch):
+def test_local_names_need_no_sentence_transformers(name, monkeypatch):
+    # all-MiniLM-L6-v2 runs in numpy (providers/minilm.py; tests/test_minilm.py)
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
-    with pytest.raises(ConfigurationError, match=r"kgrag-neo4j\[local\]"):
-        select_embedder(name, env={})
+    assert select_embedder(name, env={}).name == "sentence-transformers-all-MiniLM-L6-v2-384"
 
 
 def test_cohere_by_name_without_a_key_says_which_variable_to_set():

@@ -243,7 +243,8 @@ def test_a_cancelled_ingest_writes_nothing_and_ends_with_its_worker(store, hashi
 
 
 def test_ppr_ranks_a_neighbourhood_read_while_its_chunks_were_deleted():
-    from kgrag_neo4j.retrieval.ppr import PPROptions, ppr_rank
+    from kgrag_neo4j.options import PPROptions
+    from kgrag_neo4j.retrieval.ppr import ppr_rank
     from kgrag_neo4j.types import Neighbourhood
 
     clean = Neighbourhood(
@@ -342,8 +343,8 @@ def test_an_over_long_entity_name_is_dropped_and_the_build_goes_on(driver, store
 
 
 def test_a_name_the_database_cannot_index_is_refused_before_anything_is_staged(driver, store):
-    from kgrag_neo4j.entities.model import Entity
     from kgrag_neo4j.store.entities import ENTITY_ROWS
+    from kgrag_neo4j.types.entities import Entity
 
     candidates = sorted((Entity.create(f"Name {i}", "CONCEPT", namespace=store.namespace)
                          for i in range(2 * ENTITY_ROWS)), key=lambda e: e.id)
@@ -516,7 +517,7 @@ def test_the_http_endpoint_answers_only_its_own_origin(driver, neo4j_settings):
 
 
 def test_a_replace_with_similarity_edges_links_in_memory_when_the_namespace_fits(driver, neo4j_settings, namespace, schema_ready, hashing_embedder, tmp_path):
-    from kgrag_neo4j.ingestion.edges import IngestGraphOptions
+    from kgrag_neo4j.options import IngestGraphOptions
     from kgrag_neo4j.store import Neo4jStore
 
     statements: list[str] = []

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from kgrag_neo4j.errors import ConfigurationError
+from kgrag_neo4j.options import GraphOptions
 from kgrag_neo4j.retrieval.retrievers import GraphRetriever
-from kgrag_neo4j.retrieval.scoring import GraphOptions
 from kgrag_neo4j.types import Chunk, ChunkEdge, Document, RelationType
 
 from .conftest import TEST_DIMENSIONS

@@ -10,7 +10,7 @@ import pytest
 
 from kgrag_neo4j.cypher_registry import load_registry, parse_text, used_parameters
 from kgrag_neo4j.errors import CypherRegistryError, ServerError
-from kgrag_neo4j.server import release
+from kgrag_neo4j.neo4j_release import release
 from kgrag_neo4j.store import Neo4jStore
 
 ROOT = Path(__file__).resolve().parent.parent

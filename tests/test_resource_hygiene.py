@@ -17,14 +17,14 @@ from click.testing import CliRunner
 
 from kgrag_neo4j.cli import cli
 from kgrag_neo4j.errors import DatabaseNotFound, InputError, ProviderError, StoreError
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions
 from kgrag_neo4j.retrieval.retrievers import HybridRetriever
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.store import neo4j_store as neo4j_store_module
 from kgrag_neo4j.store.runner import CypherRunner
 from kgrag_neo4j.triples.buffer import THREAD_NAME, GraphBuffer
-from kgrag_neo4j.triples.model import Triple
+from kgrag_neo4j.types.triples import Triple
 
 from .reliability_helpers import ScriptedChat, driver_closed, live_threads, no_leaked_threads  # noqa: F401
 

@@ -535,7 +535,8 @@ def test_resolve_parents_without_parents_sorts_stably():
 
 
 def test_propagate_formulas_by_hand():
-    from kgrag_neo4j.retrieval.scoring import propagate_hop_score, propagate_seed_score, raw_cosine
+    from kgrag_neo4j.retrieval.scoring import propagate_hop_score, propagate_seed_score
+    from kgrag_neo4j.score_parts import raw_cosine
 
     assert raw_cosine(0.9) == pytest.approx(0.8)
     assert propagate_seed_score(0.9, 0.5, entity_seed_weight=0.35) == pytest.approx(0.735)

@@ -24,8 +24,9 @@ import pytest
 
 from kgrag_neo4j.communities import Community, CommunityReport
 from kgrag_neo4j.ingestion.chunkers import MarkdownChunker, RecursiveChunker, SemanticChunker
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions, extract_llm_edges, make_batches, prune_edges
-from kgrag_neo4j.ingestion.ingestor import IngestOptions, Ingestor
+from kgrag_neo4j.ingestion.edges import extract_llm_edges, make_batches, prune_edges
+from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions, IngestOptions
 from kgrag_neo4j.retrieval.entity import EntityGraphRetriever
 from kgrag_neo4j.retrieval.format import format_knowledge
 from kgrag_neo4j.retrieval.knowledge_tool import KnowledgeTool
@@ -44,8 +45,8 @@ from kgrag_neo4j.retrieval.triples import TripleGraphRetriever
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.triples.buffer import GraphBuffer
 from kgrag_neo4j.triples.learning import ErrorResolutionRecorder
-from kgrag_neo4j.triples.model import DEFAULT_PREDICATES, EXPANSION_PREDICATES, Triple
 from kgrag_neo4j.types import ChunkEdge, EdgeContext, RelationType, RetrievalResult
+from kgrag_neo4j.types.triples import DEFAULT_PREDICATES, EXPANSION_PREDICATES, Triple
 
 from .entity_helpers import FixedEmbedder, make_entity, mention, put_document, relate, unit
 from .test_entity_retrieval import QUERY as ENTITY_QUERY

@@ -18,8 +18,8 @@ import pytest
 
 from kgrag_neo4j.errors import ConfigurationError
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
-from kgrag_neo4j.ingestion.edges import IngestGraphOptions
 from kgrag_neo4j.ingestion.ingestor import Ingestor
+from kgrag_neo4j.options import IngestGraphOptions
 from kgrag_neo4j.types import RelationType
 
 LONG = "\n\n".join(

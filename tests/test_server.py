@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from kgrag_neo4j import java_runtime, loopback, neo4j_jars, neo4j_release
 from kgrag_neo4j import server as srv
 from kgrag_neo4j.cli import cli
 from kgrag_neo4j.errors import ServerError
@@ -25,19 +26,19 @@ def run(*args: str, env: dict | None = None):
 @pytest.mark.slow
 def test_start_status_reuse_persist_stop(tmp_path):
     data = str(tmp_path / "srv")
-    port = str(srv.free_port())
+    port = str(loopback.free_port())
     # an HTTP port of its own: the default 7474 may be taken by another suite's server between
     # the check and Neo4j's bind (the start then fails)
-    http_port = str(srv.free_port())
+    http_port = str(loopback.free_port())
     while http_port == port:
-        http_port = str(srv.free_port())
+        http_port = str(loopback.free_port())
     started = run("server", "start", "--data-dir", data, "--port", port, "--http-port", http_port, "--vector-merge-factor", "10")
     assert started.exit_code == 0, started.output
     uri = started.stdout.strip().splitlines()[-1]
     assert uri == f"bolt://127.0.0.1:{port}"
     try:
         status = json.loads(run("server", "status", "--data-dir", data, "--json").stdout)
-        assert status["running"] is True and status["uri"] == uri and status["version"] == srv.NEO4J_VERSION
+        assert status["running"] is True and status["uri"] == uri and status["version"] == neo4j_release.NEO4J_VERSION
         assert status["data_dir"] == data and "loopback" in status["listen"]
         assert "password" not in json.dumps(status)
         # Neo4j lists the settings it started with in its debug log: the vector index's merge
@@ -104,7 +105,7 @@ def test_port_taken_is_a_clear_error(tmp_path):
 
 
 def test_server_exiting_during_start_shows_its_log(tmp_path):
-    server = srv.LocalServer(tmp_path / "bad", port=srv.free_port(), heap="not-a-size")
+    server = srv.LocalServer(tmp_path / "bad", port=loopback.free_port(), heap="not-a-size")
     with pytest.raises(ServerError, match="exited during start") as err:
         server.start(timeout=60)
     assert "Xmx" in str(err.value) or "heap" in str(err.value).lower()
@@ -113,28 +114,28 @@ def test_server_exiting_during_start_shows_its_log(tmp_path):
 def test_java_missing_or_unsupported(monkeypatch, tmp_path):
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.delenv("KGRAG_JAVA_HOME", raising=False)
-    monkeypatch.setattr(srv, "JAVA_SEARCH_ROOTS", ())
+    monkeypatch.setattr(java_runtime, "JAVA_SEARCH_ROOTS", ())
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ServerError, match="Java is not installed.*17 or 21"):
-        srv.find_java()
+        java_runtime.find_java()
     java25 = Path("/usr/lib/jvm/temurin-25-jdk-amd64/bin/java")
     if java25.exists():
         (tmp_path / "java").symlink_to(java25)
         with pytest.raises(ServerError, match="Java 25.*needs 17 or 21|needs 17 or 21.*Java 25"):
-            srv.find_java()
+            java_runtime.find_java()
 
 
 def test_maven_missing(monkeypatch, tmp_path):
     monkeypatch.setenv("KGRAG_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ServerError, match="Maven"):
-        srv.install()
+        neo4j_jars.install()
 
 
 def test_install_is_idempotent_and_quick():
-    lib = srv.install()
+    lib = neo4j_jars.install()
     assert any(lib.glob("neo4j-5.26*.jar"))
-    assert srv.install() == lib
+    assert neo4j_jars.install() == lib
 
 
 def test_settings_accept_routing_and_tls_schemes_and_hide_passwords():

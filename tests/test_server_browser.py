@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from neo4j import GraphDatabase
 
+from kgrag_neo4j import loopback, neo4j_jars, neo4j_release
 from kgrag_neo4j import server as srv
 from kgrag_neo4j.cli import cli
 from kgrag_neo4j.errors import ServerError
@@ -47,7 +48,7 @@ def _listening_addresses(port: int) -> list[str]:
 @pytest.mark.slow
 def test_browser_on_loopback_with_the_given_password(tmp_path):
     data = str(tmp_path / "srv")
-    port, http_port = srv.free_port(), srv.free_port()
+    port, http_port = loopback.free_port(), loopback.free_port()
     password = "browser-test-pw-1"
     started = kgrag("--password", password, "server", "start", "--data-dir", data, "--port", str(port), "--http-port", str(http_port))
     assert started.exit_code == 0, started.output
@@ -104,7 +105,7 @@ def test_browser_on_loopback_with_the_given_password(tmp_path):
 
 
 def test_short_password_is_refused_before_anything_starts(tmp_path):
-    result = kgrag("--password", "short", "server", "start", "--data-dir", str(tmp_path / "s"), "--port", str(srv.free_port()))
+    result = kgrag("--password", "short", "server", "start", "--data-dir", str(tmp_path / "s"), "--port", str(loopback.free_port()))
     assert result.exit_code == 1 and "at least 8 characters" in result.stderr
     assert not (tmp_path / "s" / "server.json").exists()
 
@@ -124,7 +125,7 @@ def test_http_port_taken_is_a_clear_error(tmp_path):
         s.listen()
         taken = s.getsockname()[1]
         with pytest.raises(ServerError, match=f"HTTP port {taken} .* taken.*--http-port"):
-            srv.LocalServer(tmp_path / "x", port=srv.free_port(), http_port=taken).start()
+            srv.LocalServer(tmp_path / "x", port=loopback.free_port(), http_port=taken).start()
 
 
 def test_default_http_port_moves_when_taken(monkeypatch, tmp_path):
@@ -135,43 +136,43 @@ def test_default_http_port_moves_when_taken(monkeypatch, tmp_path):
         remembered, default = a.getsockname()[1], b.getsockname()[1]
         monkeypatch.setattr(srv, "DEFAULT_HTTP_PORT", default)
         chosen = srv.LocalServer(tmp_path)._choose_http_port({"http_port": remembered}, bolt_port=7687)
-        assert chosen not in (remembered, default, 7687) and srv.port_is_free(chosen)
-    free = srv.free_port()
+        assert chosen not in (remembered, default, 7687) and loopback.port_is_free(chosen)
+    free = loopback.free_port()
     assert srv.LocalServer(tmp_path)._choose_http_port({"http_port": free}, bolt_port=7687) == free
 
 
 def _fake_set(lib: Path, *, browser: bool = True) -> None:
     lib.mkdir(parents=True)
-    (lib / f"neo4j-{srv.NEO4J_VERSION}.jar").write_bytes(b"jar")
+    (lib / f"neo4j-{neo4j_release.NEO4J_VERSION}.jar").write_bytes(b"jar")
     if browser:
-        (lib / f"neo4j-browser-{srv.BROWSER_VERSION}.jar").write_bytes(b"jar")
+        (lib / f"neo4j-browser-{neo4j_release.BROWSER_VERSION}.jar").write_bytes(b"jar")
 
 
 def test_a_jar_folder_counts_only_for_the_set_it_was_resolved_for(tmp_path):
-    pom = srv._POM.format(version=srv.NEO4J_VERSION, browser_version=srv.BROWSER_VERSION)
+    pom = neo4j_jars._POM.format(version=neo4j_release.NEO4J_VERSION, browser_version=neo4j_release.BROWSER_VERSION)
     fingerprint = hashlib.sha256(pom.encode()).hexdigest()
     lib = tmp_path / "set" / "lib"
     _fake_set(lib)
-    assert not srv._complete(lib, pom, srv.NEO4J_VERSION, srv.BROWSER_VERSION)  # no marker
-    (lib.parent / ".complete").write_text(srv.NEO4J_VERSION)  # the old marker: just the version
-    assert not srv._complete(lib, pom, srv.NEO4J_VERSION, srv.BROWSER_VERSION)
+    assert not neo4j_jars._complete(lib, pom, neo4j_release.NEO4J_VERSION, neo4j_release.BROWSER_VERSION)  # no marker
+    (lib.parent / ".complete").write_text(neo4j_release.NEO4J_VERSION)  # the old marker: just the version
+    assert not neo4j_jars._complete(lib, pom, neo4j_release.NEO4J_VERSION, neo4j_release.BROWSER_VERSION)
     (lib.parent / ".complete").write_text(fingerprint)
-    assert srv._complete(lib, pom, srv.NEO4J_VERSION, srv.BROWSER_VERSION)
-    (lib / f"neo4j-browser-{srv.BROWSER_VERSION}.jar").unlink()
-    assert not srv._complete(lib, pom, srv.NEO4J_VERSION, srv.BROWSER_VERSION)
+    assert neo4j_jars._complete(lib, pom, neo4j_release.NEO4J_VERSION, neo4j_release.BROWSER_VERSION)
+    (lib / f"neo4j-browser-{neo4j_release.BROWSER_VERSION}.jar").unlink()
+    assert not neo4j_jars._complete(lib, pom, neo4j_release.NEO4J_VERSION, neo4j_release.BROWSER_VERSION)
 
 
 @pytest.mark.slow
 def test_a_cache_with_the_old_jar_set_is_resolved_again(monkeypatch, tmp_path):
     # the layout and marker of the jar cache before Neo4j Browser: server jars only
     monkeypatch.setenv("KGRAG_CACHE_DIR", str(tmp_path))
-    old = tmp_path / f"neo4j-{srv.NEO4J_VERSION}"
+    old = tmp_path / f"neo4j-{neo4j_release.NEO4J_VERSION}"
     _fake_set(old / "lib", browser=False)
-    (old / ".complete").write_text(srv.NEO4J_VERSION)
-    lib = srv.install()
-    assert lib == srv.jars_dir() and lib != old / "lib"
-    assert (lib / f"neo4j-browser-{srv.BROWSER_VERSION}.jar").stat().st_size > 1_000_000
-    assert (lib / f"neo4j-server-{srv.NEO4J_VERSION}.jar").is_file()
-    assert (old / "lib" / f"neo4j-{srv.NEO4J_VERSION}.jar").read_bytes() == b"jar"  # left for whoever uses it
-    assert srv.install() == lib  # complete now: no second resolve
+    (old / ".complete").write_text(neo4j_release.NEO4J_VERSION)
+    lib = neo4j_jars.install()
+    assert lib == neo4j_jars.jars_dir() and lib != old / "lib"
+    assert (lib / f"neo4j-browser-{neo4j_release.BROWSER_VERSION}.jar").stat().st_size > 1_000_000
+    assert (lib / f"neo4j-server-{neo4j_release.NEO4J_VERSION}.jar").is_file()
+    assert (old / "lib" / f"neo4j-{neo4j_release.NEO4J_VERSION}.jar").read_bytes() == b"jar"  # left for whoever uses it
+    assert neo4j_jars.install() == lib  # complete now: no second resolve
     shutil.rmtree(tmp_path, ignore_errors=True)

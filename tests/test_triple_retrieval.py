@@ -11,10 +11,10 @@ import pytest
 from kgrag_neo4j.errors import ConfigurationError, InputError
 from kgrag_neo4j.protocols import ChatProvider, Retriever
 from kgrag_neo4j.retrieval.triples import GraphRAGResult, TripleGraphRetriever, format_context
-from kgrag_neo4j.triples import GraphBuffer, PredicateRegistry, Triple
-from kgrag_neo4j.triples.records import ExpandedNode
+from kgrag_neo4j.triples import GraphBuffer
 from kgrag_neo4j.triples.store_writer import buffer_for_store, extract_and_enqueue
 from kgrag_neo4j.types import Chunk, Document, RetrievalResult
+from kgrag_neo4j.types.triples import ExpandedNode, PredicateRegistry, Triple
 
 SEED_BLOCK = """\
 ## Semantic Context (RAG)

@@ -11,22 +11,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgrag_neo4j.errors import InputError, KgragError, ProviderError
-from kgrag_neo4j.triples import (
+from kgrag_neo4j.triples import BufferClosedError, BufferFullError, GraphBuffer, extract_triples, parse_triples
+from kgrag_neo4j.triples.buffer import THREAD_NAME
+from kgrag_neo4j.types.triples import (
     CAUSED_BY,
     DEFAULT_PREDICATES,
     EXPANSION_PREDICATES,
     RELATED_TO,
     RESOLVED_BY,
-    BufferClosedError,
-    BufferFullError,
-    GraphBuffer,
     PredicateRegistry,
     Triple,
-    extract_triples,
     normalise_predicate,
-    parse_triples,
 )
-from kgrag_neo4j.triples.buffer import THREAD_NAME
 
 REGISTRY = PredicateRegistry()
 

@@ -10,12 +10,13 @@ import time
 import pytest
 
 import kgrag_neo4j.store.triples as triples_module
-from kgrag_neo4j.entities.model import entity_id, normalise_name
 from kgrag_neo4j.errors import ConfigurationError, InputError, TransientStoreError
 from kgrag_neo4j.store.triples import DEFAULT_CONFIDENCE, triple_rows
-from kgrag_neo4j.triples import GraphBuffer, PredicateRegistry, Triple
+from kgrag_neo4j.triples import GraphBuffer
 from kgrag_neo4j.triples.store_writer import buffer_for_store, store_write_fn
 from kgrag_neo4j.types import Chunk, ChunkEdge, Document, RelationType
+from kgrag_neo4j.types.entities import entity_id, normalise_name
+from kgrag_neo4j.types.triples import PredicateRegistry, Triple
 
 SEED_TRIPLES = [
     Triple("error:timeout", "caused_by", "tool:http_client"),

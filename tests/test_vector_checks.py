@@ -1,5 +1,5 @@
 """The checks every vector passes before it is stored: the store's ``checked_vector`` and the
-ingestor's ``_check_vectors`` (an embedder's answer). Both take a fast path for lists of
+ingest's ``vectors.check_vectors`` (an embedder's answer). Both take a fast path for lists of
 finite floats (a finite sum); these tables pin that it accepts and refuses what the exact
 element-by-element check did, including a sum that overflows while every term is finite."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from kgrag_neo4j.errors import DimensionMismatchError, InputError, ProviderResponseError
-from kgrag_neo4j.ingestion.ingestor import _check_vectors
+from kgrag_neo4j.ingestion.vectors import check_vectors
 from kgrag_neo4j.store.schema import checked_vector
 
 BIG = 1e308  # finite; four of them sum to infinity
@@ -66,7 +66,7 @@ def test_checked_vector_keeps_the_exact_check_for_an_overflowing_sum():
     ],
 )
 def test_an_embedders_finite_vectors_pass(vectors):
-    got = _check_vectors(vectors, 2)
+    got = check_vectors(vectors, 2)
     assert len(got) == 2 and all(len(v) == 2 for v in got)
     assert [[float(x) for x in v] for v in got] == [[float(x) for x in v] for v in vectors]
 
@@ -84,4 +84,4 @@ def test_an_embedders_finite_vectors_pass(vectors):
 )
 def test_an_embedders_garbage_is_a_provider_error_naming_the_text(vectors, message):
     with pytest.raises(ProviderResponseError, match=message):
-        _check_vectors(vectors, 2)
+        check_vectors(vectors, 2)

@@ -5,7 +5,7 @@
 // stored one, created_at stays the first. A row with a chunk_id also links that chunk of the
 // namespace to both ends with MENTIONS (how graph RAG reaches the triples from vector hits),
 // marked `triple: true` whoever created it: the entity extractor marks the same relationship
-// `extracted: true`, and `kgrag graph clear` removes a mention only when no other source keeps
+// `extracted: true`, and `kgrag triples clear` removes a mention only when no other source keeps
 // it. An unknown chunk id links nothing. The predicate is a property value
 // checked against the allow-list in Python, never Cypher text. An entity id of another
 // namespace is left alone (the row is skipped); an entity an unfinished entity build staged

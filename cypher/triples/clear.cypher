@@ -1,4 +1,4 @@
-// One batch of `kgrag graph clear`: remove up to $batch_size triple edges (RELATED_TO with
+// One batch of `kgrag triples clear`: remove up to $batch_size triple edges (RELATED_TO with
 // origin 'triple') and release up to $batch_size triple mentions (MENTIONS marked `triple`, or
 // of origin 'triple' when written before the marks) of the namespace: a mention the entity
 // extractor also wrote (`extracted`) loses only its triple mark and stays, the others are

@@ -15,13 +15,13 @@ from .cypher_cmd import cypher
 from .docs_cmd import docs
 from .edges_cmd import edges
 from .entities_cmd import entities
-from .graph_cmd import graph
 from .ingest_cmd import ingest
 from .mcp_cmd import mcp
 from .namespace_cmd import namespace
 from .schema_cmd import init, schema
 from .search_cmd import search
 from .server_cmd import server
+from .triples_cmd import graph, triples
 
 __all__ = ["cli", "main"]
 
@@ -56,7 +56,7 @@ def _quiet_driver_logs():
 
 
 for _command in (ask, chunks, communities, cypher, docs, edges, entities, graph, ingest, init, mcp, namespace, schema,
-                 search, server):
+                 search, server, triples):
     cli.add_command(_command)
 del _command
 

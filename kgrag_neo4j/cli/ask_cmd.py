@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import click
 
-from ..retrieval.modes import MODES, build_retriever
+from ..retrieval.modes import build_retriever
+from ..retrieval.registry import DEFAULT_MODE
 from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
+from .mode_flags import ModeChoice
 from .search_cmd import parse_filter
 
 #: the ``--llm`` choices every LLM command shares
@@ -35,7 +37,7 @@ def chat_model(llm: str | None):
 
 @click.command("ask")
 @click.argument("question")
-@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True, help="Retriever that finds the passages.")
+@click.option("--mode", type=ModeChoice(), default=DEFAULT_MODE, show_default=True, help="Retriever that finds the passages.")
 @click.option("--top-k", type=click.IntRange(min=1), default=5, show_default=True, help="Passages given to the model.")
 @click.option("--filter", "filters", multiple=True, help="As for search: document=ID, source=PREFIX, meta.KEY=VALUE, after=, before=.")
 @click.option("--stream", is_flag=True, help="Print the answer as the model writes it.")

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import click
 
-from ..retrieval.modes import MODES, build_retriever
+from ..retrieval.modes import build_retriever
 from .context import AppContext, handle_errors, namespace_option, pass_app
+from .mode_flags import ModeChoice
 
 
 @click.command("mcp")
 @namespace_option
 @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere | openai (as at ingest).")
 @click.option("--allow-path", "allow_paths", multiple=True, type=click.Path(file_okay=False), help="Folder ingest_path may read (repeatable). Without it the server reads no file: no ingest_path tool.")
-@click.option("--mode", "modes", multiple=True, type=click.Choice(MODES), help="Search modes to offer as tools (repeatable; default: all).")
+@click.option("--mode", "modes", multiple=True, type=ModeChoice(), help="Search modes to offer as tools (repeatable; default: all).")
 @pass_app
 @handle_errors
 def mcp(app: AppContext, namespace, embedder, allow_paths, modes) -> None:
@@ -27,12 +28,13 @@ def mcp(app: AppContext, namespace, embedder, allow_paths, modes) -> None:
     from ..ingestion.ingestor import Ingestor
     from ..integrations.mcp import build_server, check_roots, serve_stdio
     from ..providers.select import describe_embedder, embedder_for_namespace
+    from ..retrieval.registry import mode_names
 
     store = app.store(namespace)
     emb = embedder_for_namespace(embedder, None if embedder else store.embedding_model())
     click.echo(f"embedder: {describe_embedder(emb)}", err=True)
     store.ensure_embedder(emb.name, emb.dimensions)
-    retrievers = {mode: build_retriever(mode, store, emb) for mode in (modes or MODES)}
+    retrievers = {mode: build_retriever(mode, store, emb) for mode in (modes or mode_names())}
     server = build_server(
         namespace=namespace, store=store, retrievers=retrievers, ingestor=Ingestor(store, emb),
         allowed_roots=check_roots(allow_paths),

@@ -5,12 +5,12 @@ from __future__ import annotations
 import click
 
 from ..errors import InputError, NotFoundError
-from ..retrieval.modes import MODE_OPTIONS, MODES
-from ..types import GRAPH_BLENDS, ChunkFilter, by_document, by_meta, by_source, created_after, created_before
-from .context import FINITE_FLOAT, AppContext, emit_json, given, handle_errors, namespace_option, pass_app, printable
+from ..retrieval.registry import DEFAULT_MODE
+from ..types import ChunkFilter, by_document, by_meta, by_source, created_after, created_before
+from .context import AppContext, emit_json, given, handle_errors, namespace_option, pass_app, printable
+from .mode_flags import ModeChoice, ModeCommand, ModeFlag, mode_flags, modes_text, parse_flag_value
 
 RERANKERS = ("none", "score", "cohere")
-SCORE_SCALES = ("cosine", "normalized")
 
 
 def parse_filter(text: str) -> ChunkFilter:
@@ -36,45 +36,60 @@ def parse_filter(text: str) -> ChunkFilter:
     raise InputError(f"unknown --filter key {key!r}: use document=, source=, meta.KEY=, after= or before=")
 
 
-#: flag (its click parameter name) -> the retriever option it sets; ``min_score`` is the
-#: local retriever's ``min_similarity`` in local mode
-FLAG_OPTIONS: dict[str, str] = {
-    "min_score": "min_score", "rerank": "reranker", "hops": "max_hops", "bidirectional": "bidirectional",
-    "relations": "relation_filter", "seed_top_k": "seed_top_k", "blend": "blend", "graph_weight": "graph_weight",
-    "vector_weight": "vector_weight", "hop_decay": "hop_decay", "min_traversal_score": "min_traversal_score",
-    "seed_keyword_weight": "seed_keyword_weight", "entity_seed_weight": "entity_seed_weight",
-    "refine_seeds": "refine_seeds", "vector_candidates": "vector_candidates",
-    "keyword_weight": "keyword_weight", "overfetch": "overfetch", "damping": "damping", "entity_share": "entity_share",
-    "boost_direct": "entity_boost_direct", "boost_indirect": "entity_boost_indirect",
-    "query_entities": "query_entities_top_k", "score_scale": "score_scale", "query_entity_floor": "query_entity_floor",
-    "named_query_entities": "named_query_entities",
-    "top_k_entities": "top_k_entities", "top_k_relationships": "top_k_relationships",
-    "top_k_reports": "top_k_community_reports", "top_k_text_units": "top_k_text_units",
-    "max_tokens": "max_text_unit_tokens",
-}
+def _flags() -> dict[str, ModeFlag]:
+    """The modes' flags by click parameter name (``--hops``: ``hops``)."""
+    return {flag.param: flag for flag, _ in mode_flags()}
 
 
-def option_of(flag: str, mode: str) -> str:
-    if flag == "min_score" and mode == "local":
-        return "min_similarity"
-    return FLAG_OPTIONS[flag]
+def option_of(flag: str, mode: str) -> str | None:
+    """The option of ``mode`` that flag ``flag`` (its click parameter name) sets; None when the
+    mode takes none (``--rerank`` sets the reranker of a mode that reranks)."""
+    from ..retrieval.registry import get_mode
+
+    declared = get_mode(mode)
+    if flag == "rerank":
+        return "reranker" if declared.option("reranker") is not None else None
+    option = declared.flag_option(flag.replace("_", "-"))
+    return option.name if option is not None else None
 
 
 def honoured_by_reranker(flag: str, mode: str, rerank: str) -> bool:
     """``--min-score`` with ``--rerank score`` is the reranker's threshold, so a mode that
     reranks (graph) honours it there even though its retriever takes no minimum score."""
-    return flag == "min_score" and rerank == "score" and "reranker" in MODE_OPTIONS[mode]
+    return flag == "min_score" and rerank == "score" and option_of("rerank", mode) is not None
 
 
-def parse_decay(text: str) -> tuple[float, ...]:
-    """``1.0,0.7,0.5`` -> (1.0, 0.7, 0.5)."""
-    try:
-        values = tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise InputError(f"--hop-decay takes numbers separated by commas, got {text!r}") from None
-    if not values:
-        raise InputError("--hop-decay needs at least one number")
-    return values
+def search_params(declared: list[click.Parameter]) -> list[click.Parameter]:
+    """``kgrag search``'s parameters: ``--mode`` after the query, the modes' flags after
+    ``--rerank``, each help naming the modes that take it."""
+    from ..errors import ConfigurationError
+    from ..retrieval.registry import modes
+
+    known = {p.name for p in declared}
+    choices = " | ".join(f"{m.name} ({m.summary})" if m.summary else m.name for m in modes())
+    mode = click.Option(["--mode"], type=ModeChoice(), default=DEFAULT_MODE, show_default=True, help=f"{choices}.")
+    rerankers = [m.name for m in modes() if m.option("reranker") is not None]
+    rerank_help = f"{modes_text(rerankers)}." if rerankers else "no mode reranks."
+    flags = []
+    for flag, option in mode_flags():
+        if flag.param in known or flag.param == "mode":
+            raise ConfigurationError(f"--{flag.flag} of {', '.join(flag.options)} mode is a kgrag search option already")
+        if flag.param == "min_score":  # also the threshold of --rerank score, in a mode that reranks without one
+            only = [m for m in rerankers if m not in flag.options]
+            if only:
+                head, _, tail = (option.help or "").partition(": ")
+                option.help = f"{head} ({modes_text(only)} with --rerank score): {tail}"
+        flags.append(option)
+    out: list[click.Parameter] = []
+    for param in declared:
+        if param.name == "rerank" and isinstance(param, click.Option):
+            param.help = rerank_help
+        out.append(param)
+        if param.name == "query":
+            out.append(mode)
+        elif param.name == "rerank":
+            out.extend(flags)
+    return out
 
 
 def build_reranker(name: str, min_score: float):
@@ -83,47 +98,11 @@ def build_reranker(name: str, min_score: float):
     return select_reranker(name, min_score=min_score)
 
 
-@click.command("search")
+@click.command("search", cls=ModeCommand, mode_params=search_params)
 @click.argument("query")
-@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True,
-              help="vector | hybrid (vector + full text) | graph (chunk edges, entities named in the query) | "
-                   "ppr (PageRank over chunks and entities) | entity (entity-boosted) | local (entities, "
-                   "relationships, community reports, text units).")
 @click.option("--top-k", type=int, default=5, show_default=True)
 @click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX (AND-combined; every mode).")
-@click.option("--rerank", type=click.Choice(RERANKERS), default="none", show_default=True, help="hybrid and graph modes.")
-@click.option("--min-score", type=FINITE_FLOAT, default=0.0, show_default=True, help="vector, hybrid and local modes (graph mode with --rerank score): drop results scoring below this.")
-@click.option("--hops", type=int, help="graph / entity modes: hops to expand (default 2 / 1).")
-@click.option("--bidirectional", is_flag=True, help="graph mode: follow incoming edges too.")
-@click.option("--relations", help="graph mode: relation kinds to follow, comma-separated.")
-@click.option("--seed-top-k", type=int, default=10, show_default=True, help="graph and ppr modes: seed chunks from the vector search.")
-@click.option("--blend", type=click.Choice(GRAPH_BLENDS), default="propagate", show_default=True,
-              help="graph mode: 'propagate' (relevance flows along edges; chunks mentioning an entity the query "
-                   "names seed too) or 'seed' (the original formula: seeds always first).")
-@click.option("--graph-weight", type=FINITE_FLOAT, default=0.3, show_default=True, help="graph mode: weight of graph scores in the blend.")
-@click.option("--vector-weight", type=FINITE_FLOAT, default=0.7, show_default=True, help="graph mode: weight of vector scores in the blend.")
-@click.option("--hop-decay", default="1.0,0.7,0.5", show_default=True, help="graph mode: score factor per hop (index 0 = seed chunks).")
-@click.option("--min-traversal-score", type=FINITE_FLOAT, default=0.0, show_default=True, help="graph mode: edges lighter than this are not followed.")
-@click.option("--seed-keyword-weight", type=FINITE_FLOAT, default=0.0, show_default=True, help="graph mode: keyword share of the seed search (RRF); 0 = vector only.")
-@click.option("--entity-seed-weight", type=FINITE_FLOAT, help="graph mode: weight of the entities the query names (default 0.35 with --blend propagate, 0 with seed).")
-@click.option("--refine-seeds/--no-refine-seeds", default=None, help="graph mode: also score the chunks one edge from the vector seeds by their cosine and keep the best, finding near copies the approximate index missed (default: on where one statement runs the retrieval).")
-@click.option("--vector-candidates", type=int, help="graph mode: candidates asked of the vector index for the seeds (default: 4 per seed, at least 200).")
-@click.option("--keyword-weight", type=FINITE_FLOAT, default=0.3, show_default=True, help="hybrid mode: keyword share of the rank fusion.")
-@click.option("--overfetch", type=int, default=3, show_default=True, help="hybrid mode: candidates fetched per result before fusion.")
-@click.option("--damping", type=FINITE_FLOAT, default=0.5, show_default=True, help="ppr mode: chance of following an edge at each step of the walk.")
-@click.option("--entity-share", type=FINITE_FLOAT, default=0.2, show_default=True, help="ppr mode: share of the walk's restart mass on the entities the query names.")
-@click.option("--boost-direct", type=FINITE_FLOAT, default=0.3, show_default=True, help="entity mode: boost per query entity a chunk mentions.")
-@click.option("--boost-indirect", type=FINITE_FLOAT, default=0.1, show_default=True, help="entity mode: boost per related entity (times 1/distance x strength).")
-@click.option("--query-entities", type=int, default=3, show_default=True, help="entity mode: entities nearest the query to start from.")
-@click.option("--score-scale", type=click.Choice(SCORE_SCALES), default="cosine", show_default=True, help="entity mode: boosts add to the raw cosine or to the normalised (1 + cos) / 2.")
-@click.option("--query-entity-floor", type=FINITE_FLOAT, default=0.0, show_default=True, help="entity mode: query entities less close than this (normalised cosine) boost nothing.")
-@click.option("--named-query-entities/--no-named-query-entities", default=True, show_default=True,
-              help="entity mode: entities the query names join the query entities.")
-@click.option("--top-k-entities", type=int, default=10, show_default=True, help="local mode: entities nearest the query.")
-@click.option("--top-k-relationships", type=int, default=20, show_default=True, help="local mode: heaviest relationships of those entities.")
-@click.option("--top-k-reports", type=int, default=3, show_default=True, help="local mode: community reports.")
-@click.option("--top-k-text-units", type=int, default=10, show_default=True, help="local mode: text units at most.")
-@click.option("--max-tokens", type=int, default=4000, show_default=True, help="local mode: token budget of the text units.")
+@click.option("--rerank", type=click.Choice(RERANKERS), default="none", show_default=True, help="the modes that rerank.")
 @click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere (default: Cohere with a key, else WordLlama).")
 @click.option("--graph-view", "graph_view", is_flag=True,
               help="graph mode: print the retrieval as a graph instead (the chunks found and those graph-found ones "
@@ -164,7 +143,7 @@ def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, names
             print_graph_view(view, query, namespace)
         return
     response = run_search(mode, store, emb, query, top_k, filters=[parse_filter(f) for f in filters],
-                          reranker=build_reranker(rerank, flags["min_score"]), **options)
+                          reranker=build_reranker(rerank, flags.get("min_score", 0.0)), **options)
     if not response.results and not store.has_documents():
         # a misspelt or empty namespace is a mistake to report, not a search that found nothing
         raise NotFoundError(f"namespace {namespace!r} has no documents (`kgrag namespace list` shows those that do)")
@@ -177,12 +156,10 @@ def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, names
             click.echo("look a chunk up (its text, document, edges, entities): kgrag chunks show CHUNK_ID", err=True)
 
 
-#: the modes whose answers follow the entity graph (entity seeds, shared-entity links, mentions)
-ENTITY_MODES = frozenset({"graph", "ppr", "entity", "local"})
-
-
 def _warn_unlinked(store, mode: str) -> None:
-    if mode not in ENTITY_MODES:
+    from ..retrieval.registry import get_mode
+
+    if not get_mode(mode).follows_entities:
         return
     unlinked = store.entity_unlinked_documents(limit=1000)
     if unlinked:
@@ -217,19 +194,15 @@ def retriever_options(ctx: click.Context, mode: str, rerank: str, flags: dict) -
     typed = [p.name for p in ctx.command.params if p.name in flags and given(ctx, p.name)]
     if rerank != "none":
         typed.append("rerank")
-    foreign = [name for name in typed
-               if option_of(name, mode) not in MODE_OPTIONS[mode] and not honoured_by_reranker(name, mode, rerank)]
+    foreign = [name for name in typed if option_of(name, mode) is None and not honoured_by_reranker(name, mode, rerank)]
     if foreign:
         flags_text = ", ".join("--" + n.replace("_", "-") for n in foreign)
         raise click.UsageError(f"{flags_text} cannot be used with --mode {mode}")
+    declared = _flags()
     options = {}
     for name in typed:
-        if name == "rerank" or option_of(name, mode) not in MODE_OPTIONS[mode]:
+        option = option_of(name, mode)
+        if name == "rerank" or option is None:
             continue  # the reranker's threshold (honoured_by_reranker), not a retriever option
-        value = flags[name]
-        if name == "hop_decay":
-            value = parse_decay(value)
-        elif name == "relations":
-            value = tuple(r.strip() for r in value.split(",") if r.strip())
-        options[option_of(name, mode)] = value
+        options[option] = parse_flag_value(declared[name], flags[name])
     return options

@@ -18,7 +18,7 @@ def _server(app: AppContext, data_dir: str | None, port: int | None = None, heap
 
 def _check_version(_ctx, _param, value: str | None) -> str | None:
     from ..errors import ServerError
-    from ..server import release
+    from ..neo4j_release import release
 
     if value is None:
         return None
@@ -48,7 +48,8 @@ def install_cmd(neo4j_version) -> None:
 
     Example: kgrag server install --neo4j-version 2025.10.1
     """
-    from ..server import BROWSER_VERSION, NEO4J_VERSION, install
+    from ..neo4j_jars import install
+    from ..neo4j_release import BROWSER_VERSION, NEO4J_VERSION
 
     version = neo4j_version or NEO4J_VERSION
     lib = install(version, echo=lambda m: click.echo(m, err=True))

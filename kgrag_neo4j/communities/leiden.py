@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..errors import ConfigurationError, InputError
-from ..graph_types.communities import Community, CommunityAssignment, community_id
+from ..types.communities import Community, CommunityAssignment, community_id
 from ..validation import check_int, check_number
 
 __all__ = ["Community", "CommunityAssignment", "community_assignments", "community_id", "leiden_communities"]

@@ -14,10 +14,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..entities.model import Entity, EntityRelation
 from ..errors import KgragError, ProviderResponseError
-from ..graph_types.communities import Community, CommunityReport
 from ..protocols import ChatProvider
+from ..types.communities import Community, CommunityReport
+from ..types.entities import Entity, EntityRelation
 
 __all__ = ["CommunityReport", "extractive_report", "llm_report"]
 

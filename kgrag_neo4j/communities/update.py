@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..errors import ConfigurationError, NotFoundError
-from ..graph_types.communities import CommunityReport, CommunitySnapshot
 from ..protocols import ChatProvider, CommunityUpdateStore
+from ..types.communities import CommunityReport, CommunitySnapshot
 from ..validation import check_int
 from .reports import extractive_report, llm_report
 

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..errors import InputError
-from ..graph_types.entities import CENTRALITY_KINDS, EntityGraph
 from ..protocols import EntityCentralitySource
+from ..types.entities import CENTRALITY_KINDS, EntityGraph
 from ..validation import check_choice, check_int, check_number
 
 __all__ = ["degree_centrality", "entity_centrality", "normalise_max", "pagerank", "pagerank_centrality"]

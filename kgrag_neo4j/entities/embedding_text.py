@@ -3,7 +3,7 @@ graph and the re-embed."""
 
 from __future__ import annotations
 
-from .model import Entity
+from ..types.entities import Entity
 
 __all__ = ["entity_embedding_text"]
 

@@ -26,7 +26,7 @@ Nothing the model says is trusted. Validation mirrors the chunk-edge rules:
   and a build must not report "0 entities" as if the text held none.
 
 Batches run on ``workers`` threads; results are merged in batch order (see
-``kgrag_neo4j.entities.model``), so the output does not depend on thread timing.
+``kgrag_neo4j.entities.merging``), so the output does not depend on thread timing.
 """
 
 from __future__ import annotations
@@ -41,19 +41,18 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from ..errors import ConfigurationError, KgragError, ProviderResponseError
-from ..graph_types.entities import MAX_ENTITY_NAME_CHARS
 from ..protocols import ChatProvider
-from ..validation import check_int
-from .model import (
+from ..types.entities import (
+    MAX_ENTITY_NAME_CHARS,
     Entity,
     EntityMention,
     EntityRelation,
     ExtractionResult,
-    finite_unit,
-    merge_results,
     normalise_name,
     normalise_type,
 )
+from ..validation import check_int
+from .merging import finite_unit, merge_results
 
 __all__ = ["DEFAULT_ENTITY_TYPES", "ExtractionSchema", "LLMEntityExtractor", "TextUnit", "parse_json_reply"]
 

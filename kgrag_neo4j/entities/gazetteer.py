@@ -171,7 +171,7 @@ def query_name_keys(text: str, *, max_words: int = 8, max_keys: int = 512) -> li
     keeps, like the gazetteer, only the longest of overlapping found names (so "Robert
     Baratheon" in the query does not also name "Robert"). At most ``max_keys`` runs, shortest
     first (a pasted page does not make the lookup unbounded)."""
-    from .model import normalise_name
+    from ..types.entities import normalise_name
 
     words = _QUERY_TOKEN.findall(text or "")
     out: list[dict[str, object]] = []

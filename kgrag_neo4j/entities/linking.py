@@ -14,9 +14,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..graph_types.entities import normalise_name
-from .extract_offline import OfflineEntityExtractor, _sentence_of, _split_sentences, _word_gap
+from ..types.entities import normalise_name
+from .cooccurrence import sentence_of as _sentence_of
+from .cooccurrence import word_gap as _word_gap
+from .extract_offline import OfflineEntityExtractor
 from .gazetteer import Gazetteer, name_form
+from .name_words import split_sentences as _split_sentences
 from .names import maintained_entity_id
 
 __all__ = ["ChunkLinks", "LinkOptions", "VocabularyMatcher", "VocabularyName", "closeness", "link_document", "span_keys"]

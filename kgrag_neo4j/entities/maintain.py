@@ -34,13 +34,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigurationError, InputError
-from ..graph_types.entities import Entity, normalise_name
 from ..ids import edge_id
 from ..protocols import EmbeddingProvider, embed_batched
+from ..types.entities import Entity, normalise_name
 from ..validation import check_int
 from .chunk_links import reference_updates, title_name
+from .descriptions import describe_name
 from .embedding_text import entity_embedding_text
-from .extract_offline import describe_name
 from .gazetteer import name_form
 from .linking import LinkOptions, VocabularyMatcher, VocabularyName, link_document, span_keys
 from .names import display_name, maintained_entity_id, name_type, scan_chunk

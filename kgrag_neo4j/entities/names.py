@@ -18,22 +18,15 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..graph_types.entities import entity_id, normalise_name
-from .extract_offline import (
-    OfflineEntityExtractor,
-    _Candidate,
-    _is_acronym,
-    _split_sentences,
-    describe_name,
-    evident_name,
-    type_from_cues,
-)
+from ..types.entities import entity_id, normalise_name
+from .extract_offline import OfflineEntityExtractor, _Candidate
+from .name_types import evident_name, type_from_cues
+from .name_words import is_acronym, split_sentences
 
 __all__ = [
     "ENTITY_NAME_TYPE",
     "ChunkScan",
     "NameStats",
-    "describe_name",
     "display_name",
     "maintained_entity_id",
     "name_type",
@@ -92,7 +85,7 @@ def scan_chunk(chunk_id: str, text: str, *, title_name: str = "") -> ChunkScan:
     """Scan one chunk (deterministic: the same text gives the same scan). ``title_name``: the
     name its document's title stands for, counted once on the document's first chunk."""
     candidates: dict[str, _Candidate] = {}
-    for si, (start, end) in enumerate(_split_sentences(text or "")):
+    for si, (start, end) in enumerate(split_sentences(text or "")):
         _SCANNER._scan_sentence(text, start, end, 0, si, candidates)
     inside_title = _title_spans(text or "", title_name)
     out: dict[str, NameStats] = {}
@@ -100,7 +93,7 @@ def scan_chunk(chunk_id: str, text: str, *, title_name: str = "") -> ChunkScan:
         if c.date:
             continue
         evident = (c.non_initial or evident_name(c.name)) and not c.abbreviation
-        if evident and inside_title and " " not in c.name and not _is_acronym(c.name):
+        if evident and inside_title and " " not in c.name and not is_acronym(c.name):
             # "Alright" of "It'll Be Alright on the Night", "Turd" of "Douche and Turd": a word
             # capitalised only inside the document's title is the title's, not a name of its own
             evident = not all(any(a <= o.position < b for a, b in inside_title) for o in c.occurrences)

@@ -37,12 +37,12 @@ from typing import Any
 
 from ..errors import ConfigurationError, InputError
 from ..protocols import EmbeddingProvider, EntityStore, MaintainedEntityGraph, embed_batched
+from ..types.entities import ExtractionResult
 from ..validation import check_int
 from .chunk_links import ENTITY_EDGE_ORIGIN, entity_chunk_edges, title_name
 from .embedding_text import entity_embedding_text
 from .extract_llm import LLMEntityExtractor
 from .extract_offline import OfflineEntityExtractor
-from .model import ExtractionResult
 from .resolution import merge_similar_entities, remap_extraction
 
 __all__ = ["EntityBuildResult", "Progress", "build_entities", "build_entity_edges", "entity_embedding_text"]

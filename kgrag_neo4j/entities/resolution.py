@@ -12,7 +12,8 @@ import numpy as np
 
 from ..blas import one_blas_thread
 from ..errors import DimensionMismatchError, InputError
-from .model import Entity, EntityMention, EntityRelation, ExtractionResult, merge_results
+from ..types.entities import Entity, EntityMention, EntityRelation, ExtractionResult
+from .merging import merge_results
 
 __all__ = ["merge_similar_entities", "remap_extraction"]
 

@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import ConfigurationError, InputError, ProviderResponseError
-from .extractors import MarkdownBlock, render_blocks, scan_markdown
+from .extractors.markdown import MarkdownBlock, render_blocks, scan_markdown
 from .tokens import CHARS_PER_TOKEN, estimate_tokens, tokens_to_chars
 
 __all__ = [

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EDGE_RESPONSE_SCHEMA",
-    "IngestGraphOptions",
     "RELATION_MEANINGS",
     "build_document_edges",
     "build_edge_prompt",

@@ -1,9 +1,9 @@
 """What a many-file ingest reports per file, and what the run needs of whoever ingests.
 
-Both the ingest pipeline (``ingestor.py``) and the run's bookkeeping (``batch.py``) use these;
-they live here so that neither of those two modules imports the other's internals: the
-pipeline calls the run (``Ingestor.ingest_run``), the run sees the pipeline only as a
-:class:`FileIngestor`.
+The folder pipeline (``pipeline.py``) makes the results, ``Ingestor`` returns them and the
+run's bookkeeping (``batch.py``) counts them; they live here so that none of those modules
+imports another's internals: ``Ingestor.ingest_run`` calls the run, the run sees the
+ingestor only as a :class:`FileIngestor`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Protocol
 
 from ..errors import KgragError
 from ..types import IngestResult
-from .extractors import ExtractorRegistry
+from .extractors.registry import ExtractorRegistry
 
 __all__ = ["FileIngestor", "FileResult"]
 

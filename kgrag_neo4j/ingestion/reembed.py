@@ -142,7 +142,7 @@ def _embed_kind(store, embedder, state, kind, counts, batch_size, report, budget
 
 def _entity_text(row: dict[str, Any], namespace: str) -> str:
     """What the entity build embedded for it (``entity_embedding_text``)."""
-    from ..entities.model import Entity
+    from ..types.entities import Entity
 
     return entity_embedding_text(Entity(id=row["id"], name=row["name"], type="", description=row.get("description") or "",
                                         namespace=namespace))

@@ -49,6 +49,6 @@ def check_retriever(retriever: Any, top_k: Any) -> None:
 
 
 async def aretrieve(retriever: Any, query: str, top_k: int) -> list[RetrievalResult]:
-    from ..retrieval.steps import retrieve_async
+    from ..retrieval.answer import retrieve_async
 
     return await retrieve_async(retriever, query, top_k)

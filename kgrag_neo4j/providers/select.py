@@ -16,6 +16,7 @@ from ..errors import NO_CHAT_MESSAGE, ConfigurationError
 from ..protocols import ChatProvider, EmbeddingProvider, Reranker
 from .cohere import MISSING_KEY_MESSAGE, CohereEmbedder, cohere_api_key
 from .hashing import HashingEmbedder
+from .minilm import MINILM_NAME, MiniLMEmbedder
 from .sentence_transformers import SentenceTransformerEmbedder
 from .wordllama import WordLlamaEmbedder
 
@@ -46,7 +47,8 @@ def select_embedder(name: str | None = None, *, env: Mapping[str, str] = os.envi
     if choice == "wordllama":
         return WordLlamaEmbedder()
     if choice in ("minilm", "local"):
-        return SentenceTransformerEmbedder()
+        # numpy, not sentence-transformers: the same vectors without torch (providers/minilm.py)
+        return MiniLMEmbedder()
     if choice == "cohere":
         if key is None:
             raise ConfigurationError(MISSING_KEY_MESSAGE)
@@ -87,6 +89,8 @@ def embedder_for_model(model: str | None, *, env: Mapping[str, str] = os.environ
         embedder = HashingEmbedder(dimensions=dimensions)
     elif base.startswith("wordllama-"):
         embedder = WordLlamaEmbedder(base[len("wordllama-") :], dim=dimensions)
+    elif model == MINILM_NAME:
+        embedder = MiniLMEmbedder()
     elif base.startswith("sentence-transformers-"):
         embedder = SentenceTransformerEmbedder(base[len("sentence-transformers-") :], dimensions=dimensions)
     elif base.startswith("cohere-"):

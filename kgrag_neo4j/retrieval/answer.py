@@ -14,17 +14,18 @@ the model is not asked (it could only guess) and the answer says so.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import NO_CHAT_MESSAGE, ConfigurationError, InputError
 from ..protocols import ChatProvider
 from ..types import RetrievalResult
 from ..validation import check_int
 
-__all__ = ["Answer", "AnswerStream", "Citation", "DEFAULT_SYSTEM_PROMPT", "NOTHING_FOUND", "aanswer", "answer", "answer_messages"]
+__all__ = ["Answer", "AnswerStream", "Citation", "DEFAULT_SYSTEM_PROMPT", "NOTHING_FOUND", "aanswer", "answer", "answer_messages", "retrieve_async"]
 
 DEFAULT_SYSTEM_PROMPT = """\
 You answer questions from the numbered context passages below, and from nothing else.
@@ -213,8 +214,6 @@ async def aanswer(
     HTTP in the SDKs) runs in a worker thread."""
     import asyncio
 
-    from .steps import retrieve_async
-
     model = _check(query, retriever, chat, top_k)
     results = list(await retrieve_async(retriever, query, top_k))
     return await asyncio.to_thread(
@@ -228,3 +227,19 @@ def _respond_whole(
     out = _respond(query, results, chat, stream=False, system_prompt=system_prompt, max_context_chars=max_context_chars)
     assert isinstance(out, Answer)  # stream=False always answers whole
     return out
+
+
+@runtime_checkable
+class AsyncRetriever(Protocol):
+    async def aretrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]: ...
+
+
+async def retrieve_async(retriever: Any, query: str, top_k: int) -> list[RetrievalResult]:
+    """``await retriever.aretrieve(query, top_k)``; a retriever of the caller's own that
+    declares no ``aretrieve`` coroutine (``AsyncRetriever``) runs in a worker thread, so the
+    event loop is not blocked."""
+    import asyncio
+
+    if isinstance(retriever, AsyncRetriever) and inspect.iscoroutinefunction(retriever.aretrieve):
+        return await retriever.aretrieve(query, top_k)
+    return await asyncio.to_thread(retriever.retrieve, query, top_k)

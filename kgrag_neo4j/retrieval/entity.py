@@ -38,15 +38,17 @@ from typing import Any
 from ..entities.centrality import degree_centrality, pagerank_centrality
 from ..entities.gazetteer import query_name_keys
 from ..errors import ConfigurationError, InputError
-from ..graph_types.entities import CENTRALITY_KINDS, ENTITY_MAX_HOPS, EntityBoostContext, EntityCandidate
 from ..protocols import EmbeddingProvider, EntityBoostReader, EntityCentralitySource, RoundTripCounter
+from ..score_parts import raw_cosine
+from ..steps import Call, Steps, twin_methods
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
+from ..types.entities import CENTRALITY_KINDS, ENTITY_MAX_HOPS, EntityBoostContext, EntityCandidate
 from ..validation import MAX_TOP_K, check_choice, check_int, check_number
+from .declaration import declare_mode, mode_option
 from .retrievers import embed_query
-from .scoring import entity_boost, raw_cosine
-from .steps import Call, Steps, arun_steps, run_steps
+from .scoring import entity_boost
 
-__all__ = ["EntityGraphRetriever", "EntityRetrievalTrace"]
+__all__ = ["ENTITY_MODE", "EntityGraphRetriever", "EntityRetrievalTrace"]
 
 log = logging.getLogger("kgrag_neo4j.retrieval.entity")
 
@@ -164,26 +166,20 @@ class EntityGraphRetriever:
             return None
         if self._centrality_scores is None:
             if self.centrality == "degree":
-                self._centrality_scores = degree_centrality((yield Call.of(source.entity_degrees)))
+                self._centrality_scores = degree_centrality((yield from Call.of(source.entity_degrees)))
             else:
-                self._centrality_scores = pagerank_centrality((yield Call.of(source.read_entity_graph)))
+                self._centrality_scores = pagerank_centrality((yield from Call.of(source.read_entity_graph)))
         return self._centrality_scores
 
-    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
-        return run_steps(self._retrieve(query, top_k))
-
-    async def aretrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
-        """``retrieve`` for an event loop: the store's reads on its async driver."""
-        return await arun_steps(self._retrieve(query, top_k))
-
-    def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
+    def _retrieve(self, query: str, top_k: int = 5) -> Steps[list[RetrievalResult]]:
+        """The ``top_k`` best results for ``query``; ``aretrieve`` reads on the store's async driver."""
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
         check_int(top_k, "top_k", minimum=1, maximum=MAX_TOP_K, error=InputError)
         vector = yield from embed_query(self.store, self.embedder, query)
         before = _round_trips(self.store)
         centrality = yield from self._centrality()
-        ctx = yield Call.of(
+        ctx = yield from Call.of(
             self.store.entity_boost_context,
             vector,
             chunk_k=min(top_k * 2, MAX_TOP_K),
@@ -220,6 +216,8 @@ class EntityGraphRetriever:
             self.last_trace.max_boost,
         )
         return results
+
+    retrieve, aretrieve = twin_methods(_retrieve, name="retrieve")
 
     # -- pure part: the arithmetic of steps 4-6 on what the store returned ----------------------
     def rank(
@@ -300,3 +298,27 @@ class EntityGraphRetriever:
                 )
                 ranked.append(scored(cand, [note]))
         return ranked[:top_k]
+
+
+ENTITY_MODE = declare_mode(
+    "entity",
+    EntityGraphRetriever,
+    summary="entity-boosted",
+    description="passages about the entities the query names, boosted by the entity graph",
+    needs=EntityBoostReader,
+    needs_text="the entity capability (Neo4jStore)",
+    follows_entities=True,
+    options={
+        "max_hops": mode_option("hops to expand.", flag="hops"),
+        "entity_boost_direct": mode_option("boost per query entity a chunk mentions.", flag="boost-direct"),
+        "entity_boost_indirect": mode_option(
+            "boost per related entity (times 1/distance x strength).", flag="boost-indirect"
+        ),
+        "query_entities_top_k": mode_option("entities nearest the query to start from.", flag="query-entities"),
+        "score_scale": mode_option(
+            "boosts add to the raw cosine or to the normalised (1 + cos) / 2.", choices=SCORE_SCALES
+        ),
+        "query_entity_floor": "query entities less close than this (normalised cosine) boost nothing.",
+        "named_query_entities": "entities the query names join the query entities.",
+    },
+)

@@ -24,14 +24,16 @@ import dataclasses
 from collections.abc import Sequence
 
 from ..errors import ConfigurationError, InputError
-from ..graph_types.context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
 from ..protocols import EmbeddingProvider, LocalContextReader
+from ..steps import Call, Steps, twin_methods
 from ..types import ChunkFilter, ComponentScores, RetrievalResult
+from ..types.context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
 from ..validation import MAX_TOP_K, check_int, check_number
+from .declaration import declare_mode, mode_option
 from .retrievers import embed_query
-from .steps import Call, Steps, arun_steps, run_steps
 
 __all__ = [
+    "LOCAL_MODE",
     "LocalContext",
     "LocalEntity",
     "LocalReport",
@@ -80,18 +82,12 @@ class LocalSearchRetriever:
         self.filters = tuple(filters)
         self.min_similarity = float(min_similarity)
 
-    def context(self, query: str) -> LocalContext:
-        """Entities, text units, relationships and community reports for ``query``."""
-        return run_steps(self._context(query))
-
-    async def acontext(self, query: str) -> LocalContext:
-        return await arun_steps(self._context(query))
-
     def _context(self, query: str) -> Steps[LocalContext]:
+        """Entities, text units, relationships and community reports for ``query``."""
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
         vector = yield from embed_query(self.store, self.embedder, query)
-        ctx: LocalContext = yield Call.of(
+        ctx: LocalContext = yield from Call.of(
             self.store.local_context,
             vector,
             entity_k=self.top_k_entities,
@@ -105,17 +101,15 @@ class LocalSearchRetriever:
         # top_k_text_units caps the units the token budget let through
         return dataclasses.replace(ctx, text_units=ctx.text_units[: self.top_k_text_units])
 
-    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+    context, acontext = twin_methods(_context, name="context")
+
+    def _retrieve(self, query: str, top_k: int = 5) -> Steps[list[RetrievalResult]]:
         """The first ``top_k`` selected text units, most similar first; ``scores.vector`` is
         the similarity, the explanation names the entities that led to the unit."""
-        return run_steps(self._retrieve(query, top_k))
-
-    async def aretrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
-        return await arun_steps(self._retrieve(query, top_k))
-
-    def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
         check_int(top_k, "top_k", minimum=1, maximum=MAX_TOP_K, error=InputError)
         return self.retrieve_from((yield from self._context(query)), top_k)
+
+    retrieve, aretrieve = twin_methods(_retrieve, name="retrieve")
 
     @staticmethod
     def retrieve_from(ctx: LocalContext, top_k: int) -> list[RetrievalResult]:
@@ -140,3 +134,22 @@ class LocalSearchRetriever:
                 )
             )
         return out
+
+
+LOCAL_MODE = declare_mode(
+    "local",
+    LocalSearchRetriever,
+    summary="entities, relationships, community reports, text units",
+    description="entity-centred local search: entities, their passages, relationships and community reports",
+    needs=LocalContextReader,
+    needs_text="the entity capability (Neo4jStore)",
+    follows_entities=True,
+    options={
+        "min_similarity": mode_option("drop text units less close to the query than this.", flag="min-score"),
+        "top_k_entities": "entities nearest the query.",
+        "top_k_relationships": "heaviest relationships of those entities.",
+        "top_k_community_reports": mode_option("community reports.", flag="top-k-reports"),
+        "top_k_text_units": "text units at most.",
+        "max_text_unit_tokens": mode_option("token budget of the text units.", flag="max-tokens"),
+    },
+)

@@ -1,60 +1,54 @@
 """Retrieval modes by name: the retriever behind each, and the options each one honours.
 
 ``build_retriever("graph", store, embedder, max_hops=1)`` is what ``kgrag search --mode graph
---hops 1`` runs. Options are the retrievers' own keyword names; one a mode cannot honour is
-refused with a message naming the modes that take it, never silently dropped
-(:func:`check_options`). Options not given keep the retriever's defaults.
+--hops 1`` runs. A mode is declared once, next to its retriever (``GRAPH_MODE`` in
+``retrievers.py``: :mod:`.declaration`), and found in the registry (:mod:`.registry`). Options
+are the retrievers' own keyword names; one a mode cannot honour is refused with a message
+naming the modes that take it, never silently dropped (:func:`check_options`). Options not
+given keep the retriever's defaults.
 
 ``search("graph", store, embedder, "how ...?", 5, max_hops=1)`` builds that retriever and runs
-it: what ``kgrag search`` calls. In local mode the response carries the context the results
-came from (entities, relationships, community reports), which the command prints.
+it: what ``kgrag search`` calls. A retriever that reads a context first (local mode: entities,
+relationships, community reports) returns it in the response, which the command prints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import ConfigurationError, InputError
-from ..protocols import EmbeddingProvider, EntityBoostReader, LocalContextReader, Reranker, Store
+from ..protocols import EmbeddingProvider, Reranker, Store
 from ..types import ChunkFilter, RetrievalResult
 from ..validation import check_int
+from .registry import get_mode, mode_names, modes
 
 if TYPE_CHECKING:
     from .local_search import LocalContext
 
-__all__ = ["MODES", "MODE_OPTIONS", "SearchResponse", "build_retriever", "check_options", "search"]
+__all__ = ["MODES", "ContextSearcher", "SearchResponse", "build_retriever", "check_options", "search"]
 
-#: every retrieval mode, in the order ``kgrag search --help`` lists them
-MODES = ("vector", "hybrid", "graph", "ppr", "entity", "local")
+#: the names of every retrieval mode when it is read (``registry.mode_names()`` reads them anew)
+MODES: tuple[str, ...]
 
-#: the options each mode honours (besides ``filters``, which every mode honours), by the
-#: keyword names of its retriever
-MODE_OPTIONS: Mapping[str, frozenset[str]] = {
-    "vector": frozenset({"min_score"}),
-    "hybrid": frozenset({"min_score", "reranker", "keyword_weight", "overfetch"}),
-    "graph": frozenset({"reranker", "max_hops", "bidirectional", "relation_filter", "seed_top_k", "blend",
-                        "graph_weight", "vector_weight", "hop_decay", "min_traversal_score", "seed_keyword_weight",
-                        "entity_seed_weight", "entity_max_chunks", "refine_seeds", "vector_candidates"}),
-    "ppr": frozenset({"seed_top_k", "damping", "entity_share", "max_entity_chunks"}),
-    "entity": frozenset({"max_hops", "entity_boost_direct", "entity_boost_indirect", "query_entities_top_k",
-                         "score_scale", "query_entity_floor", "named_query_entities"}),
-    "local": frozenset({"min_similarity", "top_k_entities", "top_k_relationships", "top_k_community_reports",
-                        "top_k_text_units", "max_text_unit_tokens"}),
-}
+
+def __getattr__(name: str) -> Any:
+    # read on use: the registry imports the retriever modules and looks up plugins
+    if name == "MODES":
+        return mode_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_options(mode: str, given: Sequence[str]) -> None:
     """Refuse options ``mode`` cannot honour: ``ConfigurationError`` naming them and the modes
     that take each."""
-    if mode not in MODE_OPTIONS:
-        raise ConfigurationError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
-    bad = [name for name in given if name not in MODE_OPTIONS[mode]]
+    declared = get_mode(mode)
+    bad = [name for name in given if name not in declared.option_names]
     if bad:
         parts = []
         for name in bad:
-            takers = [m for m in MODES if name in MODE_OPTIONS[m]]
+            takers = [m.name for m in modes() if name in m.option_names]
             parts.append(f"{name} (taken by: {', '.join(takers) or 'no mode'})")
         raise ConfigurationError(f"mode {mode!r} cannot honour " + "; ".join(parts))
 
@@ -74,36 +68,19 @@ def build_retriever(
     ``providers.select.embedder_for_namespace(None, store.embedding_model())``."""
     given = sorted(options) + (["reranker"] if reranker is not None else [])
     check_options(mode, given)
-    filters = tuple(filters)
     if reranker is not None:
         options["reranker"] = reranker
-    if mode == "vector":
-        from .retrievers import VectorRetriever
+    return get_mode(mode).build(store, embedder, filters=tuple(filters), **options)
 
-        return VectorRetriever(store, embedder, filters=filters, **options)
-    if mode == "hybrid":
-        from .retrievers import HybridRetriever
 
-        return HybridRetriever(store, embedder, filters=filters, **options)
-    if mode == "graph":
-        from .retrievers import GraphRetriever
+@runtime_checkable
+class ContextSearcher(Protocol):
+    """A retriever whose results are drawn from a context it reads first (local search): one
+    read gives both, and :func:`search` returns the context with them."""
 
-        return GraphRetriever(store, embedder, filters=filters, **options)
-    if mode == "ppr":
-        from .ppr import PPRRetriever
+    def context(self, query: str) -> Any: ...
 
-        return PPRRetriever(store, embedder, filters=filters, **options)
-    if mode == "entity":
-        from .entity import EntityGraphRetriever
-
-        if not isinstance(store, EntityBoostReader):
-            raise ConfigurationError("entity mode needs a store with the entity capability (Neo4jStore)")
-        return EntityGraphRetriever(store, embedder, filters=filters, **options)
-    from .local_search import LocalSearchRetriever
-
-    if not isinstance(store, LocalContextReader):
-        raise ConfigurationError("local mode needs a store with the entity capability (Neo4jStore)")
-    return LocalSearchRetriever(store, embedder, filters=filters, **options)
+    def retrieve_from(self, context: Any, top_k: int) -> list[RetrievalResult]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +121,7 @@ def search(
     """The ``top_k`` results of ``query`` by the retriever of ``mode`` built with ``options``
     (:func:`build_retriever`: an option the mode cannot honour is refused)."""
     retriever = build_retriever(mode, store, embedder, filters=filters, reranker=reranker, **options)
-    if mode == "local":
+    if isinstance(retriever, ContextSearcher):
         # one read gives both the context and the results drawn from it
         check_int(top_k, "top_k", minimum=1, error=InputError)
         context = retriever.context(query)

@@ -35,13 +35,14 @@ from ..entities.gazetteer import query_name_keys
 from ..errors import ConfigurationError
 from ..options import PPROptions
 from ..protocols import EmbeddingProvider, PPRNeighbourhoodReader, Store
+from ..score_parts import raw_cosine
+from ..steps import Call, Steps
 from ..tracing import TracerOption, check_tracer
 from ..types import ChunkFilter, ComponentScores, EdgeContext, Neighbourhood, RetrievalResult
+from .declaration import declare_mode, mode_option
 from .retrievers import _Traced, embed_query
-from .scoring import raw_cosine
-from .steps import Call, Steps
 
-__all__ = ["PPROptions", "PPRRetriever", "PageRankResult", "personalized_pagerank", "ppr_rank", "without_vanished"]
+__all__ = ["PPR_MODE", "PPRRetriever", "PageRankResult", "personalized_pagerank", "ppr_rank", "without_vanished"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +225,7 @@ class PPRRetriever(_Traced):
     def _retrieve(self, query: str, top_k: int) -> Steps[tuple[list[RetrievalResult], PageRankResult, Neighbourhood]]:
         o = self.options
         embedding = yield from embed_query(self.store, self.embedder, query)
-        read: Neighbourhood = yield Call.of(
+        read: Neighbourhood = yield from Call.of(
             self._neighbourhood.ppr_neighbourhood,
             embedding,
             seed_top_k=o.seed_top_k,
@@ -241,7 +242,7 @@ class PPRRetriever(_Traced):
             ((c, ranked.mass.get(c, 0.0)) for c in hood.chunk_degrees), key=lambda x: (-x[1], x[0])
         )
         top = [(c, m) for c, m in chunk_mass if m > 0][:top_k]
-        chunks = {c.id: c for c in (yield Call.of(self.store.get_chunks_by_ids, [c for c, _ in top]))} if top else {}
+        chunks = {c.id: c for c in (yield from Call.of(self.store.get_chunks_by_ids, [c for c, _ in top]))} if top else {}
         seeds = dict(hood.seeds)
         seed_of_entity: dict[str, str] = {}
         for chunk, entity in hood.mentions:  # the best seed mentioning each entity
@@ -282,3 +283,19 @@ class PPRRetriever(_Traced):
                 )
             )
         return out, ranked, hood
+
+
+PPR_MODE = declare_mode(
+    "ppr",
+    PPRRetriever,
+    options_from=PPROptions,
+    summary="PageRank over chunks and entities",
+    description="personalised PageRank over the entity graph from the query's entities (multi-hop questions)",
+    follows_entities=True,
+    options={
+        "seed_top_k": "seed chunks from the vector search.",
+        "damping": "chance of following an edge at each step of the walk.",
+        "entity_share": "share of the walk's restart mass on the entities the query names.",
+        "max_entity_chunks": mode_option("an entity mentioned by more chunks than this is not expanded.", flag=None),
+    },
+)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..entities.gazetteer import query_name_keys
 from ..errors import ConfigurationError, ConnectionFailed, InputError
+from ..options import GraphOptions
 from ..protocols import (
     ChunkScorer,
     EmbedderRegistry,
@@ -27,21 +28,24 @@ from ..protocols import (
     Reranker,
     Store,
 )
+from ..score_parts import explain_graph_score
+from ..steps import Call, Gather, Steps, run_steps, twin_methods
 from ..tracing import Tracer, TracerOption, check_tracer, span
-from ..types import NATIVE_MAX_HOPS, ChunkFilter, RetrievalResult
+from ..types import GRAPH_BLENDS, NATIVE_MAX_HOPS, ChunkFilter, RetrievalResult
 from ..validation import MAX_TOP_K, check_int, check_number
+from .declaration import declare_mode, mode_option
 from .scoring import (
-    GraphOptions,
     blend_and_rank,
     expand_per_hop,
-    explain_graph_score,
     propagate_seed_score,
     reciprocal_rank_fusion,
     resolve_parents,
 )
-from .steps import Call, Gather, Steps, arun_steps, run_steps
 
-__all__ = ["GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer", "embed_query"]
+__all__ = [
+    "GRAPH_MODE", "HYBRID_MODE", "VECTOR_MODE", "GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer",
+    "embed_query",
+]
 
 log = logging.getLogger("kgrag_neo4j.retrieval")
 
@@ -64,8 +68,8 @@ def embed_query(store: object, embedder: EmbeddingProvider, query: str) -> Steps
     except UnicodeEncodeError as exc:
         raise InputError(f"the query is not valid Unicode text (at character {exc.start + 1})") from None
     if isinstance(store, EmbedderRegistry):
-        yield Call.of(store.check_embedder, embedder.name, embedder.dimensions)
-    vectors = yield Call.of(embedder.embed, [query], input_type="query")
+        yield from Call.of(store.check_embedder, embedder.name, embedder.dimensions)
+    vectors = yield from Call.of(embedder.embed, [query], input_type="query")
     if not vectors:
         raise InputError("the embedder returned no vector for the query")
     return vectors[0]
@@ -78,7 +82,7 @@ def _resolve_parent_results(store: Store, results: list[RetrievalResult]) -> Ste
     if not parent_ids:
         return results
     try:
-        parents = {c.id: c for c in (yield Call.of(store.get_chunks_by_ids, parent_ids))}
+        parents = {c.id: c for c in (yield from Call.of(store.get_chunks_by_ids, parent_ids))}
     except Exception as exc:  # degrade: children are still useful answers
         log.warning("parent lookup failed, returning children: %s", exc)
         return results
@@ -108,16 +112,13 @@ class _Traced:
         sp.set("result_count", len(found))
         return found
 
-    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+    def _traced(self, query: str, top_k: int = 5) -> Steps[list[RetrievalResult]]:
+        """The ``top_k`` best results for ``query``; ``aretrieve`` reads on the store's async driver."""
         _check_query(query, top_k)
         with self._span(**self._span_attributes(top_k)) as sp:
-            return self._span_results(sp, run_steps(self._retrieve(query, top_k)))
+            return self._span_results(sp, (yield from self._retrieve(query, top_k)))
 
-    async def aretrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
-        """``retrieve`` for an event loop: the store's reads on its async driver."""
-        _check_query(query, top_k)
-        with self._span(**self._span_attributes(top_k)) as sp:
-            return self._span_results(sp, await arun_steps(self._retrieve(query, top_k)))
+    retrieve, aretrieve = twin_methods(_traced, name="retrieve")
 
 
 class VectorRetriever(_Traced):
@@ -141,11 +142,19 @@ class VectorRetriever(_Traced):
 
     def _retrieve(self, query: str, top_k: int) -> Steps[list[RetrievalResult]]:
         embedding = yield from embed_query(self.store, self.embedder, query)
-        results = yield Call.of(self.store.search_chunks, embedding, top_k, self.filters)
+        results = yield from Call.of(self.store.search_chunks, embedding, top_k, self.filters)
         if self.resolve_parents:
             results = yield from _resolve_parent_results(self.store, results)
         results = [r for r in results if r.score >= self.min_score][:top_k]
         return results
+
+
+VECTOR_MODE = declare_mode(
+    "vector",
+    VectorRetriever,
+    description="semantic (embedding) search over the passages",
+    options={"min_score": "drop results scoring below this."},
+)
 
 
 class HybridRetriever(_Traced):
@@ -184,11 +193,9 @@ class HybridRetriever(_Traced):
         keyword: list[RetrievalResult] = []
         if isinstance(self.store, KeywordSearcher) and self.keyword_weight > 0:
             # the two searches at once: two round trips, latency of the slower
-            vector, found = yield Gather(
-                (
-                    Call.of(self.store.search_chunks, embedding, fetch_k, self.filters),
-                    Call.of(self.store.search_chunks_keyword, query, fetch_k, self.filters),
-                )
+            vector, found = yield from Gather.of(
+                Call.of(self.store.search_chunks, embedding, fetch_k, self.filters),
+                Call.of(self.store.search_chunks_keyword, query, fetch_k, self.filters),
             )
             if isinstance(vector, BaseException):
                 raise vector
@@ -197,14 +204,28 @@ class HybridRetriever(_Traced):
             else:
                 keyword = found
         else:
-            vector = yield Call.of(self.store.search_chunks, embedding, fetch_k, self.filters)
+            vector = yield from Call.of(self.store.search_chunks, embedding, fetch_k, self.filters)
         results = fuse_results(vector, keyword, keyword_weight=self.keyword_weight if keyword else 0.0)
         results = yield from _resolve_parent_results(self.store, results)
         if self.reranker is not None:
-            results = yield Call.of(self.reranker.rerank, query, results, top_k)
+            results = yield from Call.of(self.reranker.rerank, query, results, top_k)
         if self.min_score > 0:
             results = [r for r in results if r.score >= self.min_score]
         return results[:top_k]
+
+
+HYBRID_MODE = declare_mode(
+    "hybrid",
+    HybridRetriever,
+    summary="vector + full text",
+    description="semantic and keyword search fused (a good default)",
+    options={
+        "min_score": "drop results scoring below this.",
+        "reranker": "reorders the fused results before the minimum score applies.",
+        "keyword_weight": "keyword share of the rank fusion.",
+        "overfetch": "candidates fetched per result before fusion.",
+    },
+)
 
 
 def fuse_results(
@@ -302,7 +323,7 @@ class GraphRetriever(_Traced):
         else:
             results = yield from self._per_hop(query, embedding, top_k, traverse=isinstance(self.store, GraphStore))
         if self.reranker is not None:
-            results = yield Call.of(self.reranker.rerank, query, results, top_k)
+            results = yield from Call.of(self.reranker.rerank, query, results, top_k)
         results = results[:top_k]
         return results
 
@@ -330,15 +351,15 @@ class GraphRetriever(_Traced):
         if o.seed_keyword_weight > 0 and not isinstance(store, KeywordSearcher):
             o = dataclasses.replace(o, seed_keyword_weight=0.0)  # no keyword index: vector seeds
         keys = query_name_keys(query) if o.entity_weight > 0 else []
-        return (yield Call.of(store.graph_retrieve, embedding, query, top_k, o, self.filters, entity_keys=keys))
+        return (yield from Call.of(store.graph_retrieve, embedding, query, top_k, o, self.filters, entity_keys=keys))
 
     def _seeds(self, query: str, embedding: list[float]) -> Steps[list[RetrievalResult]]:
         o = self.options
-        vector = yield Call.of(self.store.search_chunks, embedding, o.seed_top_k, self.filters)
+        vector = yield from Call.of(self.store.search_chunks, embedding, o.seed_top_k, self.filters)
         if o.seed_keyword_weight <= 0 or not isinstance(self.store, KeywordSearcher):
             return vector
         try:
-            keyword = yield Call.of(self.store.search_chunks_keyword, query, o.seed_top_k, self.filters)
+            keyword = yield from Call.of(self.store.search_chunks_keyword, query, o.seed_top_k, self.filters)
         except Exception as exc:
             self.log.warning("seed keyword search failed, using vector-only seeds: %s", exc)
             return vector
@@ -351,7 +372,7 @@ class GraphRetriever(_Traced):
         if o.entity_weight <= 0 or not isinstance(self.store, QueryEntitySeeder):
             return {}
         try:
-            return (yield Call.of(
+            return (yield from Call.of(
                 self.store.query_entity_chunks, query_name_keys(query), max_chunks=o.entity_max_chunks, filters=self.filters
             ))
         except Exception as exc:  # entity seeds add recall; without them the vector seeds still work
@@ -377,7 +398,7 @@ class GraphRetriever(_Traced):
             scorer = self.store
             if need and isinstance(scorer, ChunkScorer):
                 try:
-                    sims = dict((yield Call.of(scorer.score_chunks, embedding, need)))
+                    sims = dict((yield from Call.of(scorer.score_chunks, embedding, need)))
                 except Exception as exc:
                     self.log.warning("similarity of seeds failed, scoring them as unrelated: %s", exc)
             start: dict[str, float] = {}
@@ -393,7 +414,7 @@ class GraphRetriever(_Traced):
         store = self.store
         if traverse and start and isinstance(store, GraphStore):
             # the original per-hop loop for any GraphStore (in an event loop: in a worker thread)
-            hits = yield Call.of(
+            hits = yield from Call.of(
                 expand_per_hop,
                 start,
                 store.get_edges,
@@ -408,7 +429,7 @@ class GraphRetriever(_Traced):
         fetched = {}
         if need:
             try:
-                fetched = {c.id: c for c in (yield Call.of(self.store.get_chunks_by_ids, need))}
+                fetched = {c.id: c for c in (yield from Call.of(self.store.get_chunks_by_ids, need))}
             except Exception as exc:  # seed: fetch error -> only seed chunks appear
                 self.log.warning("fetching graph-found chunks failed, returning seeds only: %s", exc)
         out: list[RetrievalResult] = []
@@ -459,3 +480,35 @@ class GraphRetriever(_Traced):
                 )
             )
         return out
+
+
+GRAPH_MODE = declare_mode(
+    "graph",
+    GraphRetriever,
+    options_from=GraphOptions,
+    summary="chunk edges, entities named in the query",
+    description="seeds from semantic search, expanded along the links between passages (multi-hop questions)",
+    follows_entities=True,
+    options={
+        "reranker": "reorders the results.",
+        "max_hops": mode_option("hops to expand.", flag="hops"),
+        "bidirectional": "follow incoming edges too.",
+        "relation_filter": mode_option("relation kinds to follow, comma-separated.", flag="relations"),
+        "seed_top_k": "seed chunks from the vector search.",
+        "blend": mode_option(
+            "'propagate' (relevance flows along edges; chunks mentioning an entity the query names seed too) or "
+            "'seed' (the original formula: seeds always first).",
+            choices=GRAPH_BLENDS,
+        ),
+        "graph_weight": "weight of graph scores in the blend.",
+        "vector_weight": "weight of vector scores in the blend.",
+        "hop_decay": "score factor per hop (index 0 = seed chunks).",
+        "min_traversal_score": "edges lighter than this are not followed.",
+        "seed_keyword_weight": "keyword share of the seed search (RRF); 0 = vector only.",
+        "entity_seed_weight": "weight of the entities the query names (default 0.35 with --blend propagate, 0 with seed).",
+        "entity_max_chunks": mode_option("an entity mentioned by more chunks than this seeds nothing.", flag=None),
+        "refine_seeds": "also score the chunks one edge from the vector seeds by their cosine and keep the best, finding "
+        "near copies the approximate index missed (default: on where one statement runs the retrieval).",
+        "vector_candidates": "candidates asked of the vector index for the seeds (default: 4 per seed, at least 200).",
+    },
+)

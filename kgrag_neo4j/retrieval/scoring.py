@@ -21,27 +21,21 @@ from typing import Any
 
 from ..errors import ConfigurationError, InputError
 from ..options import DEFAULT_ENTITY_SEED_WEIGHT, DEFAULT_HOP_DECAY, RRF_K, GraphOptions, decay_tuple
-from ..score_parts import explain_graph_score, raw_cosine
+from ..score_parts import raw_cosine
 from ..types import GRAPH_BLENDS, Chunk, ChunkEdge, EdgeContext, RetrievalResult
 from ..validation import check_choice, check_int, check_number
 
 __all__ = [
-    "DEFAULT_HOP_DECAY",
-    "DEFAULT_ENTITY_SEED_WEIGHT",
     "EdgeFetcher",
     "GraphHit",
-    "GraphOptions",
-    "RRF_K",
     "RankedChunk",
     "SimilarityFetcher",
     "blend_and_rank",
     "entity_boost",
     "expand_per_hop",
-    "explain_graph_score",
     "hop_score",
     "propagate_hop_score",
     "propagate_seed_score",
-    "raw_cosine",
     "reciprocal_rank_fusion",
     "resolve_parents",
     "seed_score",

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigurationError, InputError
-from ..graph_types.triples import EXPANSION_PREDICATES, ExpandedNode
 from ..protocols import EmbeddingProvider, Store, TripleExpander
+from ..steps import Call, Steps, twin_methods
 from ..types import ChunkFilter, RetrievalResult
+from ..types.triples import EXPANSION_PREDICATES, ExpandedNode
 from ..validation import check_int
 from .retrievers import embed_query
-from .steps import Call, Steps, arun_steps, run_steps
 
 __all__ = ["GraphRAGResult", "TripleGraphRetriever", "format_context"]
 
@@ -123,22 +123,18 @@ class TripleGraphRetriever:
         self.filters = tuple(filters)
         self.collection = collection
 
-    def search(self, query: str, *, top_k: int | None = None) -> GraphRAGResult:
+    def _search(self, query: str, *, top_k: int | None = None) -> Steps[GraphRAGResult]:
         """Both phases: phase-1 results and the nodes expansion found from them."""
-        return run_steps(self._search(query, top_k))
-
-    async def asearch(self, query: str, *, top_k: int | None = None) -> GraphRAGResult:
-        return await arun_steps(self._search(query, top_k))
-
-    def _search(self, query: str, top_k: int | None) -> Steps[GraphRAGResult]:
         k = self.top_k if top_k is None else top_k
         if not isinstance(query, str) or not query.strip():
             raise InputError("query must be non-empty text")
         check_int(k, "top_k", minimum=1, error=InputError)
         vector = yield from embed_query(self.store, self.embedder, query)
-        semantic = list((yield Call.of(self.store.search_chunks, vector, k, self.filters)))
+        semantic = list((yield from Call.of(self.store.search_chunks, vector, k, self.filters)))
         expanded = yield from self._expand(semantic)
         return GraphRAGResult(semantic=semantic, expanded=expanded)
+
+    search, asearch = twin_methods(_search, name="search")
 
     def _expand(self, semantic: list[RetrievalResult]) -> Steps[list[ExpandedNode]]:
         if not isinstance(self.store, TripleExpander) or not semantic or self.max_expansion_results == 0:
@@ -146,7 +142,7 @@ class TripleGraphRetriever:
         expand = self.store.expand_triples
         try:
             return list(
-                (yield Call.of(
+                (yield from Call.of(
                     expand,
                     [],
                     self.predicates,
@@ -161,12 +157,11 @@ class TripleGraphRetriever:
             log.warning("graph expansion failed, returning vector results only: %s", exc)
             return []
 
-    def retrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
+    def _retrieve(self, query: str, top_k: int = 5) -> Steps[list[RetrievalResult]]:
         """Phase-1 results only (the ``Retriever`` protocol); ``search`` has both phases."""
-        return self.search(query, top_k=top_k).semantic
+        return (yield from self._search(query, top_k=top_k)).semantic
 
-    async def aretrieve(self, query: str, top_k: int = 5) -> list[RetrievalResult]:
-        return (await self.asearch(query, top_k=top_k)).semantic
+    retrieve, aretrieve = twin_methods(_retrieve, name="retrieve")
 
     def context(self, query: str, *, top_k: int | None = None) -> str:
         """The formatted context block for ``query`` (``format_context`` of ``search``)."""

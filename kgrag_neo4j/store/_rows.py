@@ -12,16 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from ..errors import InputError
-from ..graph_types.communities import StoredCommunity
-from ..graph_types.context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
-from ..graph_types.entities import (
-    Entity,
-    EntityBoostContext,
-    EntityCandidate,
-    QueryEntity,
-    RelatedEntity,
-)
 from ..ids import edge_id
+from ..steps import Steps
 from ..types import (
     PENDING_HASH_SUFFIX,
     Chunk,
@@ -33,8 +25,11 @@ from ..types import (
     RetrievalResult,
 )
 from ..types import load_metadata as _load_metadata
-from ..validation import MAX_TOP_K, check_int  # MAX_TOP_K re-exported: it was defined here
-from .runner import CypherRunner, Plan, Read
+from ..types.communities import StoredCommunity
+from ..types.context import LocalContext, LocalEntity, LocalRelationship, LocalReport, LocalTextUnit
+from ..types.entities import Entity, EntityBoostContext, EntityCandidate, QueryEntity, RelatedEntity
+from ..validation import MAX_TOP_K, check_int
+from .aio import Read, Readers
 
 #: edge rows per UNWIND statement of graph/store_edges and graph/delete_edges
 EDGE_ROWS = 1000
@@ -76,21 +71,16 @@ def is_torn(row: Mapping[str, Any]) -> bool:
     return title_then is not None and title_then != row.get("title")
 
 
-def consistent(name: str, *, listed: str | None = None, **params: Any) -> Plan[list[dict[str, Any]]]:
-    """The rows of a retrieval statement, without torn rows (a read ``Plan``). ``listed``: the
+def consistent(store: Readers, name: str, *, listed: str | None = None, **params: Any) -> Steps[list[dict[str, Any]]]:
+    """The rows of a retrieval statement, without torn rows (a read body). ``listed``: the
     statement returns its rows as a list in this column of one record."""
     for _ in range(TORN_READ_RETRIES + 1):
-        rows = yield Read(name, params)
+        rows = yield from Read(store, name, params)
         if listed is not None:
             rows = rows[0][listed] if rows else []
         if not any(is_torn(r) for r in rows):
             return rows
     return [r for r in rows if not is_torn(r)]
-
-
-def read_consistent(runner: CypherRunner, name: str, **params: Any) -> list[dict[str, Any]]:
-    """``runner.read`` of a retrieval statement, without torn rows."""
-    return runner.run(consistent(name, **params))
 
 
 def chunk_from_row(row: Mapping[str, Any], *, embedding: Sequence[float] | None = None) -> Chunk:

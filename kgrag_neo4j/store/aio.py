@@ -1,8 +1,9 @@
 """The async twin of the read runner: registry read statements on the driver's ``AsyncDriver``.
 
 Only reads are async (what an async web app does per request); writes stay on the sync
-runner. The same ``Plan``s the sync runner drives run here, so every store read method has one
-body for both (``Neo4jStore.search_chunks`` / ``asearch_chunks``). Errors map exactly as in
+runner. A store read is one body of steps (``kgrag_neo4j.steps``) whose ``Read`` steps run on
+the sync runner or on this one, so every store read method has one body for both
+(``Neo4jStore.search_chunks`` / ``asearch_chunks``, made by ``twin_methods``). Errors map exactly as in
 the sync runner, and a read that loses a race with a concurrent delete is retried the same way.
 
 An ``AsyncDriver`` belongs to the event loop it is used in: ``AsyncDrivers`` opens one per loop
@@ -14,28 +15,23 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import neo4j
 from neo4j import AsyncGraphDatabase
-from neo4j import exceptions as neo4j_exc
 
 from ..errors import ConfigurationError
 from ..settings import Neo4jSettings
+from ..steps import Await, Step, arun_steps
 from .runner import (
-    ConcurrentDelete,
     CypherRunner,
-    Plan,
-    RaceRetry,
     Rows,
-    T,
     connect_driver,
-    log_safe,
-    map_neo4j_errors,
-    worth_a_managed_retry,
 )
 
-__all__ = ["AsyncCypherRunner", "AsyncDrivers", "connect_async_driver"]
+__all__ = ["AsyncCypherRunner", "AsyncDrivers", "Read", "Readers", "connect_async_driver"]
 
 
 def connect_async_driver(settings: Neo4jSettings, **options: Any) -> neo4j.AsyncDriver:
@@ -54,48 +50,29 @@ class AsyncCypherRunner:
         self.round_trips = 0
 
     async def read(self, name: str, /, **params: Any) -> Rows:
-        q = self.sync.read_query(name, params)
-        sent = log_safe(params)
+        """``CypherRunner.read`` on the async driver: the same body (``read_steps``), with
+        async attempts."""
         started = time.perf_counter()
-
-        async def rows_of(result: neo4j.AsyncResult) -> Rows:
-            return [dict(zip(r.keys(), r.values())) async for r in result]
-
-        retry = RaceRetry()
-        managed = False
-        with map_neo4j_errors(self.sync.where):
-            while True:
-                try:
-                    # as the sync runner: one round trip in auto-commit, the driver's managed,
-                    # retried read after a connection or transient error
-                    if managed:
-                        rows: Rows = await self.driver.execute_query(
-                            q.text, sent, routing_=neo4j.RoutingControl.READ, database_=self.sync.database,
-                            bookmark_manager_=None, result_transformer_=rows_of,
-                        )
-                    else:
-                        async with self.driver.session(database=self.sync.database,
-                                                       default_access_mode=neo4j.READ_ACCESS) as session:
-                            rows = await rows_of(await session.run(q.text, sent))
-                    break
-                except (neo4j_exc.Neo4jError, neo4j_exc.DriverError, ConcurrentDelete) as exc:
-                    if not managed and worth_a_managed_retry(exc):
-                        managed = True
-                        continue
-                    await asyncio.sleep(retry.pause(exc))
+        rows = await arun_steps(
+            self.sync.read_steps(name, params, lambda text, sent, managed: Await.of(self._attempt, text, sent, managed))
+        )
         self.round_trips += 1
         if self.sync.tracer is not None:
             self.sync.tracer(name, params, time.perf_counter() - started)
         return rows
 
-    async def run(self, plan: Plan[T]) -> T:
-        """Drive a read ``Plan`` (see ``store.runner.run_plan``) with async reads."""
-        try:
-            request = next(plan)
-            while True:
-                request = plan.send(await self.read(request.name, **request.params))
-        except StopIteration as stop:
-            return stop.value
+    async def _attempt(self, text: str, sent: dict[str, Any], managed: bool) -> Rows:
+        async def rows_of(result: neo4j.AsyncResult) -> Rows:
+            return [dict(zip(r.keys(), r.values())) async for r in result]
+
+        if managed:
+            rows: Rows = await self.driver.execute_query(
+                text, sent, routing_=neo4j.RoutingControl.READ, database_=self.sync.database,
+                bookmark_manager_=None, result_transformer_=rows_of,
+            )
+            return rows
+        async with self.driver.session(database=self.sync.database, default_access_mode=neo4j.READ_ACCESS) as session:
+            return await rows_of(await session.run(text, sent))
 
 
 class AsyncDrivers:
@@ -135,9 +112,6 @@ class AsyncDrivers:
         await closer.__anext__()
         return runner
 
-    async def run(self, plan: Plan[T]) -> T:
-        return await (await self.runner()).run(plan)
-
     @property
     def round_trips(self) -> int:
         return sum(runner.round_trips for runner, _ in list(self._by_loop.values()))
@@ -163,3 +137,27 @@ async def _close_at_shutdown(driver: neo4j.AsyncDriver) -> Any:
         yield
     finally:
         await driver.close()
+
+
+class Readers(Protocol):
+    """What a store read body reads with: the store's sync runner and its async drivers."""
+
+    runner: CypherRunner
+    aio: AsyncDrivers
+
+
+@dataclass(frozen=True)
+class Read(Step[Rows]):
+    """One registry read statement of a store body (``rows = yield from Read(self, name,
+    params)``): on the store's sync runner with plain calls, on the event loop's async runner
+    in one."""
+
+    store: Readers
+    name: str
+    params: Mapping[str, Any]
+
+    def run(self) -> Rows:
+        return self.store.runner.read(self.name, **self.params)
+
+    async def arun(self) -> Rows:
+        return await (await self.store.aio.runner()).read(self.name, **self.params)

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import InputError, NotFoundError
-from ..graph_types.communities import Community, CommunityReport, CommunitySnapshot, StoredCommunity
-from ..graph_types.entities import Entity, EntityRelation
+from ..types.communities import Community, CommunityReport, CommunitySnapshot, StoredCommunity
+from ..types.entities import Entity, EntityRelation
 from ..validation import check_int
 from ._rows import _check_top_k, check_ids, community_from_row, unit_weight
 from .runner import CypherRunner, Rows, TxRunner

@@ -1,4 +1,5 @@
-"""Documents and chunks capability of Neo4jStore: the ``Store`` protocol plus keyword search.
+"""Documents capability of Neo4jStore: the document writes, deletes and reads of the ``Store``
+protocol (its chunk reads and searches are ``chunks.py``'s).
 
 ``store_document`` is one write transaction: check the stored content hash, upsert the
 document and drop its stale chunks, upsert the chunks (in statements of ``CHUNK_ROWS`` rows).
@@ -7,7 +8,6 @@ A reader therefore sees either the old version or the new one, never both or nei
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,28 +26,20 @@ from ..ids import document_id as source_document_id
 from ..types import (
     Chunk,
     ChunkEdge,
-    ChunkFilter,
-    ComponentScores,
     Document,
-    RetrievalResult,
-    filters_to_param,
     meta_pairs,
 )
 from ._rows import (
     EDGE_ROWS,
-    _check_top_k,
     check_limit,
-    chunk_from_row,
-    consistent,
     document_from_row,
     edge_rows,
     is_torn,
     metadata_text,
-    result_from_row,
     same_content,
 )
 from .aio import AsyncDrivers
-from .runner import CypherRunner, Plan, Read, TxRunner, check_vanished, is_constraint_violation
+from .runner import CypherRunner, TxRunner, check_vanished, is_constraint_violation
 
 if TYPE_CHECKING:
     from .schema import VectorSlot
@@ -58,9 +50,7 @@ __all__ = [
     "LARGE_DOCUMENT_BYTES",
     "LARGE_DOCUMENT_CHUNKS",
     "TRANSACTION_CHUNKS",
-    "escape_lucene_query",
     "is_torn",
-    "keyword_lucene_query",
 ]
 
 #: chunk rows per UNWIND statement: large enough to amortise the round trip, small enough to
@@ -81,57 +71,10 @@ STAGE_ROWS = 1_000
 #: document ids per read of documents/document_states
 STATE_IDS = 2_000
 
-_TERM = re.compile(r"\w+", re.UNICODE)
-#: distinct terms of a keyword query sent to Lucene (its clause limit is 1024)
-MAX_QUERY_TERMS = 256
-MAX_QUERY_CHARS = 900
-
-
-def escape_lucene_query(text: str) -> str:
-    """Reduce user text to plain terms joined by spaces (OR semantics).
-
-    Only word characters survive, so Lucene syntax (``AND``, ``*``, ``field:``, quotes,
-    brackets, ``~``) can neither break the query nor widen it; the operators ``AND``/``OR``/
-    ``NOT`` are lower-cased so Lucene reads them as ordinary words. Repeated terms are kept
-    once and at most ``MAX_QUERY_TERMS`` (``MAX_QUERY_CHARS``) are sent: Lucene refuses a query
-    of more than 1024 clauses (``TooManyClauses``), which a long pasted text would trigger.
-    """
-    kept: list[str] = []
-    size = 0
-    for term in dict.fromkeys(t.lower() for t in _TERM.findall(text or "")):
-        if not any(ch.isalnum() for ch in term):
-            continue  # "___" or a lone combining mark: the analyser makes no token of it
-        # the analyser may split a term further (CJK: one token per character), so the
-        # characters are bounded too
-        if len(kept) == MAX_QUERY_TERMS or size + len(term) > MAX_QUERY_CHARS:
-            break
-        kept.append(term)
-        size += len(term) + 1
-    return " ".join(kept)
-
-
 def chunk_caption(document: Document, chunk: Chunk, *, parent: bool = False) -> str:
     """``title #index`` (``(parent)`` for a parent chunk): what Browser shows on the node."""
     label = document.title or document.source or document.id
     return f"{label} #{int(chunk.chunk_index)}" + (" (parent)" if parent else "")
-
-
-def keyword_lucene_query(escaped: str, namespace: str | None) -> str:
-    """The Lucene query of a keyword search over ``chunk_content`` from escaped terms.
-
-    The terms search the ``content`` field only. With ``namespace`` (an index that holds the
-    chunk's namespace, see ``schema/fulltext_indexes``) the namespace is a required phrase of
-    boost 0: the index answers with this namespace's chunks only, so other tenants can neither
-    crowd its hits nor make the exact fallback read theirs, and the scores stay the BM25 of the
-    content. The namespace test in Cypher still decides what is returned: the phrase may match
-    a longer namespace that contains it, and one with no word characters matches everything."""
-    if not escaped:
-        return ""
-    terms = f"content:({escaped})"
-    if namespace is None:
-        return terms
-    phrase = namespace.replace("\\", "\\\\").replace('"', '\\"')
-    return f'+namespace:"{phrase}"^0 +{terms}'
 
 
 class _ChunkIdTaken(Exception):
@@ -188,12 +131,6 @@ def _transactions(pending: Sequence[_Pending]) -> list[list[_Pending]]:
     return groups
 
 
-#: the fewest candidates a vector search asks of the index: below about 100 the HNSW search
-#: misses exact nearest neighbours on real text (docs/benchmarks.md, "Vector seeds on real
-#: text"; bench/seed_recall.py)
-MIN_VECTOR_CANDIDATES = 200
-
-
 class DocumentsMixin:
     runner: CypherRunner
     namespace: str
@@ -202,31 +139,12 @@ class DocumentsMixin:
 
     if TYPE_CHECKING:  # defined by SchemaMixin
         def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
-        def _check_embedding(self, embedding: Any, what: str) -> Plan[list[float]]: ...
-        def _chunk_text_is_namespaced(self) -> Plan[bool]: ...
-        def _query_vector(self, embedding: Any, what: str = ...) -> Plan[tuple[list[float], dict[str, str]]]: ...
         def vector_slot(self) -> VectorSlot: ...
         def unlink_documents(self, tx: TxRunner, document_ids: Sequence[str], *, stale_only: bool,
                              limit: int | None = None) -> int: ...
 
-    def keyword_query(self, text: str) -> str:
-        """The Lucene query a keyword search of ``text`` sends ('' when no term is left)."""
-        return self.runner.run(self._keyword_query(text))
-
-    def _keyword_query(self, text: str) -> Plan[str]:
-        namespaced = yield from self._chunk_text_is_namespaced()
-        return keyword_lucene_query(escape_lucene_query(text), self.namespace if namespaced else None)
-
     #: ``store_document`` takes ``edges=`` and writes them in the document's transaction
     atomic_document_edges = True
-
-    def vector_fetch_k(self, top_k: int) -> int:
-        """Candidates asked of the approximate vector index for ``top_k`` hits: the index
-        finds more of the exact nearest neighbours when asked for more (HNSW explores wider),
-        so ``top_k * vector_overfetch``, and never fewer than ``MIN_VECTOR_CANDIDATES``
-        (docs/retrieval.md, "The vector stage", has the measured recall against an exact
-        search)."""
-        return max(top_k * self.vector_overfetch, MIN_VECTOR_CANDIDATES)
 
     # -- write ----------------------------------------------------------------------------
     def store_document(self, document: Document, chunks: Sequence[Chunk], *, edges: Sequence[ChunkEdge] = ()) -> str:
@@ -646,29 +564,6 @@ class DocumentsMixin:
         """Whether the namespace holds any document (one cheap read)."""
         return bool(self.runner.read("documents/has_documents", namespace=self.namespace)[0]["found"])
 
-    def has_embedded_chunks(self) -> bool:
-        """Whether the namespace holds any chunk with an embedding."""
-        return bool(self.runner.read("chunks/has_embedded_chunks", namespace=self.namespace,
-                                         vector_property=self.vector_slot().vector_property)[0]["found"])
-
-    def list_chunks_of_documents(self, document_ids: Sequence[str], *, with_embedding: bool = False) -> dict[str, list[Chunk]]:
-        """``list_document_chunks`` of several documents in one read: ``{document id: chunks}``
-        (documents without chunks, or not of this namespace, are left out)."""
-        rows = self.runner.read(
-            "chunks/list_chunks_of_documents",
-            namespace=self.namespace,
-            vector_property=self.vector_slot().vector_property,
-            document_ids=list(document_ids),
-            with_embedding=with_embedding,
-        )
-        out: dict[str, list[Chunk]] = {}
-        for r in rows:
-            if not (r["chunk"] or {}).get("id") or not r["chunk"].get("document_id"):
-                continue  # a chunk deleted while the statement ran
-            chunk = chunk_from_row(r["chunk"], embedding=r["embedding"])
-            out.setdefault(chunk.document_id, []).append(chunk)
-        return out
-
     def document_chunk_count(self, document_id: str) -> int:
         rows = self.runner.read("documents/get_document", namespace=self.namespace, document_id=document_id)
         return int(rows[0]["chunk_count"]) if rows else 0
@@ -689,81 +584,3 @@ class DocumentsMixin:
     def list_documents_with_counts(self, *, limit: int | None = None) -> list[tuple[Document, int]]:
         rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=check_limit(limit))
         return [(document_from_row(r["document"]), int(r["chunk_count"])) for r in rows]
-
-    def get_chunks_by_ids(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        return self.runner.run(self._get_chunks_by_ids(chunk_ids))
-
-    async def aget_chunks_by_ids(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        return await self.aio.run(self._get_chunks_by_ids(chunk_ids))
-
-    def _get_chunks_by_ids(self, chunk_ids: Sequence[str]) -> Plan[list[Chunk]]:
-        if not chunk_ids:
-            return []
-        rows = yield Read("chunks/get_chunks_by_ids", {"namespace": self.namespace, "ids": list(chunk_ids)})
-        return [chunk_from_row(r["chunk"]) for r in rows]
-
-    def list_document_chunks(self, document_id: str, *, with_embedding: bool = False) -> list[Chunk]:
-        rows = self.runner.read(
-            "chunks/list_document_chunks",
-            namespace=self.namespace,
-            vector_property=self.vector_slot().vector_property,
-            document_id=document_id,
-            with_embedding=with_embedding,
-        )
-        return [chunk_from_row(r["chunk"], embedding=r["embedding"]) for r in rows]
-
-    def search_chunks(
-        self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter] = ()
-    ) -> list[RetrievalResult]:
-        return self.runner.run(self._search_chunks(embedding, top_k, filters))
-
-    async def asearch_chunks(
-        self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter] = ()
-    ) -> list[RetrievalResult]:
-        return await self.aio.run(self._search_chunks(embedding, top_k, filters))
-
-    def _search_chunks(
-        self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter]
-    ) -> Plan[list[RetrievalResult]]:
-        _check_top_k(top_k)
-        vector, slot = yield from self._query_vector(embedding)
-        rows = yield from consistent(
-            "chunks/search_vector",
-            namespace=self.namespace,
-            vector_property=slot["vector_property"],
-            chunk_index=slot["chunk_index"],
-            embedding=vector,
-            top_k=top_k,
-            fetch_k=self.vector_fetch_k(top_k),
-            filter=filters_to_param(filters),
-        )
-        return [result_from_row(r, scores=ComponentScores(vector=float(r["score"]))) for r in rows]
-
-    def search_chunks_keyword(
-        self, query: str, top_k: int, filters: Sequence[ChunkFilter] = ()
-    ) -> list[RetrievalResult]:
-        return self.runner.run(self._search_chunks_keyword(query, top_k, filters))
-
-    async def asearch_chunks_keyword(
-        self, query: str, top_k: int, filters: Sequence[ChunkFilter] = ()
-    ) -> list[RetrievalResult]:
-        return await self.aio.run(self._search_chunks_keyword(query, top_k, filters))
-
-    def _search_chunks_keyword(
-        self, query: str, top_k: int, filters: Sequence[ChunkFilter]
-    ) -> Plan[list[RetrievalResult]]:
-        _check_top_k(top_k)
-        if not isinstance(query, str):
-            raise InputError("keyword query must be text")
-        lucene = yield from self._keyword_query(query)
-        if not lucene:
-            return []
-        rows = yield from consistent(
-            "chunks/search_keyword",
-            namespace=self.namespace,
-            query=lucene,
-            top_k=top_k,
-            fetch_k=self.vector_fetch_k(top_k),
-            filter=filters_to_param(filters),
-        )
-        return [result_from_row(r, scores=ComponentScores(keyword=float(r["score"]))) for r in rows]

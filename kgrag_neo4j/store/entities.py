@@ -17,9 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, InputError, NotFoundError
-from ..graph_types.communities import StoredCommunity  # re-exported: it was defined here
-from ..graph_types.context import LocalContext
-from ..graph_types.entities import (
+from ..steps import Steps, run_steps, twin_methods
+from ..types import Chunk, ChunkFilter, filters_active, filters_to_param
+from ..types.context import LocalContext
+from ..types.entities import (
     ENTITY_MAX_HOPS,
     MAX_ENTITY_NAME_CHARS,
     Entity,
@@ -34,7 +35,6 @@ from ..graph_types.entities import (
     ScoredEntity,
     normalise_name,
 )
-from ..types import Chunk, ChunkFilter, filters_active, filters_to_param
 from ..validation import check_int
 from ._rows import (
     _check_top_k,
@@ -48,7 +48,8 @@ from ._rows import (
     metadata_text,
     unit_weight,
 )
-from .runner import CypherRunner, Plan, Read, check_vanished, read_methods
+from .aio import AsyncDrivers, Read
+from .runner import CypherRunner, check_vanished
 
 if TYPE_CHECKING:
     from .schema import VectorSlot
@@ -62,7 +63,6 @@ __all__ = [
     "EntityTextUnit",
     "Neighbour",
     "ScoredEntity",
-    "StoredCommunity",
 ]
 
 ENTITY_ROWS = 500
@@ -71,14 +71,15 @@ LINK_ROWS = 2000
 
 class EntitiesMixin:
     runner: CypherRunner
+    aio: AsyncDrivers
     namespace: str
     vector_overfetch: int
 
     if TYPE_CHECKING:  # defined by SchemaMixin and DocumentsMixin
         def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
-        def _check_embedding(self, embedding: Any, what: str) -> Plan[list[float]]: ...
+        def _check_embedding(self, embedding: Any, what: str) -> Steps[list[float]]: ...
         def vector_fetch_k(self, top_k: int) -> int: ...
-        def _query_vector(self, embedding: Any, what: str = ...) -> Plan[tuple[list[float], dict[str, str]]]: ...
+        def _query_vector(self, embedding: Any, what: str = ...) -> Steps[tuple[list[float], dict[str, str]]]: ...
         def vector_slot(self) -> VectorSlot: ...
 
     def _entity_from_row(self, row: Mapping[str, Any]) -> Entity:
@@ -214,7 +215,7 @@ class EntitiesMixin:
         """Entities whose description embedding is nearest ``embedding``, score descending.
         Never loses recall to other namespaces (exact scan when the index is crowded)."""
         _check_top_k(top_k)
-        vector, slot = self.runner.run(self._query_vector(embedding))
+        vector, slot = run_steps(self._query_vector(embedding))
         rows = self.runner.read(
             "entities/search_entities",
             namespace=self.namespace,
@@ -354,8 +355,8 @@ class EntitiesMixin:
             for r in rows
         ]
 
-    def _read_entity_graph(self) -> Plan[EntityGraph]:
-        rows = yield Read("entities/graph", {"namespace": self.namespace})
+    def _read_entity_graph(self) -> Steps[EntityGraph]:
+        rows = yield from Read(self, "entities/graph", {"namespace": self.namespace})
         entities = [self._entity_from_row(r["entity"]) for r in rows]
         relations = []
         for r in rows:
@@ -377,15 +378,15 @@ class EntitiesMixin:
 
     #: every entity of the namespace and the weighted RELATED_TO relationships between them,
     #: in one query (the input of Leiden and PageRank)
-    read_entity_graph, aread_entity_graph = read_methods(_read_entity_graph)
+    read_entity_graph, aread_entity_graph = twin_methods(_read_entity_graph)
 
-    def _entity_degrees(self) -> Plan[dict[str, int]]:
+    def _entity_degrees(self) -> Steps[dict[str, int]]:
         """Entity id -> its RELATED_TO relationship count, counted in the database with
         ``COUNT {}`` (degree centrality, before ``entities.centrality`` normalises it)."""
-        rows = yield Read("entities/degree", {"namespace": self.namespace})
+        rows = yield from Read(self, "entities/degree", {"namespace": self.namespace})
         return {r["entity_id"]: int(r["degree"]) for r in rows}
 
-    entity_degrees, aentity_degrees = read_methods(_entity_degrees)
+    entity_degrees, aentity_degrees = twin_methods(_entity_degrees)
 
     # -- one-statement retrieval contexts ---------------------------------------------------------
     def _entity_boost_context(
@@ -403,7 +404,7 @@ class EntitiesMixin:
         entity_floor: float = 0.0,
         entity_keys: Sequence[Mapping[str, Any]] = (),
         named_max_chunks: int = 25,
-    ) -> Plan[EntityBoostContext]:
+    ) -> Steps[EntityBoostContext]:
         """Candidates, query entities, related entities and expansion chunks of entity-boosted retrieval in ONE
         round trip (``cypher/entities/boost_retrieve.cypher``);
         ``retrieval.entity.EntityGraphRetriever`` does the arithmetic."""
@@ -411,7 +412,8 @@ class EntitiesMixin:
         _check_top_k(entity_k)
         check_count(expand_k, "expand_k")
         vector, slot = yield from self._query_vector(embedding)
-        rows = yield Read(
+        rows = yield from Read(
+            self,
             "entities/boost_retrieve",
             dict(
                 slot,
@@ -434,7 +436,7 @@ class EntitiesMixin:
         )
         return boost_context_from_row(rows[0])
 
-    entity_boost_context, aentity_boost_context = read_methods(_entity_boost_context)
+    entity_boost_context, aentity_boost_context = twin_methods(_entity_boost_context)
 
     def _local_context(
         self,
@@ -447,7 +449,7 @@ class EntitiesMixin:
         unit_k: int = 10,
         min_similarity: float = 0.0,
         filters: Sequence[ChunkFilter] = (),
-    ) -> Plan[LocalContext]:
+    ) -> Steps[LocalContext]:
         """The local-search context in ONE round trip
         (``cypher/entities/local_context.cypher``): entities, text units within the token
         budget (at most ``unit_k``, of the chunks passing ``filters`` and scoring at least
@@ -458,7 +460,8 @@ class EntitiesMixin:
             check_count(value, label)
         vector, slot = yield from self._query_vector(embedding)
         param = filters_to_param(filters)
-        rows = yield Read(
+        rows = yield from Read(
+            self,
             "entities/local_context",
             dict(
                 namespace=self.namespace,
@@ -478,7 +481,7 @@ class EntitiesMixin:
         )
         return context_from_row(rows[0])
 
-    local_context, alocal_context = read_methods(_local_context)
+    local_context, alocal_context = twin_methods(_local_context)
 
 
 def _check_hops(max_hops: Any) -> int:

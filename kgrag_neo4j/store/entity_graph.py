@@ -77,7 +77,7 @@ class EntityGraphMixin:
         """Linked documents whose chunks may write one of ``names`` (a full-text phrase match,
         a superset), write one of the one-word ``words`` capitalised at least once, or mention
         the entity of one of ``keys``."""
-        from .documents import escape_lucene_query, keyword_lucene_query
+        from .chunks import escape_lucene_query, keyword_lucene_query
 
         phrases = list(dict.fromkeys(p for p in (escape_lucene_query(n) for n in names) if p))
         plain = sorted({w for w in words if w.isascii() and w.isalnum() and w == w.lower() and len(w) > 1})

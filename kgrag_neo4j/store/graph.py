@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigurationError, InputError, NotFoundError
 from ..options import RRF_K, GraphOptions
 from ..score_parts import explain_graph_score
+from ..steps import Steps, run_steps, twin_methods
 from ..types import (
     NATIVE_MAX_HOPS,
     Chunk,
@@ -26,7 +27,8 @@ from ..types import (
 )
 from ..validation import check_number
 from ._rows import EDGE_ROWS, _check_top_k, consistent, edge_from_row, edge_rows, entity_key_rows, result_from_row
-from .runner import CypherRunner, Plan, Read, read_methods
+from .aio import AsyncDrivers, Read
+from .runner import CypherRunner
 
 if TYPE_CHECKING:
     from .schema import VectorSlot
@@ -47,16 +49,17 @@ VECTOR_SEEDED_MAX_HOPS = 2
 
 class GraphMixin:
     runner: CypherRunner
+    aio: AsyncDrivers
     namespace: str
     vector_overfetch: int
 
     if TYPE_CHECKING:  # defined by SchemaMixin and DocumentsMixin
         def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
-        def _check_embedding(self, embedding: Any, what: str) -> Plan[list[float]]: ...
-        def _keyword_query(self, text: str) -> Plan[str]: ...
+        def _check_embedding(self, embedding: Any, what: str) -> Steps[list[float]]: ...
+        def _keyword_query(self, text: str) -> Steps[str]: ...
         def vector_fetch_k(self, top_k: int) -> int: ...
-        def _query_vector(self, embedding: Any, what: str = ...) -> Plan[tuple[list[float], dict[str, str]]]: ...
-        def _vector_slot(self, dimensions: int | None = None) -> Plan[VectorSlot]: ...
+        def _query_vector(self, embedding: Any, what: str = ...) -> Steps[tuple[list[float], dict[str, str]]]: ...
+        def _vector_slot(self, dimensions: int | None = None) -> Steps[VectorSlot]: ...
         def vector_params(self) -> dict[str, str]: ...
 
     def store_edges(self, edges: Sequence[ChunkEdge]) -> int:
@@ -87,22 +90,22 @@ class GraphMixin:
         ]
         return sum(r[0]["stored"] for r in self.runner.write_tx(steps)[1:])
 
-    def _score_chunks(self, embedding: Sequence[float], chunk_ids: Sequence[str]) -> Plan[dict[str, float]]:
+    def _score_chunks(self, embedding: Sequence[float], chunk_ids: Sequence[str]) -> Steps[dict[str, float]]:
         """Chunk id -> normalised cosine with ``embedding``, for the given chunks of the
         namespace that have an embedding."""
         ids = list(dict.fromkeys(chunk_ids))
         if not ids:
             return {}
         vector, slot = yield from self._query_vector(embedding)
-        rows = yield Read("chunks/score_chunks", dict(namespace=self.namespace, embedding=vector, ids=ids,
+        rows = yield from Read(self, "chunks/score_chunks", dict(namespace=self.namespace, embedding=vector, ids=ids,
                                                       vector_property=slot["vector_property"]))
         return {r["chunk_id"]: float(r["score"]) for r in rows}
 
-    score_chunks, ascore_chunks = read_methods(_score_chunks)
+    score_chunks, ascore_chunks = twin_methods(_score_chunks)
 
     def _query_entity_chunks(
         self, keys: Sequence[Mapping[str, Any]], *, max_chunks: int = 25, filters: Sequence[ChunkFilter] = ()
-    ) -> Plan[dict[str, tuple[float, list[str]]]]:
+    ) -> Steps[dict[str, tuple[float, list[str]]]]:
         """Chunk id -> (sum of 1 / df, entity names) over the entities named in the query (the
         word runs ``keys``, see ``entities.gazetteer.query_name_keys``; of overlapping names
         found only the longest) that at most ``max_chunks`` chunks mention."""
@@ -110,14 +113,15 @@ class GraphMixin:
         if not rows_in:
             return {}
         slot = yield from self._vector_slot()
-        rows = yield Read(
+        rows = yield from Read(
+            self,
             "entities/query_entity_chunks",
             dict(namespace=self.namespace, keys=rows_in, max_chunks=int(max_chunks), filter=filters_to_param(filters),
                  vector_property=slot.vector_property),
         )
         return {r["chunk_id"]: (float(r["entity_score"]), list(r["names"])) for r in rows}
 
-    query_entity_chunks, aquery_entity_chunks = read_methods(_query_entity_chunks)
+    query_entity_chunks, aquery_entity_chunks = twin_methods(_query_entity_chunks)
 
     def _ppr_neighbourhood(
         self,
@@ -130,14 +134,15 @@ class GraphMixin:
         max_entity_chunks: int = 25,
         chunk_edges: bool = True,
         filters: Sequence[ChunkFilter] = (),
-    ) -> Plan[Neighbourhood]:
+    ) -> Steps[Neighbourhood]:
         """The chunk-entity neighbourhood of a query in one round trip
         (``cypher/graph/ppr_neighbourhood``): seeds, query entities, the entities the seeds
         mention, the chunks of those entities, the edges between them."""
         _check_top_k(seed_top_k)
         key_rows = entity_key_rows(entity_keys)
         vector, slot = yield from self._query_vector(embedding)
-        rows = yield Read(
+        rows = yield from Read(
+            self,
             "graph/ppr_neighbourhood",
             dict(
                 slot,
@@ -171,7 +176,7 @@ class GraphMixin:
             relations=tuple((r["a"], r["b"], float(r["w"])) for r in row["relations"]),
         )
 
-    ppr_neighbourhood, appr_neighbourhood = read_methods(_ppr_neighbourhood)
+    ppr_neighbourhood, appr_neighbourhood = twin_methods(_ppr_neighbourhood)
 
     def delete_edges(self, edges: Sequence[ChunkEdge]) -> int:
         """Delete the stored edges with these (source, target, relation) keys, in one
@@ -344,7 +349,7 @@ class GraphMixin:
         options: GraphOptions,
         filters: Sequence[ChunkFilter],
         entity_keys: Sequence[Mapping[str, Any]],
-    ) -> Plan[tuple[bool, dict[str, Any], dict[str, Any]]]:
+    ) -> Steps[tuple[bool, dict[str, Any], dict[str, Any]]]:
         """The parameters of a graph retrieval: (whether graph/retrieve_vector_seeded can run it,
         its parameters, graph/retrieve's)."""
         if not isinstance(options, GraphOptions):
@@ -406,12 +411,12 @@ class GraphMixin:
         score, hop, came_from, relation per result, best first)."""
         options = GraphOptions() if options is None else options
 
-        def plan() -> Plan[dict[str, Any]]:
+        def plan() -> Steps[dict[str, Any]]:
             _plain, _shared, full = yield from self._graph_params(embedding, query, top_k, options, filters, entity_keys)
-            rows = yield Read("graph/retrieve_graph", full)
+            rows = yield from Read(self, "graph/retrieve_graph", full)
             return rows[0] if rows else {"nodes": [], "relationships": [], "results": []}
 
-        row = self.runner.run(plan())
+        row = run_steps(plan())
         nodes = [
             {"id": n["id"], "caption": n.get("name") or n["id"], "document_id": n.get("document_id"),
              "title": n.get("document_title") or "", "chunk_index": n.get("chunk_index")}
@@ -437,7 +442,7 @@ class GraphMixin:
         filters: Sequence[ChunkFilter] = (),
         *,
         entity_keys: Sequence[Mapping[str, Any]] = (),
-    ) -> Plan[list[RetrievalResult]]:
+    ) -> Steps[list[RetrievalResult]]:
         """Seeds, expansion, scoring, blend and trim in ONE round trip (see the Cypher file);
         ``graph_retrieve`` runs it on the driver, ``await agraph_retrieve`` on the async one.
 
@@ -450,9 +455,9 @@ class GraphMixin:
         plain, shared, full = yield from self._graph_params(embedding, query, top_k, options, filters, entity_keys)
         if plain and options.max_hops <= VECTOR_SEEDED_MAX_HOPS:
             # the same rows as graph/retrieve's, for less work (see the Cypher file)
-            rows = yield from consistent("graph/retrieve_vector_seeded", listed="rows", **shared)
+            rows = yield from consistent(self, "graph/retrieve_vector_seeded", listed="rows", **shared)
         else:
-            rows = yield from consistent("graph/retrieve", **full)
+            rows = yield from consistent(self, "graph/retrieve", **full)
         keyword_weight = options.seed_keyword_weight
         out: list[RetrievalResult] = []
         for row in rows:
@@ -484,7 +489,7 @@ class GraphMixin:
             out.append(result_from_row(row, scores=scores, graph_context=context, explanation=explanation))
         return out
 
-    graph_retrieve, agraph_retrieve = read_methods(_graph_retrieve)
+    graph_retrieve, agraph_retrieve = twin_methods(_graph_retrieve)
 
 
 def _chunk_slot(params: Mapping[str, str]) -> dict[str, str]:

@@ -8,7 +8,7 @@ a driver; ``Neo4jStore.connect(settings)`` creates one and closes it on ``close(
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import neo4j
 
@@ -16,6 +16,7 @@ from ..cypher_registry import CypherRegistry
 from ..settings import DEFAULT_NAMESPACE, Neo4jSettings, validate_namespace
 from ..validation import check_int
 from .aio import AsyncDrivers
+from .chunks import ChunksMixin
 from .communities import CommunitiesMixin
 from .documents import DocumentsMixin
 from .entities import EntitiesMixin
@@ -31,10 +32,14 @@ __all__ = ["Neo4jStore"]
 
 
 class Neo4jStore(
-    SchemaMixin, DocumentsMixin, GraphMixin, TriplesMixin, EntitiesMixin, EntityGraphMixin, CommunitiesMixin,
+    SchemaMixin, DocumentsMixin, ChunksMixin, GraphMixin, TriplesMixin, EntitiesMixin, EntityGraphMixin, CommunitiesMixin,
     NamespacesMixin, VectorsMixin
 ):
     """Documents, chunks and their graph in one Neo4j database, scoped to one namespace."""
+
+    #: every read a retriever body calls has a declared async twin (``steps.twin_methods``):
+    #: one without it is an error in an event loop, never a silent worker thread
+    async_twins: ClassVar[bool] = True
 
     def __init__(
         self,

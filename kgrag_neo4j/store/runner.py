@@ -10,13 +10,12 @@ nowhere else.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from typing import Any, NamedTuple, TypeVar, overload
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar, overload
 
 import neo4j
 from neo4j import GraphDatabase
@@ -32,8 +31,9 @@ from ..errors import (
     TransientStoreError,
 )
 from ..settings import Neo4jSettings
+from ..steps import Call, Pause, Step, Steps, run_steps
 
-__all__ = ["ConcurrentDelete", "CypherRunner", "Plan", "Read", "RaceRetry", "check_vanished", "connect_driver", "map_neo4j_errors", "read_methods", "run_plan", "worth_a_managed_retry"]
+__all__ = ["ConcurrentDelete", "CypherRunner", "RaceRetry", "check_vanished", "connect_driver", "map_neo4j_errors", "worth_a_managed_retry"]
 
 log = logging.getLogger("kgrag_neo4j.store")
 
@@ -150,6 +150,10 @@ def worth_a_managed_retry(exc: BaseException) -> bool:
     return isinstance(root, (neo4j_exc.Neo4jError, neo4j_exc.DriverError)) and bool(root.is_retryable())
 
 
+#: one try of a read statement: (statement text, parameters, managed) -> the step that runs it
+Attempt = Callable[[str, dict[str, Any], bool], Step["Rows"]]
+
+
 class RaceRetry:
     """The policy of ``lost_race`` retries, for the sync runner and its async twin alike:
     ``pause(exc)`` is the seconds to wait before running the transaction again, or raises
@@ -170,48 +174,6 @@ class RaceRetry:
         self.attempt += 1
         return pause
 
-
-class Read(NamedTuple):
-    """One read statement a plan asks for: a registry name and its parameters."""
-
-    name: str
-    params: Mapping[str, Any]
-
-
-T = TypeVar("T")
-#: A read-only store operation written once for both runners: a generator that yields the
-#: ``Read``s it needs, receives their rows, and returns its value. ``CypherRunner.run`` drives
-#: it on the driver, ``AsyncCypherRunner.run`` on the async driver (``store/aio.py``).
-Plan = Generator[Read, "Rows", T]
-
-
-def read_methods(plan_fn: Callable[..., Plan[T]]) -> tuple[Callable[..., T], Callable[..., Any]]:
-    """The sync and async store methods of a read plan function ``_name``: ``name`` driven by
-    ``self.runner``, ``aname`` by ``self.aio``. Both show the plan's signature and docstring
-    (``inspect.signature`` follows ``__wrapped__``), so options and defaults are written once."""
-    public = plan_fn.__name__.lstrip("_")
-
-    @functools.wraps(plan_fn)
-    def method(self: Any, *args: Any, **kwargs: Any) -> T:
-        return self.runner.run(plan_fn(self, *args, **kwargs))
-
-    @functools.wraps(plan_fn)
-    async def amethod(self: Any, *args: Any, **kwargs: Any) -> T:
-        return await self.aio.run(plan_fn(self, *args, **kwargs))
-
-    for fn, name in ((method, public), (amethod, "a" + public)):
-        fn.__name__ = name
-        fn.__qualname__ = plan_fn.__qualname__.rsplit(".", 1)[0] + "." + name
-    return method, amethod
-
-
-def run_plan(plan: Plan[T], read: Callable[[str, Mapping[str, Any]], Rows]) -> T:
-    try:
-        request = next(plan)
-        while True:
-            request = plan.send(read(request.name, request.params))
-    except StopIteration as stop:
-        return stop.value
 
 _CODE_MAP: tuple[tuple[str, type[StoreError]], ...] = (
     ("Neo.ClientError.Database.DatabaseNotFound", DatabaseNotFound),
@@ -347,10 +309,6 @@ class CypherRunner:
         q.check_params(params)
         return q
 
-    def run(self, plan: Plan[T]) -> T:
-        """Drive a read ``Plan`` with this runner's reads."""
-        return run_plan(plan, lambda name, params: self.read(name, **params))
-
     def read(self, name: str, /, **params: Any) -> Rows:
         """Run a ``mode: read`` statement with read routing; return rows as dicts.
 
@@ -365,30 +323,37 @@ class CypherRunner:
         is run again as before (``RaceRetry``). No bookmark manager: as with a session per
         call, a read does not wait for the bookmarks of earlier reads.
         """
+        started = time.perf_counter()
+        rows = run_steps(self.read_steps(name, params, lambda text, sent, managed: Call.of(self._attempt, text, sent, managed)))
+        self._trace(name, params, started)
+        return rows
+
+    def read_steps(self, name: str, params: Mapping[str, Any], attempt: Attempt) -> Steps[Rows]:
+        """The body of ``read``, shared by the async runner (``store/aio.py``), which passes its
+        own ``attempt``: the retries and the error mapping are written once."""
         q = self.read_query(name, params)
         sent = log_safe(params)
-        started = time.perf_counter()
         retry = RaceRetry()
         managed = False
         with map_neo4j_errors(self.where):
             while True:
                 try:
-                    if managed:
-                        rows: Rows = self.driver.execute_query(
-                            q.text, sent, routing_=neo4j.RoutingControl.READ, database_=self.database,
-                            bookmark_manager_=None, result_transformer_=as_rows,
-                        )
-                    else:
-                        with self._session(neo4j.READ_ACCESS) as session:
-                            rows = as_rows(session.run(q.text, sent))
-                    break
+                    return (yield from attempt(q.text, sent, managed))
                 except (neo4j_exc.Neo4jError, neo4j_exc.DriverError, ConcurrentDelete) as exc:
                     if not managed and worth_a_managed_retry(exc):
                         managed = True
                         continue
-                    time.sleep(retry.pause(exc))
-        self._trace(name, params, started)
-        return rows
+                    yield from Pause(retry.pause(exc))
+
+    def _attempt(self, text: str, sent: dict[str, Any], managed: bool) -> Rows:
+        if managed:
+            rows: Rows = self.driver.execute_query(
+                text, sent, routing_=neo4j.RoutingControl.READ, database_=self.database,
+                bookmark_manager_=None, result_transformer_=as_rows,
+            )
+            return rows
+        with self._session(neo4j.READ_ACCESS) as session:
+            return as_rows(session.run(text, sent))
 
     def write(self, name: str, /, **params: Any) -> Rows:
         """Run one ``mode: write`` statement in a retried managed transaction."""

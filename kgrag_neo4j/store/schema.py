@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, DimensionMismatchError, InputError, SchemaNotReady
+from ..steps import Steps, run_steps, twin_methods
 from ..validation import check_int
-from .aio import AsyncDrivers
-from .runner import CypherRunner, Plan, Read
+from .aio import AsyncDrivers, Read
+from .runner import CypherRunner
 
 __all__ = ["BASE_INDEXES", "REQUIRED_INDEXES", "SchemaMixin", "SchemaStatus", "VECTOR_SLOTS", "VectorSlot"]
 
@@ -243,13 +244,13 @@ class SchemaMixin:
         return self._read_embedding_config()["model"]
 
     def _read_embedding_config(self) -> dict[str, Any]:
-        return self.runner.run(self._embedding_config())
+        return run_steps(self._embedding_config())
 
-    def _embedding_config(self) -> Plan[dict[str, Any]]:
+    def _embedding_config(self) -> Steps[dict[str, Any]]:
         """Read what the database records (its vector slots; this namespace's model, size and
         slot, and a re-embed in progress; whether the chunk full-text index holds the namespace)
-        and remember it: a read ``Plan``."""
-        rows = yield Read("schema/get_embedding_config", {"namespace": self.namespace})
+        and remember it: a read body (``steps``)."""
+        rows = yield from Read(self, "schema/get_embedding_config", {"namespace": self.namespace})
         row = rows[0] if rows else {}
         self._chunk_text_namespaced = bool(row.get("chunk_text_namespaced"))
         slots = {int(s["slot"]): int(s["dimensions"]) for s in row.get("slots") or [] if s.get("dimensions")}
@@ -279,9 +280,9 @@ class SchemaMixin:
 
     def vector_slot(self) -> VectorSlot:
         """The slot this namespace's vectors are in (slot 1 when nothing is recorded)."""
-        return self.runner.run(self._vector_slot())
+        return run_steps(self._vector_slot())
 
-    def _vector_slot(self, dimensions: int | None = None) -> Plan[VectorSlot]:
+    def _vector_slot(self, dimensions: int | None = None) -> Steps[VectorSlot]:
         """The namespace's slot; with nothing recorded, the slot holding ``dimensions`` (a
         query of another size than slot 1's finds an empty namespace there, not an error)."""
         config = self._config if self._config is not None else (yield from self._embedding_config())
@@ -296,9 +297,9 @@ class SchemaMixin:
     def vector_params(self) -> dict[str, str]:
         """The slot parameters (``vector_property``, ``chunk_index``, ``entity_index``) of this
         namespace's vector statements, as ``kgrag cypher params`` prints them."""
-        return self.runner.run(self._vector_slot()).params()
+        return run_steps(self._vector_slot()).params()
 
-    def _query_vector(self, embedding: Any, what: str = "query embedding") -> Plan[tuple[list[float], dict[str, str]]]:
+    def _query_vector(self, embedding: Any, what: str = "query embedding") -> Steps[tuple[list[float], dict[str, str]]]:
         """A query vector checked against the namespace's size, and the slot parameters to
         search it with."""
         config = self._config if self._config is not None else (yield from self._embedding_config())
@@ -313,9 +314,9 @@ class SchemaMixin:
     def chunk_text_namespaced(self) -> bool:
         """Whether the chunk full-text index holds the namespace field (read once per store),
         i.e. whether keyword queries may name their namespace."""
-        return self.runner.run(self._chunk_text_is_namespaced())
+        return run_steps(self._chunk_text_is_namespaced())
 
-    def _chunk_text_is_namespaced(self) -> Plan[bool]:
+    def _chunk_text_is_namespaced(self) -> Steps[bool]:
         if getattr(self, "_chunk_text_namespaced", None) is None:
             yield from self._embedding_config()
         return bool(self._chunk_text_namespaced)
@@ -378,17 +379,10 @@ class SchemaMixin:
             # a new slot, no schema yet, or one made by an earlier version: create or update it
             self.init_schema(dimensions, model=model)
 
-    def check_embedder(self, model: str, dimensions: int) -> None:
+    def _check_embedder(self, model: str, dimensions: int) -> Steps[None]:
         """Refuse a query embedder whose vectors cannot be compared with the stored ones.
         Reads only; a namespace with nothing recorded accepts any model a slot can hold.
         A model found compatible is remembered, so retrievers may call this on every query."""
-        self.runner.run(self._check_embedder(model, dimensions))
-
-    async def acheck_embedder(self, model: str, dimensions: int) -> None:
-        """``check_embedder`` on the async driver (what ``aretrieve`` calls)."""
-        await self.aio.run(self._check_embedder(model, dimensions))
-
-    def _check_embedder(self, model: str, dimensions: int) -> Plan[None]:
         if (model, dimensions) in self._compatible_models():
             return
         # what this store last read or recorded (a write path reads it first), else one read
@@ -421,6 +415,8 @@ class SchemaMixin:
             )
         self._compatible_models().add((model, dimensions))
 
+    check_embedder, acheck_embedder = twin_methods(_check_embedder)
+
     def _compatible_models(self) -> set[tuple[str, int]]:
         found = getattr(self, "_checked_models", None)
         if found is None:
@@ -428,9 +424,9 @@ class SchemaMixin:
         return found
 
     def expected_dimensions(self) -> int:
-        return self.runner.run(self._expected_dimensions())
+        return run_steps(self._expected_dimensions())
 
-    def _expected_dimensions(self) -> Plan[int]:
+    def _expected_dimensions(self) -> Steps[int]:
         if self._dimensions is None:
             dims = (yield from self._embedding_config())["dimensions"]
             if dims is None:
@@ -442,12 +438,12 @@ class SchemaMixin:
         return self._dimensions
 
     def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]:
-        if self._dimensions is not None:  # known: no plan to run (a bulk write checks 1,000s)
+        if self._dimensions is not None:  # known: no body to run (a bulk write checks 1,000s)
             return checked_vector(embedding, self._dimensions, what)
-        return self.runner.run(self._check_embedding(embedding, what))
+        return run_steps(self._check_embedding(embedding, what))
 
-    def _check_embedding(self, embedding: Any, what: str) -> Plan[list[float]]:
-        """``check_embedding`` as a read ``Plan``: the sync and async read paths share it."""
+    def _check_embedding(self, embedding: Any, what: str) -> Steps[list[float]]:
+        """``check_embedding`` as a read body: the sync and async read paths share it."""
         dims = yield from self._expected_dimensions()
         return checked_vector(embedding, dims, what)
 

@@ -30,18 +30,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ConfigurationError, InputError
-from ..graph_types.entities import entity_id, normalise_name, normalise_type
-from ..graph_types.triples import (
-    EXPANSION_PREDICATES,
-    ConfidenceUpdate,
-    ExpandedNode,
-    PredicateRegistry,
-    Triple,
-    normalise_predicate,
-)
+from ..steps import Steps, twin_methods
+from ..types.entities import entity_id, normalise_name, normalise_type
+from ..types.triples import EXPANSION_PREDICATES, ConfidenceUpdate, ExpandedNode, PredicateRegistry, Triple, normalise_predicate
 from ..validation import check_int, check_number
-from .aio import AsyncDrivers
-from .runner import CypherRunner, Plan, Read
+from .aio import AsyncDrivers, Read
+from .runner import CypherRunner
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -285,7 +279,7 @@ class TriplesMixin:
             out["nodes" if r["kind"] == "node" else "edges"][r["name"]] = int(r["count"])
         return out
 
-    def expand_triples(
+    def _expand_triples(
         self,
         start_names: Sequence[str],
         predicates: Sequence[str] = EXPANSION_PREDICATES,
@@ -293,28 +287,12 @@ class TriplesMixin:
         limit: int = 10,
         *,
         chunk_ids: Sequence[str] = (),
-    ) -> list[ExpandedNode]:
+    ) -> Steps[list[ExpandedNode]]:
         """Breadth-first expansion over RELATED_TO edges of the given types, both directions,
         in ONE statement (``cypher/triples/expand``): from the entities named ``start_names``
         and from the entities the chunks ``chunk_ids`` mention. At most ``limit`` nodes, each
         at the first hop that reaches it; start entities are not returned. Any RELATED_TO of
         those types is followed, whether a triple or an extracted relation."""
-        return self.runner.run(self._expand_triples(start_names, predicates, max_depth, limit, chunk_ids))
-
-    async def aexpand_triples(
-        self,
-        start_names: Sequence[str],
-        predicates: Sequence[str] = EXPANSION_PREDICATES,
-        max_depth: int = 2,
-        limit: int = 10,
-        *,
-        chunk_ids: Sequence[str] = (),
-    ) -> list[ExpandedNode]:
-        return await self.aio.run(self._expand_triples(start_names, predicates, max_depth, limit, chunk_ids))
-
-    def _expand_triples(
-        self, start_names: Sequence[str], predicates: Sequence[str], max_depth: int, limit: int, chunk_ids: Sequence[str]
-    ) -> Plan[list[ExpandedNode]]:
         if isinstance(start_names, str) or isinstance(chunk_ids, str):
             raise InputError("start_names and chunk_ids are lists, not one string")
         check_int(max_depth, "max_depth", minimum=1, maximum=MAX_EXPANSION_DEPTH)
@@ -326,7 +304,8 @@ class TriplesMixin:
         chunks = [str(c) for c in chunk_ids]
         if not keys and not chunks:
             return []
-        rows = yield Read(
+        rows = yield from Read(
+            self,
             "triples/expand",
             dict(
                 namespace=self.namespace,
@@ -353,3 +332,5 @@ class TriplesMixin:
                 )
             )
         return out
+
+    expand_triples, aexpand_triples = twin_methods(_expand_triples)

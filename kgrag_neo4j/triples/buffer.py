@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import ConfigurationError, InputError, KgragError
+from ..types.triples import Triple
 from ..validation import check_int
-from .model import Triple
 
 __all__ = ["BufferClosedError", "BufferFullError", "BufferStats", "GraphBuffer", "THREAD_NAME"]
 

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 
 from ..errors import InputError
 from ..protocols import ChatProvider
-from .model import PREDICATE_DESCRIPTIONS, PredicateRegistry, Triple, parse_triples
+from ..types.triples import PREDICATE_DESCRIPTIONS, PredicateRegistry, Triple
+from .parsing import parse_triples
 
 __all__ = ["extract_triples", "triple_messages"]
 

@@ -32,8 +32,8 @@ from typing import Any
 
 from ..errors import ConfigurationError, InputError
 from ..protocols import TripleStore
+from ..types.triples import CAUSED_BY, IN_SESSION, LEARNED_FROM, RESOLVED_BY, SIMILAR_TO, Triple
 from ..validation import check_number
-from .model import CAUSED_BY, IN_SESSION, LEARNED_FROM, RESOLVED_BY, SIMILAR_TO, Triple
 
 __all__ = ["ErrorResolutionRecorder", "FailureRecord", "error_pattern", "node_name", "similar_patterns"]
 

@@ -14,9 +14,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import InputError
 from ..protocols import ChatProvider
+from ..types.triples import PredicateRegistry, Triple
 from .buffer import GraphBuffer
 from .extract import extract_triples
-from .model import PredicateRegistry, Triple
 
 __all__ = ["TripleWriter", "buffer_for_store", "extract_and_enqueue", "store_write_fn"]
 

@@ -16,14 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..errors import InputError
-from ..types import Chunk, RetrievalResult
 from ..validation import check_int, check_number
+from . import Chunk, RetrievalResult
 
 #: the longest entity name stored: a person, a company, a paper's title fit, a paragraph does
 #: not; the name is indexed, and the database refuses to index a value of a few kilobytes
 MAX_ENTITY_NAME_CHARS = 256
 
 __all__ = [
+    "ExtractionResult",
     "CENTRALITY_KINDS",
     "ENTITY_MAX_HOPS",
     "MAX_ENTITY_NAME_CHARS",
@@ -334,3 +335,20 @@ class EntityBoostContext:
     query_entities: tuple[QueryEntity, ...] = ()
     related: tuple[RelatedEntity, ...] = ()
     expansion: tuple[EntityCandidate, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionResult:
+    """What an extractor found. ``dropped`` counts the items validation rejected, by reason
+    (``empty_name``, ``unknown_chunk``, ``unknown_endpoint``, ``bad_strength``,
+    ``self_relation``, ``ungrounded``, ``malformed``, ``failed_batch``, ...)."""
+
+    entities: tuple[Entity, ...] = ()
+    relations: tuple[EntityRelation, ...] = ()
+    mentions: tuple[EntityMention, ...] = ()
+    dropped: Mapping[str, int] = field(default_factory=dict, compare=False, hash=False)
+
+    def entity_by_name(self, name: str) -> list[Entity]:
+        """The entities whose normalised name equals ``normalise_name(name)``."""
+        key = normalise_name(name)
+        return [e for e in self.entities if normalise_name(e.name) == key]

@@ -1,4 +1,5 @@
-"""``kgrag graph``: status, query, stats, clear and prune of a namespace's knowledge graph."""
+"""``kgrag triples``: status, add, query, stats, clear and prune of a namespace's knowledge graph of triples;
+``kgrag graph`` is its old name, kept hidden."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import click
 
 from .context import AppContext, emit_json, handle_errors, namespace_option, pass_app
 
-__all__ = ["graph", "format_status", "format_stats", "format_triples"]
+__all__ = ["graph", "triples", "format_status", "format_stats", "format_triples"]
 
 _LABEL_WIDTH = 15
 #: first column of the stats tables, 17 wide ("PREDICATE        COUNT")
@@ -58,11 +59,12 @@ def format_triples(rows: list[dict[str, Any]]) -> str:
 
 
 @click.group()
-def graph() -> None:
+def triples() -> None:
     """The knowledge graph of triples (subject -predicate-> object) and its upkeep."""
 
 
-@graph.command("status")
+
+@triples.command("status")
 @namespace_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
@@ -70,7 +72,7 @@ def graph() -> None:
 def status(app: AppContext, namespace, as_json) -> None:
     """Whether the graph is there, where, and how many triples the namespace holds.
 
-    Example: kgrag graph status --namespace docs
+    Example: kgrag triples status --namespace docs
     """
     store = app.store(namespace)
     info = {
@@ -87,7 +89,7 @@ def status(app: AppContext, namespace, as_json) -> None:
         click.echo(format_status(info))
 
 
-@graph.command("add")
+@triples.command("add")
 @click.argument("triple", nargs=-1)
 @click.option("--file", "file_", type=click.Path(dir_okay=False, allow_dash=True), help="Triples to add: Subject|predicate|Object lines or a JSON list ('-': stdin).")
 @click.option("--predicate", "predicates", multiple=True, help="Declare a predicate beyond the nine built-in ones (repeatable; lower_snake_case).")
@@ -103,11 +105,11 @@ def add(app: AppContext, triple, file_, predicates, meta, namespace, as_json) ->
     follows, similar_to, contains, in_session, reflects_on, learned_from) or one declared
     with --predicate. A file with any bad line adds nothing and names the line.
 
-    Example: kgrag graph add "error:timeout" resolved_by "fix:raise pool size" --meta session=s1
+    Example: kgrag triples add "error:timeout" resolved_by "fix:raise pool size" --meta session=s1
     """
     from ..errors import InputError
-    from ..graph_types.triples import PredicateRegistry, Triple
-    from ..triples.model import parse_triples
+    from ..triples.parsing import parse_triples
+    from ..types.triples import PredicateRegistry, Triple
 
     registry = PredicateRegistry([p.strip().lower() for p in predicates])
     metadata = {}
@@ -138,7 +140,7 @@ def add(app: AppContext, triple, file_, predicates, meta, namespace, as_json) ->
         click.echo(f"added {written} triple{'s' if written != 1 else ''} to namespace {namespace!r}")
 
 
-@graph.command("query")
+@triples.command("query")
 @click.option("--subject", help="Subject name (compared normalised: case and spacing ignored).")
 @click.option("--predicate", help="Predicate, e.g. caused_by: one of the known predicates or one the namespace uses.")
 @click.option("--object", "object_", help="Object name.")
@@ -150,7 +152,7 @@ def add(app: AppContext, triple, file_, predicates, meta, namespace, as_json) ->
 def query(app: AppContext, subject, predicate, object_, limit, namespace, as_json) -> None:
     """Triples by subject, predicate, object, or any combination (none: all of them).
 
-    Example: kgrag graph query --subject "error:timeout" --predicate resolved_by --limit 5
+    Example: kgrag triples query --subject "error:timeout" --predicate resolved_by --limit 5
     """
     store = app.store(namespace)
     registry = None
@@ -159,7 +161,7 @@ def query(app: AppContext, subject, predicate, object_, limit, namespace, as_jso
         # with the allowed names instead of silently matching nothing
         import re
 
-        from ..graph_types.triples import PredicateRegistry
+        from ..types.triples import PredicateRegistry
 
         store.lookup_statement(predicate=predicate)  # a malformed name is refused as such first
         used = [p for p in store.predicate_stats() if re.fullmatch(r"[a-z][a-z0-9_]{0,63}", p)]
@@ -175,7 +177,7 @@ def query(app: AppContext, subject, predicate, object_, limit, namespace, as_jso
         click.echo(format_triples(rows))
 
 
-@graph.command("stats")
+@triples.command("stats")
 @namespace_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
@@ -183,7 +185,7 @@ def query(app: AppContext, subject, predicate, object_, limit, namespace, as_jso
 def stats(app: AppContext, namespace, as_json) -> None:
     """Triples per predicate, and the namespace's nodes and edges by kind.
 
-    Example: kgrag graph stats --json
+    Example: kgrag triples stats --json
     """
     store = app.store(namespace)
     predicates = store.predicate_stats()
@@ -201,7 +203,7 @@ def stats(app: AppContext, namespace, as_json) -> None:
         click.echo(format_stats(out))
 
 
-@graph.command("clear")
+@triples.command("clear")
 @click.option("--force", is_flag=True, help="Do not ask for confirmation.")
 @namespace_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -212,7 +214,7 @@ def clear(app: AppContext, force, namespace, as_json) -> None:
 
     Entities that only triples used go with them. Asks first unless --force.
 
-    Example: kgrag graph clear --namespace docs --force
+    Example: kgrag triples clear --namespace docs --force
     """
     store = app.store(namespace)
     if not force:
@@ -233,7 +235,7 @@ def clear(app: AppContext, force, namespace, as_json) -> None:
         )
 
 
-@graph.command("prune")
+@triples.command("prune")
 @click.option("--dry-run", is_flag=True, help="Only count what would be removed.")
 @namespace_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -242,7 +244,7 @@ def clear(app: AppContext, force, namespace, as_json) -> None:
 def prune(app: AppContext, dry_run, namespace, as_json) -> None:
     """Remove orphan chunks (no document owns them) and the chunk edges on them.
 
-    Example: kgrag graph prune --dry-run
+    Example: kgrag triples prune --dry-run
     """
     found = app.store(namespace).prune_orphans(dry_run=dry_run)
     if as_json:
@@ -250,3 +252,18 @@ def prune(app: AppContext, dry_run, namespace, as_json) -> None:
         return
     verb = "would remove" if dry_run else "removed"
     click.echo(f"{verb} {found['chunks']} orphan chunks and {found['edges']} chunk edges")
+
+
+def _say_old_name() -> None:
+    # the old name keeps scripts working, and says once per call what to type instead
+    click.echo("kgrag graph is the old name of kgrag triples; use kgrag triples", err=True)
+
+
+#: the old name: the same subcommands (defined last, so all of them), hidden from --help and the CLI reference
+graph = click.Group(
+    "graph",
+    commands=dict(triples.commands),
+    callback=_say_old_name,
+    hidden=True,
+    help="The old name of kgrag triples (hidden; says so on stderr).",
+)

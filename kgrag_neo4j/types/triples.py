@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from ..errors import InputError
 
 __all__ = [
+    "ParsedTriples",
     "CAUSED_BY",
     "CONTAINS",
     "ConfidenceUpdate",
@@ -187,3 +188,19 @@ class ConfidenceUpdate:
     type: str
     previous: float
     confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedTriples:
+    """Valid triples (first occurrence of each kept, in order), how many candidates were
+    dropped, and why (one short reason per dropped candidate)."""
+
+    triples: tuple[Triple, ...]
+    dropped: int
+    problems: tuple[str, ...] = ()
+
+    def __iter__(self) -> Iterator[Triple]:
+        return iter(self.triples)
+
+    def __len__(self) -> int:
+        return len(self.triples)

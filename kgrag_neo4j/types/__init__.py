@@ -1,4 +1,8 @@
-"""Value types shared by the ingestion pipeline, the retrievers and the store.
+"""Value types shared by the ingestion pipeline, the retrievers and the store: the one home of
+kgrag's values. This module holds documents, chunks, chunk edges, filters and results; one
+module per further family: :mod:`.entities` (entities, mentions, relations, extraction
+results, the name/id normalisers), :mod:`.communities`, :mod:`.triples` (triples, the
+predicate allow-list, parsed model output) and :mod:`.context` (GraphRAG local-search context).
 
 They hold data only; no I/O. Scores are floats where larger is better.
 """
@@ -11,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import InputError
-from .validation import check_number
+from ..errors import InputError
+from ..validation import check_number
 
 __all__ = [
     "GRAPH_BLENDS",

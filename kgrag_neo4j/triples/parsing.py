@@ -1,58 +1,27 @@
 """Parsing subject-predicate-object triples out of model output.
 
-The value types and the predicate allow-list live in ``kgrag_neo4j.graph_types.triples`` and
-are re-exported here. Model output is parsed leniently (bullets, markdown table pipes, code
-fences, JSON) and validated strictly: a line that does not give three non-empty parts with an
-allowed predicate is dropped and counted.
+Model output is parsed leniently (bullets, markdown table pipes, code fences, JSON) and
+validated strictly: a line that does not give three non-empty parts with an allowed predicate
+is dropped and counted. The value types and the predicate allow-list live in
+:mod:`kgrag_neo4j.types.triples`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
-from ..graph_types.triples import (
-    CAUSED_BY,
-    CONTAINS,
-    DEFAULT_PREDICATES,
-    EXPANSION_PREDICATES,
-    FOLLOWS,
-    IN_SESSION,
-    LEARNED_FROM,
+from ..types.triples import (
     MAX_TERM_CHARS,
-    PREDICATE_DESCRIPTIONS,
-    REFLECTS_ON,
-    RELATED_TO,
-    RESOLVED_BY,
-    SIMILAR_TO,
+    ParsedTriples,
     PredicateRegistry,
     Triple,
     normalise_predicate,
 )
 
-__all__ = [
-    "CAUSED_BY",
-    "CONTAINS",
-    "DEFAULT_PREDICATES",
-    "EXPANSION_PREDICATES",
-    "FOLLOWS",
-    "IN_SESSION",
-    "LEARNED_FROM",
-    "PREDICATE_DESCRIPTIONS",
-    "ParsedTriples",
-    "PredicateRegistry",
-    "REFLECTS_ON",
-    "RELATED_TO",
-    "RESOLVED_BY",
-    "SIMILAR_TO",
-    "Triple",
-    "normalise_predicate",
-    "parse_triples",
-]
+__all__ = ["parse_triples"]
 
 _SPACES = re.compile(r"\s+")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022+]|\d+[.)])\s+")
@@ -61,22 +30,6 @@ _FENCE_LINE = re.compile(r"^\s*```")
 
 def _clean_term(value: str) -> str:
     return _SPACES.sub(" ", value).strip().strip("`").strip()
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedTriples:
-    """Valid triples (first occurrence of each kept, in order), how many candidates were
-    dropped, and why (one short reason per dropped candidate)."""
-
-    triples: tuple[Triple, ...]
-    dropped: int
-    problems: tuple[str, ...] = ()
-
-    def __iter__(self) -> Iterator[Triple]:
-        return iter(self.triples)
-
-    def __len__(self) -> int:
-        return len(self.triples)
 
 
 def _strip_fences(text: str) -> str:

@@ -1,4 +1,5 @@
-"""``kgrag graph`` against the real server: status, query, stats, clear, prune; text and JSON."""
+"""``kgrag triples`` against the real server: status, query, stats, clear, prune; text and JSON;
+``kgrag graph``, its old name, still works and says so on stderr."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from kgrag_neo4j.cli import cli
-from kgrag_neo4j.triples import Triple
 from kgrag_neo4j.types import Chunk, ChunkEdge, Document, RelationType
+from kgrag_neo4j.types.triples import Triple
 
 TRIPLES = [
     Triple("error:timeout", "caused_by", "tool:http_client"),
@@ -30,8 +31,8 @@ def kgrag(neo4j_settings):
     if s.database:
         base += ["--database", s.database]
 
-    def run(*args, input=None):
-        return runner.invoke(cli, [*base, "graph", *args], input=input, catch_exceptions=False)
+    def run(*args, input=None, group="triples"):
+        return runner.invoke(cli, [*base, group, *args], input=input, catch_exceptions=False)
 
     return run
 
@@ -177,7 +178,7 @@ def test_prune_dry_run_then_real(kgrag, graph, driver, neo4j_settings):
     assert graph.count_triples() == len(TRIPLES)  # pruning chunks never touches triples
 
 
-def test_every_graph_command_has_help(kgrag):
+def test_every_triples_command_has_help(kgrag):
     for command in ("status", "query", "stats", "clear", "prune"):
         result = kgrag(command, "--help")
         assert result.exit_code == 0 and "--namespace" in result.stdout and "--json" in result.stdout
@@ -187,7 +188,7 @@ def test_every_graph_command_has_help(kgrag):
 def test_query_refuses_an_unknown_predicate_and_names_the_allowed_ones(kgrag, graph):
     ns = graph.namespace
     graph.add_triples([Triple("svc", "deployed_on", "host")], registry=__import__(
-        "kgrag_neo4j.triples.model", fromlist=["PredicateRegistry"]).PredicateRegistry(["deployed_on"]))
+        "kgrag_neo4j.types.triples", fromlist=["PredicateRegistry"]).PredicateRegistry(["deployed_on"]))
     typo = kgrag("query", "--predicate", "casued_by", "--namespace", ns)
     assert typo.exit_code == 1
     assert "unknown predicate 'casued_by'" in typo.stderr and "caused_by" in typo.stderr
@@ -197,3 +198,26 @@ def test_query_refuses_an_unknown_predicate_and_names_the_allowed_ones(kgrag, gr
     assert used.exit_code == 0 and [t["subject"] for t in json.loads(used.stdout)] == ["svc"]
     spelled = kgrag("query", "--predicate", "Caused By", "--namespace", ns, "--json")
     assert spelled.exit_code == 0 and len(json.loads(spelled.stdout)) == 2
+
+
+OLD_NAME = "kgrag graph is the old name of kgrag triples; use kgrag triples"
+
+
+def test_the_old_name_works_and_says_so_on_stderr(kgrag, graph):
+    ns = graph.namespace
+    new = kgrag("query", "--subject", "error:timeout", "--namespace", ns, "--json")
+    old = kgrag("query", "--subject", "error:timeout", "--namespace", ns, "--json", group="graph")
+    assert new.exit_code == old.exit_code == 0, old.output
+    assert old.stdout == new.stdout and len(json.loads(old.stdout)) == 3
+    assert new.stderr == "" and old.stderr.splitlines() == [OLD_NAME]
+    stats = kgrag("stats", "--namespace", ns, group="graph")
+    assert stats.exit_code == 0 and stats.stdout.startswith("Knowledge Graph Statistics")
+    assert stats.stderr.splitlines() == [OLD_NAME]
+
+
+def test_the_old_name_is_hidden_from_help(kgrag):
+    top = CliRunner().invoke(cli, ["--help"]).stdout
+    assert "  triples " in top and "  graph " not in top
+    old = CliRunner().invoke(cli, ["graph", "--help"])
+    assert old.exit_code == 0 and "old name of kgrag triples" in old.stdout
+    assert sorted(cli.commands["graph"].commands) == sorted(cli.commands["triples"].commands)

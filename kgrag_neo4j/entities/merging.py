@@ -1,8 +1,5 @@
-"""What extraction produces, and how two extractions merge. The value types (``Entity``,
-``EntityRelation``, ``EntityMention``) and the name/id normalisers live in
-``kgrag_neo4j.graph_types.entities`` and are re-exported here.
-
-Merging rules (``merge_results``), used wherever two extractions meet:
+"""How two extractions merge, used wherever two extractions meet (the value types live in
+:mod:`kgrag_neo4j.types.entities`):
 
 - entities with the same id: the longest description wins (the first one on a tie); the first
   known ``source_chunk_id`` and embedding are kept;
@@ -15,46 +12,12 @@ Merging rules (``merge_results``), used wherever two extractions meet:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
-from ..graph_types.entities import (
-    Entity,
-    EntityMention,
-    EntityRelation,
-    entity_id,
-    normalise_name,
-    normalise_type,
-)
+from ..types.entities import Entity, EntityMention, EntityRelation, ExtractionResult
 
-__all__ = [
-    "Entity",
-    "EntityMention",
-    "EntityRelation",
-    "ExtractionResult",
-    "entity_id",
-    "merge_results",
-    "normalise_name",
-    "normalise_type",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractionResult:
-    """What an extractor found. ``dropped`` counts the items validation rejected, by reason
-    (``empty_name``, ``unknown_chunk``, ``unknown_endpoint``, ``bad_strength``,
-    ``self_relation``, ``ungrounded``, ``malformed``, ``failed_batch``, ...)."""
-
-    entities: tuple[Entity, ...] = ()
-    relations: tuple[EntityRelation, ...] = ()
-    mentions: tuple[EntityMention, ...] = ()
-    dropped: Mapping[str, int] = field(default_factory=dict, compare=False, hash=False)
-
-    def entity_by_name(self, name: str) -> list[Entity]:
-        """The entities whose normalised name equals ``normalise_name(name)``."""
-        key = normalise_name(name)
-        return [e for e in self.entities if normalise_name(e.name) == key]
+__all__ = ["finite_unit", "merge_results"]
 
 
 def _longer(a: str, b: str) -> str:
