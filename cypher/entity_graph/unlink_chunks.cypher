@@ -66,6 +66,12 @@ CALL (c) {
     MATCH (e:Entity {namespace: $namespace, name_key: n.key})
     SET e.dirty = true, e.touches = coalesce(e.touches, 0) + 1
   }
+  // a name never in the vocabulary that no chunk writes any more goes (one that leaves it
+  // goes once the maintainer has handled its mark: entity_graph/mark_pending)
+  CALL (n) {
+    WITH n WHERE n.mark IS NULL AND NOT n.accepted AND NOT n.given AND all(x IN n.form_counts WHERE x <= 0)
+    DELETE n
+  }
   RETURN count(CASE WHEN leaves THEN 1 END) AS left, count(CASE WHEN leaves OR form_gone THEN 1 END) AS moved
 }
 WITH c, left, moved

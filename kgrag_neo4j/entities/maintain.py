@@ -330,6 +330,7 @@ def _link_batch(
     mentions: list[dict[str, Any]] = []
     pairs: dict[tuple[str, str], list[int]] = {}
     chunk_rows: list[dict[str, Any]] = []
+    held: list[str] = []  # chunks written whose old links are taken back first
     documents = []
     for d in batch:
         title_key = normalise_name(title_name(d["title"]))
@@ -347,8 +348,11 @@ def _link_batch(
             }
             # a document linked again because one name moved keeps most of its chunks' links:
             # only those that differ from what the chunk holds are taken back and written
-            if _unchanged(stored.get(link.chunk_id), row, chunk_mentions):
+            old = stored.get(link.chunk_id)
+            if _unchanged(old, row, chunk_mentions):
                 continue
+            if old is None or old.get("pair_a") is not None or old.get("mentions"):
+                held.append(link.chunk_id)
             for eid, key, count, first in chunk_mentions:
                 entities[eid] = key
                 mentions.append({"chunk_id": link.chunk_id, "entity_id": eid, "count": count, "first": first})
@@ -364,6 +368,7 @@ def _link_batch(
         "mentions": mentions,
         "pairs": [{"a": a, "b": b, "strength": v[0], "windows": v[1]} for (a, b), v in sorted(pairs.items())],
         "chunks": chunk_rows,
+        "unlink": held,
         "documents": documents,
     }
 

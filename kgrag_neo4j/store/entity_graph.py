@@ -112,8 +112,9 @@ class EntityGraphMixin:
         return self.runner.write_fn(work)
 
     def write_entity_links(self, generation: int, links: Mapping[str, Any]) -> bool:
-        """Replace the links of the chunks in ``links["chunks"]`` (of ``links["documents"]``) by
-        ``links`` (the parameters of ``entity_graph/write_links``) in one transaction, if the
+        """Replace the links of the chunks in ``links["chunks"]`` (of ``links["documents"]``; those
+        in ``links["unlink"]`` hold links to take back first) by ``links`` (the parameters of
+        ``entity_graph/write_links``) in one transaction, if the
         vocabulary is still at ``generation`` and no document's links or content moved since
         they were read (``links_version``, ``content_hash``); else nothing is written: False."""
         documents = links["documents"]
@@ -125,8 +126,9 @@ class EntityGraphMixin:
                    tx.run("entity_graph/link_versions", namespace=self.namespace, document_ids=[d["id"] for d in documents])}
             if any(now.get(d["id"]) != (d["content_hash"], d["links_version"]) for d in documents):
                 return False
-            tx.run("entity_graph/unlink_chunks", namespace=self.namespace, document_ids=[d["id"] for d in documents],
-                   stale_only=False, chunk_ids=[c["chunk_id"] for c in links["chunks"]], forget_scan=False, limit=None)
+            if links["unlink"]:
+                tx.run("entity_graph/unlink_chunks", namespace=self.namespace, document_ids=[d["id"] for d in documents],
+                       stale_only=False, chunk_ids=list(links["unlink"]), forget_scan=False, limit=None)
             tx.run("entity_graph/write_links", namespace=self.namespace, entities=links["entities"],
                    mentions=links["mentions"], pairs=links["pairs"], chunks=links["chunks"],
                    documents=links["documents"])
