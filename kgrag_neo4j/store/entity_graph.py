@@ -76,7 +76,8 @@ class EntityGraphMixin:
                           limit: int = 100_000) -> list[str]:
         """Linked documents whose chunks may write one of ``names`` (a full-text phrase match,
         a superset), write one of the one-word ``words`` capitalised at least once, or mention
-        the entity of one of ``keys``."""
+        the entity of one of ``keys``. A full-text query that returns ``limit`` hits is run
+        again with four times the limit, until it returns fewer: none is cut off."""
         from .chunks import escape_lucene_query, keyword_lucene_query
 
         phrases = list(dict.fromkeys(p for p in (escape_lucene_query(n) for n in names) if p))
@@ -88,10 +89,17 @@ class EntityGraphMixin:
             query = keyword_lucene_query(" OR ".join(f'"{p}"' for p in part), self.namespace) if part else ""
             some = plain[start : start + 200]
             word_query = keyword_lucene_query(" OR ".join(f'"{w}"' for w in some), self.namespace) if some else ""
-            rows = self.runner.read("entity_graph/documents_writing", namespace=self.namespace, query=query,
-                                    keys=list(keys) if start == 0 else [], word_query=word_query,
-                                    word_pattern=capitalised_pattern(some), limit=limit)
-            out.update(r["document_id"] for r in rows)
+            names = list(keys) if start == 0 else []
+            most = limit
+            while query or word_query or names:
+                row = self.runner.read("entity_graph/documents_writing", namespace=self.namespace, query=query,
+                                       keys=names, word_query=word_query, word_pattern=capitalised_pattern(some),
+                                       limit=most)[0]
+                out.update(row["document_ids"])
+                # a query that filled its limit may have more hits: again with a larger one
+                query = query if row["hits"] >= most else ""
+                word_query = word_query if row["word_hits"] >= most else ""
+                names, most = [], most * 4
         return sorted(out)
 
     def dirty_entities(self, *, after: str = "", limit: int = 500) -> list[dict[str, Any]]:
