@@ -1,11 +1,12 @@
 // A page of the entities marked `dirty` (a mention came or went, or their name's statistics
-// changed; new ones are staged until then), with what the maintainer needs to bring each up to date: its name's forms and
-// cue counts (type and display name), the chunks mentioning it now and at the last update,
-// whether a triple uses it, and its earliest mentioning chunk (created, document, index,
-// id) with the offset of the first mention there: the description's sentence. Only the
-// mentions written since the last update (`fresh`) and its current source chunk are
-// compared, unless it lost a mention (then all of them). `touches`: how often it was marked,
-// so that an update made from this read is refused if another ingest marked it meanwhile.
+// changed; new ones are staged until then), with what the maintainer needs to bring each up to
+// date: its name's forms and cue counts (type and display name), the chunks mentioning it now
+// and at the last update, whether a triple uses it, and its earliest mentioning chunk
+// (created, document, index, id) with the offset of the first mention there: the description's
+// sentence. Only the mentions written since the last update (marked after it: `m.at >
+// e.settled`) and its current source chunk are compared, unless it lost a mention (then all of
+// them). `touches`: how often it was marked, so that an update made from this read is refused
+// if another ingest marked it meanwhile.
 // mode: read
 // params:
 //   $namespace  STRING   tenant
@@ -21,7 +22,7 @@ WITH e ORDER BY e.id LIMIT toInteger($limit)
 OPTIONAL MATCH (n:EntityName {namespace: $namespace, key: e.name_key})
 CALL (e) {
   MATCH (e)<-[m:MENTIONS]-(c:Chunk)
-  WHERE e.maintained AND (e.lost OR m.fresh OR c.id = e.source_chunk_id)
+  WHERE e.maintained AND (e.lost OR coalesce(m.at, 0) > coalesce(e.settled, 0) OR c.id = e.source_chunk_id)
   WITH c, m ORDER BY c.created_at, c.document_id, c.chunk_index, c.id LIMIT 1
   RETURN collect(c {.id, .content, first: m.first})[0] AS earliest
 }

@@ -29,13 +29,9 @@ OPTIONAL CALL (e, row, moved) {
     WITH e, row WHERE NOT orphan
     SET e.namespace = $namespace, e.staged_namespace = null, e.staged_build = null,
         e.name = row.name, e.type = row.type, e.description = row.description,
-        e.source_chunk_id = row.source_chunk_id, e.df = row.df, e.dirty = null, e.lost = null
+        e.source_chunk_id = row.source_chunk_id, e.df = row.df, e.dirty = null, e.lost = null,
+        e.settled = row.touches
     WITH e, row
-    CALL (e) {
-      MATCH (e)<-[m:MENTIONS]-(:Chunk)
-      WHERE m.fresh
-      SET m.fresh = null
-    }
     CALL (e, row) {
       WITH e, row WHERE row.renamed
       MATCH (e)-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]-(:Entity)
