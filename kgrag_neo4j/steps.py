@@ -30,11 +30,13 @@ the same signature and docstring and their pairing declared.
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
+import itertools
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
@@ -158,17 +160,59 @@ class Await(Step[R]):
 
 #: worker threads of the pool sync ``Gather``s share (the calls after each gather's first)
 GATHER_THREADS = 8
+#: a worker idle this long ends: a library leaves no thread running behind a quiet process
+GATHER_IDLE_SECONDS = 1.0
 _GATHER_PREFIX = "kgrag-gather"
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
 
 
-def _gather_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=GATHER_THREADS, thread_name_prefix=_GATHER_PREFIX)
-        return _pool
+class _SharedPool:
+    """At most ``size`` daemon workers, started when a task finds none waiting, each ending
+    after ``idle`` seconds without work. (``ThreadPoolExecutor`` keeps its threads until
+    shutdown, and a pool per query starts them on every query.)"""
+
+    def __init__(self, size: int, idle: float) -> None:
+        self.size = size
+        self.idle = idle
+        self._cond = threading.Condition()
+        self._tasks: collections.deque[tuple[Future[Any], Call[Any]]] = collections.deque()
+        self._workers = 0
+        self._waiting = 0
+        self._names = itertools.count()
+
+    def submit(self, call: Call[Any]) -> Future[Any]:
+        future: Future[Any] = Future()
+        with self._cond:
+            self._tasks.append((future, call))
+            if len(self._tasks) > self._waiting and self._workers < self.size:
+                self._workers += 1
+                name = f"{_GATHER_PREFIX}_{next(self._names)}"
+                threading.Thread(target=self._work, name=name, daemon=True).start()
+            self._cond.notify()
+        return future
+
+    def _work(self) -> None:
+        with self._cond:
+            while True:
+                while not self._tasks:
+                    self._waiting += 1
+                    woken = self._cond.wait(timeout=self.idle)
+                    self._waiting -= 1
+                    if not woken and not self._tasks:
+                        self._workers -= 1
+                        return
+                future, call = self._tasks.popleft()
+                self._cond.release()
+                try:
+                    if future.set_running_or_notify_cancel():
+                        try:
+                            future.set_result(_outcome(call))
+                        except BaseException as exc:  # _outcome keeps Exceptions; this is the rest
+                            future.set_exception(exc)
+                finally:
+                    self._cond.acquire()
+
+
+_pool = _SharedPool(GATHER_THREADS, GATHER_IDLE_SECONDS)
 
 
 def _outcome(call: Call[Any]) -> Any:
@@ -184,10 +228,10 @@ class Gather(Step[R]):
     raised (so one failure can be handled without losing the others).
 
     In an event loop the calls run at once (``asyncio.gather``). With plain calls the first runs
-    in the caller's thread and the others at the same time in one pool the process shares
-    (``GATHER_THREADS`` workers; a pool per query started threads on every query); a gather
-    inside a gathered call runs its calls one after another, so the bounded pool never waits
-    on itself."""
+    in the caller's thread and the others at the same time in one pool the process shares (at
+    most ``GATHER_THREADS`` workers, each ending when idle; a pool per query started threads on
+    every query). A gather inside a gathered call runs its calls one after another, so the
+    bounded pool never waits on itself."""
 
     calls: tuple[Call[Any], ...]
 
@@ -204,7 +248,7 @@ class Gather(Step[R]):
     def run(self) -> R:
         if len(self.calls) < 2 or threading.current_thread().name.startswith(_GATHER_PREFIX):
             return tuple(_outcome(c) for c in self.calls)  # type: ignore[return-value]  # R: the tuple ``of`` typed
-        futures = [_gather_pool().submit(_outcome, c) for c in self.calls[1:]]
+        futures = [_pool.submit(c) for c in self.calls[1:]]
         first = _outcome(self.calls[0])
         return (first, *(f.result() for f in futures))  # type: ignore[return-value]
 

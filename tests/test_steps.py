@@ -116,6 +116,27 @@ def test_sync_gathers_share_one_bounded_pool():
     assert outer == (2 + 4, 4 + 6)
 
 
+def test_the_gather_pool_leaves_no_thread_behind():
+    """Its workers end once idle: a quiet process holds no thread of the library."""
+    import time
+
+    from kgrag_neo4j import steps
+
+    src = Source()
+    for i in range(5):
+        assert run_steps(Gather.of(Call.of(src.blocking, i), Call.of(src.blocking, i)).__iter__()) == (2 * i, 2 * i)
+
+    def workers() -> list[str]:
+        return [t.name for t in threading.enumerate() if t.name.startswith("kgrag-gather")]
+
+    assert workers(), "the second call of each gather ran on a pool worker"
+    deadline = time.monotonic() + steps.GATHER_IDLE_SECONDS + 5
+    while workers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert workers() == []
+    assert run_steps(Gather.of(Call.of(src.blocking, 1), Call.of(src.blocking, 2)).__iter__()) == (2, 4)
+
+
 def test_every_async_read_of_the_neo4j_store_is_a_declared_twin():
     """``Neo4jStore`` claims twins: each ``a<name>`` coroutine is the twin ``<name>`` declares
     (so ``aretrieve`` never reaches one by its name, nor falls back to a thread)."""
