@@ -44,7 +44,13 @@ def test_ingest_keeps_the_entity_graph_current_and_status_says_how_current(run, 
     assert "not linked" not in run("search", "Arya Stark", "--mode", "vector", "--embedder", "hashing").stderr
 
     (tmp_path / "jon.txt").write_text("Jon Snow wrote to Arya Stark from the Wall.")
-    run("ingest", str(tmp_path / "jon.txt"), "--embedder", "hashing")  # links everything not linked
+    ingested = json.loads(run("ingest", str(tmp_path / "jon.txt"), "--embedder", "hashing", "--json").stdout)
+    # it links everything not linked, and says what that took
+    upkeep = ingested["summary"]["entity_graph"]
+    assert upkeep["documents"] == 2 and upkeep["chunks"] >= 2 and upkeep["names_entered"] >= 2
+    assert set(upkeep["seconds"]) >= {"scan", "link", "entities", "references"}
+    assert "entity_graph" not in json.loads(run("ingest", str(tmp_path / "jon.txt"), "--embedder", "hashing",
+                                                "--no-entities", "--json").stdout)["summary"]
     now = _status(run)
     assert now["documents"] == now["documents_linked"] == 3 and now["chunks"] == now["chunks_linked"]
     arya = json.loads(run("entities", "show", "Arya Stark", "--json").stdout)[0]

@@ -246,6 +246,18 @@ def test_a_new_one_word_name_relinks_only_its_capitalised_writers(store, hashing
     assert got == _dump(store)
 
 
+def test_documents_writing_reads_every_page_of_full_text_hits(store, hashing_embedder):
+    # more writers than one page of hits holds: every one is found, as with one large page
+    _ingest(store, hashing_embedder, {f"w{i}.txt": f"Ned Stark rode to Winterfell, day {i}." for i in range(7)})
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    whole = store.documents_writing(["Ned Stark", "Winterfell"], [], words=["winterfell"])
+    assert len(whole) == 7
+    for limit in (1, 2, 3):
+        assert store.documents_writing(["Ned Stark", "Winterfell"], [], words=["winterfell"], limit=limit) == whole
+        assert store.documents_writing([], [], words=["winterfell"], limit=limit) == whole
+    assert store.documents_writing(["Ned Stark"], ["ned stark"], limit=2) == whole
+
+
 @pytest.mark.parametrize("text, found", [
     ("Hodor held the door", True), ("HODOR!", True), ("said \u212Aodor", False), ("hodor hodor", False),
     ("Hodors", False), ("xHodor", False), ("the (Hodor) way", True), ("line one\nHodor. two", True),

@@ -1,7 +1,8 @@
 // Add chunks' name scans to the namespace's name statistics: each chunk keeps its scan (to
 // subtract it again when it goes) and each name it writes gets the chunk's counts added. A
 // chunk already scanned is skipped, so a repeat changes nothing. A name that enters the
-// vocabulary (first written as a name, or as a title) is marked `entered`, its entity (if any)
+// vocabulary (first written as a name, or as a title), or a vocabulary name written in a new
+// form, is marked `entered`, its entity (if any)
 // `dirty` (its type may change), and moves the
 // vocabulary generation; the maintainer then links the older documents that write it.
 // Names are (:EntityName) nodes, one per normalised name, with forms and their counts.
@@ -25,19 +26,23 @@ CALL (c, row) {
                   n.weak = 0, n.occurrences = 0, n.titles = 0, n.given = false, n.accepted = false,
                   n.forms = [], n.form_counts = []
   WITH n, s WHERE n.namespace = $namespace
+  // a vocabulary name written in a form no chunk wrote before matches text it did not: its
+  // writers are linked again, as when a name enters
+  WITH n, s, n.accepted AND NOT any(i IN range(0, size(n.forms) - 1)
+                                    WHERE n.form_counts[i] > 0 AND toLower(n.forms[i]) = toLower(s.form)) AS new_form
   SET n.support = n.support + s.support, n.person = n.person + s.person, n.location = n.location + s.location,
       n.weak = n.weak + s.weak, n.occurrences = n.occurrences + s.occurrences, n.titles = n.titles + s.titles,
       n.form_counts = CASE WHEN s.form IN n.forms
                            THEN [i IN range(0, size(n.forms) - 1) | n.form_counts[i] + CASE WHEN n.forms[i] = s.form THEN 1 ELSE 0 END]
                            ELSE n.form_counts + [1] END,
       n.forms = CASE WHEN s.form IN n.forms THEN n.forms ELSE n.forms + [s.form] END
-  WITH n, NOT n.accepted AND (n.support + n.titles > 0 OR n.given) AS enters
+  WITH n, NOT n.accepted AND (n.support + n.titles > 0 OR n.given) AS enters, new_form
   SET n.accepted = n.accepted OR enters,
-      n.mark = CASE WHEN enters THEN 'entered' ELSE n.mark END
-  WITH n, enters
+      n.mark = CASE WHEN enters OR new_form THEN 'entered' ELSE n.mark END
+  WITH n, enters OR new_form AS enters
   CALL (n) {
     MATCH (e:Entity {namespace: $namespace, name_key: n.key})
-    SET e.dirty = true
+    SET e.dirty = true, e.touches = coalesce(e.touches, 0) + 1
   }
   RETURN count(CASE WHEN enters THEN 1 END) AS entered
 }

@@ -1,17 +1,19 @@
 // A page of the entities marked `dirty` (a mention came or went, or their name's statistics
-// changed; new ones are staged until then), with what the maintainer needs to bring each up to date: its name's forms and
-// cue counts (type and display name), the chunks mentioning it now and at the last update,
-// whether a triple uses it, and its earliest mentioning chunk (created, document, index,
-// id) with the offset of the first mention there: the description's sentence. Only the
-// chunks linked since the last update and its current source chunk are compared, unless it
-// lost a mention (then all of them).
+// changed; new ones are staged until then), with what the maintainer needs to bring each up to
+// date: its name's forms and cue counts (type and display name), the chunks mentioning it now
+// and at the last update, whether a triple uses it, and its earliest mentioning chunk
+// (created, document, index, id) with the offset of the first mention there: the description's
+// sentence. Only the mentions written since the last update (marked after it: `m.at >
+// e.settled`) and its current source chunk are compared, unless it lost a mention (then all of
+// them). `touches`: how often it was marked, so that an update made from this read is refused
+// if another ingest marked it meanwhile.
 // mode: read
 // params:
 //   $namespace  STRING   tenant
 //   $after      STRING   the last id of the previous page ('' for the first)
 //   $limit      INTEGER  page size
 //   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
-// returns: id STRING, key STRING, name STRING, type STRING, description STRING, source_chunk_id STRING, maintained BOOLEAN, has_embedding BOOLEAN, forms LIST<STRING>, form_counts LIST<INTEGER>, stats LIST<INTEGER>, df INTEGER, old_df INTEGER, triple BOOLEAN, earliest MAP
+// returns: id STRING, key STRING, name STRING, type STRING, description STRING, source_chunk_id STRING, maintained BOOLEAN, has_embedding BOOLEAN, forms LIST<STRING>, form_counts LIST<INTEGER>, stats LIST<INTEGER>, df INTEGER, old_df INTEGER, triple BOOLEAN, earliest MAP, touches INTEGER
 // browser: :params {namespace: 'demo', after: '', limit: 500, vector_property: 'embedding'}
 MATCH (e:Entity {dirty: true})
 USING INDEX e:Entity(dirty)
@@ -20,7 +22,7 @@ WITH e ORDER BY e.id LIMIT toInteger($limit)
 OPTIONAL MATCH (n:EntityName {namespace: $namespace, key: e.name_key})
 CALL (e) {
   MATCH (e)<-[m:MENTIONS]-(c:Chunk)
-  WHERE e.maintained AND (e.lost OR c.links_dirty OR c.id = e.source_chunk_id)
+  WHERE e.maintained AND (e.lost OR coalesce(m.at, 0) > coalesce(e.settled, 0) OR c.id = e.source_chunk_id)
   WITH c, m ORDER BY c.created_at, c.document_id, c.chunk_index, c.id LIMIT 1
   RETURN collect(c {.id, .content, first: m.first})[0] AS earliest
 }
@@ -30,5 +32,6 @@ RETURN e.id AS id, e.name_key AS key, e.name AS name, e.type AS type, coalesce(e
        coalesce(n.forms, []) AS forms, coalesce(n.form_counts, []) AS form_counts,
        CASE WHEN n IS NULL THEN [0, 0, 0, 0, 0] ELSE [n.person, n.location, n.weak, n.occurrences, n.titles] END AS stats,
        COUNT { (e)<-[:MENTIONS]-() } AS df, coalesce(e.df, 0) AS old_df,
-       EXISTS { (e)-[:RELATED_TO {origin: 'triple'}]-(:Entity) } AS triple, earliest
+       EXISTS { (e)-[:RELATED_TO {origin: 'triple'}]-(:Entity) } AS triple, earliest,
+       coalesce(e.touches, 0) AS touches
 ORDER BY id

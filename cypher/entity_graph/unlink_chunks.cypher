@@ -1,27 +1,30 @@
 // Take back what chunks contributed to the entity graph, exactly: their co-occurrence
 // strengths are subtracted from the relationships they added to (a relationship no chunk
-// supports any more goes, unless a triple wrote it), their mentions go, and the entities
-// they mentioned are marked for the maintainer (`dirty`: type, description, chunk links and
+// supports any more goes, unless a triple wrote it), their mentions go, and the entities they
+// mentioned are marked for the maintainer (`dirty`: type, description, chunk links and
 // community to bring up to date; an entity no chunk mentions goes then). With $forget_scan
 // (the chunks are about to be deleted) their name scans are subtracted from the name
-// statistics too; a name no chunk writes any more leaves the vocabulary (`left`), and the
-// generation moves. Chunks: those of $document_ids, or only their stale ones (left over from
-// an older version of the document) with $stale_only. With $limit, at most that many chunks
-// that still hold co-occurrences or a name scan (a large document deleted in bounded
+// statistics too; a name no chunk writes any more leaves the vocabulary (`left`), one that
+// lost a form is marked to have its writers linked again, and the generation moves. Chunks:
+// those of $document_ids, or only their stale ones (left over from an older version of the
+// document) with $stale_only, or only $chunk_ids of them. With $limit, at most that many
+// chunks that still hold co-occurrences or a name scan (a large document deleted in bounded
 // transactions: their mentions stay until the chunks go, so the delete finds its orphans).
 // mode: write
 // params:
 //   $namespace     STRING        tenant
 //   $document_ids  LIST<STRING>  documents whose chunks to unlink
 //   $stale_only    BOOLEAN       only the chunks the documents' current version no longer has
+//   $chunk_ids     LIST<STRING>  only these chunks of the documents (null = every chunk)
 //   $forget_scan   BOOLEAN       subtract the chunks' name scans as well
 //   $limit         INTEGER       at most this many chunks with co-occurrences or a scan (null = all)
 // returns: chunks INTEGER, left INTEGER
-// browser: :params {namespace: 'demo', document_ids: [], stale_only: false, forget_scan: false, limit: null}
+// browser: :params {namespace: 'demo', document_ids: [], stale_only: false, chunk_ids: null, forget_scan: false, limit: null}
 UNWIND $document_ids AS id
 MATCH (d:Document {id: id})-[:HAS_CHUNK]->(c:Chunk)
 WHERE d.namespace = $namespace AND c.namespace = $namespace
   AND (NOT $stale_only OR c.document_hash IS NULL OR c.document_hash <> d.content_hash)
+  AND ($chunk_ids IS NULL OR c.id IN $chunk_ids)
   // a chunk never linked nor scanned has nothing to take back
   AND (c.pair_a IS NOT NULL OR ($forget_scan AND c.name_keys IS NOT NULL) OR EXISTS { (c)-[:MENTIONS]->() })
   AND ($limit IS NULL OR c.pair_a IS NOT NULL OR ($forget_scan AND c.name_keys IS NOT NULL))
@@ -38,7 +41,7 @@ CALL (c) {
 CALL (c) {
   MATCH (c)-[m:MENTIONS]->(e:Entity)
   WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
-  SET e.dirty = true, e.lost = true
+  SET e.dirty = true, e.lost = true, e.touches = coalesce(e.touches, 0) + 1
   // chunks about to be deleted keep theirs: the delete finds the entities it orphans by them
   WITH m WHERE NOT $forget_scan
   DELETE m
@@ -53,21 +56,29 @@ CALL (c) {
   SET n.support = n.support - s[0], n.person = n.person - s[1], n.location = n.location - s[2],
       n.weak = n.weak - s[3], n.occurrences = n.occurrences - s[4], n.titles = n.titles - s[5],
       n.form_counts = [i IN range(0, size(n.forms) - 1) | n.form_counts[i] - CASE WHEN n.forms[i] = form THEN 1 ELSE 0 END]
-  WITH n, n.accepted AND n.support + n.titles <= 0 AND NOT n.given AS leaves
+  WITH n, n.accepted AND n.support + n.titles <= 0 AND NOT n.given AS leaves,
+       // a form no chunk writes any more no longer matches: the name's writers are linked again
+       n.accepted AND any(i IN range(0, size(n.forms) - 1) WHERE n.forms[i] = form AND n.form_counts[i] <= 0) AS form_gone
   SET n.accepted = n.accepted AND NOT leaves,
-      n.mark = CASE WHEN leaves THEN 'left' ELSE n.mark END
-  WITH n, leaves
+      n.mark = CASE WHEN leaves THEN 'left' WHEN form_gone AND n.mark IS NULL THEN 'entered' ELSE n.mark END
+  WITH n, leaves, form_gone
   CALL (n) {
     MATCH (e:Entity {namespace: $namespace, name_key: n.key})
-    SET e.dirty = true
+    SET e.dirty = true, e.touches = coalesce(e.touches, 0) + 1
   }
-  RETURN count(CASE WHEN leaves THEN 1 END) AS left
+  // a name never in the vocabulary that no chunk writes any more goes (one that leaves it
+  // goes once the maintainer has handled its mark: entity_graph/mark_pending)
+  CALL (n) {
+    WITH n WHERE n.mark IS NULL AND NOT n.accepted AND NOT n.given AND all(x IN n.form_counts WHERE x <= 0)
+    DELETE n
+  }
+  RETURN count(CASE WHEN leaves THEN 1 END) AS left, count(CASE WHEN leaves OR form_gone THEN 1 END) AS moved
 }
-WITH c, left
+WITH c, left, moved
 SET c.name_keys = CASE WHEN $forget_scan THEN null ELSE c.name_keys END,
     c.name_forms = CASE WHEN $forget_scan THEN null ELSE c.name_forms END,
     c.name_stats = CASE WHEN $forget_scan THEN null ELSE c.name_stats END
-WITH count(c) AS chunks, sum(left) AS left
+WITH count(c) AS chunks, sum(left) AS left, sum(moved) AS moved
 OPTIONAL MATCH (k:KgragMeta {key: 'entity-graph:' + $namespace})
-SET k.generation = k.generation + CASE WHEN left > 0 THEN 1 ELSE 0 END
+SET k.generation = k.generation + CASE WHEN moved > 0 THEN 1 ELSE 0 END
 RETURN chunks, left

@@ -4,40 +4,48 @@
 // count; the communities of an entity that changed are marked stale (their report no longer
 // says what the members are). An entity no chunk mentions and no triple uses goes, with its
 // relationships (its communities marked stale first); its CO_OCCURS relationships are marked
-// for a new description when its name changed.
+// for a new description when its name changed. An entity marked again since it was read
+// (`touches` moved: another ingest linked or unlinked it) is left dirty, to be read again.
 // mode: write
 // params:
 //   $namespace  STRING     tenant
-//   $rows       LIST<MAP>  [{id, name, type, description, source_chunk_id, embedding: LIST<FLOAT>|null, df, changed, renamed}]
+//   $rows       LIST<MAP>  [{id, touches, name, type, description, source_chunk_id, embedding: LIST<FLOAT>|null, df, changed, renamed}]
 //   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
-// returns: updated INTEGER, deleted INTEGER
+// returns: updated INTEGER, deleted INTEGER, moved INTEGER
 // browser: :params {namespace: 'demo', rows: [], vector_property: 'embedding'}
 UNWIND $rows AS row
 MATCH (e:Entity {id: row.id})
 WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
-CALL (e, row) {
-  WITH e, row WHERE row.changed
-  MATCH (e)-[:IN_COMMUNITY]->(m:Community)
-  SET m.stale = true
-}
-WITH e, row, COUNT { (e)<-[:MENTIONS]-() } = 0 AND NOT EXISTS { (e)-[:RELATED_TO {origin: 'triple'}]-(:Entity) } AS orphan
-CALL (e, row, orphan) {
-  WITH e, row WHERE NOT orphan
-  SET e.namespace = $namespace, e.staged_namespace = null, e.staged_build = null,
-      e.name = row.name, e.type = row.type, e.description = row.description,
-      e.source_chunk_id = row.source_chunk_id, e.df = row.df, e.dirty = null, e.lost = null
-  WITH e, row
+WITH e, row, coalesce(e.touches, 0) <> row.touches AS moved
+OPTIONAL CALL (e, row, moved) {
+  WITH e, row WHERE NOT moved
   CALL (e, row) {
-    WITH e, row WHERE row.renamed
-    MATCH (e)-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]-(:Entity)
-    WHERE r.strength IS NOT NULL
-    SET r.changed = true
+    WITH e, row WHERE row.changed
+    MATCH (e)-[:IN_COMMUNITY]->(m:Community)
+    SET m.stale = true
   }
-  WITH e, row WHERE row.embedding IS NOT NULL
-  CALL db.create.setNodeVectorProperty(e, $vector_property, row.embedding)
+  WITH e, row, COUNT { (e)<-[:MENTIONS]-() } = 0 AND NOT EXISTS { (e)-[:RELATED_TO {origin: 'triple'}]-(:Entity) } AS orphan
+  CALL (e, row, orphan) {
+    WITH e, row WHERE NOT orphan
+    SET e.namespace = $namespace, e.staged_namespace = null, e.staged_build = null,
+        e.name = row.name, e.type = row.type, e.description = row.description,
+        e.source_chunk_id = row.source_chunk_id, e.df = row.df, e.dirty = null, e.lost = null,
+        e.settled = row.touches
+    WITH e, row
+    CALL (e, row) {
+      WITH e, row WHERE row.renamed
+      MATCH (e)-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]-(:Entity)
+      WHERE r.strength IS NOT NULL
+      SET r.changed = true
+    }
+    WITH e, row WHERE row.embedding IS NOT NULL
+    CALL db.create.setNodeVectorProperty(e, $vector_property, row.embedding)
+  }
+  CALL (e, orphan) {
+    WITH e WHERE orphan
+    DETACH DELETE e
+  }
+  RETURN orphan
 }
-CALL (e, orphan) {
-  WITH e WHERE orphan
-  DETACH DELETE e
-}
-RETURN count(CASE WHEN NOT orphan THEN 1 END) AS updated, count(CASE WHEN orphan THEN 1 END) AS deleted
+RETURN count(CASE WHEN NOT moved AND NOT orphan THEN 1 END) AS updated, count(CASE WHEN orphan THEN 1 END) AS deleted,
+       count(CASE WHEN moved THEN 1 END) AS moved

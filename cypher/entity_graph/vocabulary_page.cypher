@@ -9,6 +9,8 @@
 // browser: :params {namespace: 'demo', after: '', limit: 1000}
 MATCH (n:EntityName)
 WHERE n.namespace = $namespace AND n.key > $after AND n.accepted
-RETURN n.key AS key, n.forms AS forms, n.form_counts AS form_counts
+// only the forms some chunk still writes (a deleted document's forms stay counted at 0)
+RETURN n.key AS key, [i IN range(0, size(n.forms) - 1) WHERE n.given OR n.form_counts[i] > 0 | n.forms[i]] AS forms,
+       [i IN range(0, size(n.forms) - 1) WHERE n.given OR n.form_counts[i] > 0 | n.form_counts[i]] AS form_counts
 ORDER BY key
 LIMIT toInteger($limit)

@@ -1,10 +1,12 @@
-// Write what documents' chunks contribute to the entity graph (their old links were taken
-// back first, entity_graph/unlink_chunks): the entities they mention (a new one is staged, no
+// Write what documents' chunks contribute to the entity graph (their old links were taken back
+// first, entity_graph/unlink_chunks): the entities they mention (a new one is staged, no
 // reader sees it, and `dirty` until the maintainer has given it its type, name, description
-// and embedding: entity_graph/update_entities publishes it), the mentions, the co-occurrence
-// strengths added to the entities' CO_OCCURS relationships (summed over the batch: strength in
-// millionths, sentences counted; weight = s / (s + 1) is set later), and on each chunk what
-// it added, to be subtracted again; each document records the version it was linked at.
+// and embedding: entity_graph/update_entities publishes it; `touches` counts the marks), the
+// mentions (each with the entity's `touches` when written, `at`: newer than its last update),
+// the co-occurrence strengths added to the entities' CO_OCCURS relationships (summed over the
+// batch: strength in millionths, sentences counted; weight = s / (s + 1) is set later), and on
+// each chunk what it added, to be subtracted again; each document records the version it was
+// linked at and counts the write (`links_version`). Only chunks whose links changed are given.
 // mode: write
 // params:
 //   $namespace  STRING     tenant
@@ -21,7 +23,7 @@ CALL () {
     ON CREATE SET e.staged_namespace = $namespace, e.name_key = row.key, e.name = row.key, e.type = 'OTHER',
                   e.description = '', e.maintained = true
   WITH e WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
-  SET e.dirty = true
+  SET e.dirty = true, e.touches = coalesce(e.touches, 0) + 1
 }
 CALL () {
   UNWIND $mentions AS row
@@ -30,7 +32,7 @@ CALL () {
   MATCH (e:Entity {id: row.entity_id})
   WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
   MERGE (c)-[r:MENTIONS]->(e)
-  SET r.count = row.count, r.first = row.first, r.extracted = true
+  SET r.count = row.count, r.first = row.first, r.extracted = true, r.at = e.touches
   RETURN count(r) AS mentions
 }
 CALL () {
@@ -55,7 +57,7 @@ CALL () {
   UNWIND $documents AS row
   MATCH (d:Document {id: row.id})
   WHERE d.namespace = $namespace AND d.content_hash = row.content_hash
-  SET d.entities_hash = row.content_hash
+  SET d.entities_hash = row.content_hash, d.links_version = coalesce(d.links_version, 0) + 1
   RETURN count(d) AS documents
 }
 RETURN mentions, documents

@@ -115,6 +115,8 @@ def ingest(app: AppContext, paths, namespace, strategy, content_type, embedder, 
                                     observer=terminal)
     elapsed = time.perf_counter() - started
     summary = tally.summary(namespace=namespace, seconds=round(elapsed, 3), embedder=emb.name)
+    if ingestor.last_maintenance is not None:  # the entity graph was kept current: what that took
+        summary["entity_graph"] = ingestor.last_maintenance.as_dict()
     if as_json:
         emit_json({"summary": summary, "files": tally.rows})
     else:

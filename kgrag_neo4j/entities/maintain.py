@@ -83,13 +83,15 @@ class MaintainOptions:
 
 @dataclass
 class MaintenanceResult:
-    """What one run did: documents and chunks linked (``relinked``: linked again because a
-    name entered or left the vocabulary), names added to the vocabulary and removed,
+    """What one run did: documents and chunks linked (``relinked``: documents linked again
+    because a name entered or left the vocabulary; ``rewritten``: chunks whose links were new
+    or changed, the only ones written), names added to the vocabulary and removed,
     entities brought up to date and deleted, ``references`` edges written, seconds per stage."""
 
     documents: int = 0
     chunks: int = 0
     relinked: int = 0
+    rewritten: int = 0
     names_entered: int = 0
     names_left: int = 0
     entities: int = 0
@@ -140,17 +142,7 @@ def maintain_entity_graph(
 
     # 1. scan: every pending document's chunks not scanned yet
     for batch in _document_batches(store, options.batch_chunks):
-        rows = []
-        for doc in batch:
-            title = title_name(doc["title"])
-            for i, chunk in enumerate(doc["chunks"]):
-                if chunk["scanned"]:
-                    continue
-                scan = scan_chunk(chunk["id"], chunk["content"] or "", title_name=title if i == 0 else "")
-                rows.append({"chunk_id": chunk["id"], "names": [
-                    {**s.row(), "id": _name_id(store.namespace, s.key)} for s in scan.names]})
-        if rows:
-            store.apply_name_scans(rows)
+        _scan_batch(store, batch)
         report("scan", sum(len(d["chunks"]) for d in batch), 0)
     lap("scan")
 
@@ -218,6 +210,22 @@ def _document_batches(store: Any, batch_chunks: int, *, every: bool = False) -> 
             yield batch
 
 
+def _scan_batch(store: Any, batch: Sequence[dict[str, Any]]) -> bool:
+    """Add the name scans of ``batch``'s chunks not scanned yet; whether there were any."""
+    rows = []
+    for doc in batch:
+        title = title_name(doc["title"])
+        for i, chunk in enumerate(doc["chunks"]):
+            if chunk["scanned"]:
+                continue
+            scan = scan_chunk(chunk["id"], chunk["content"] or "", title_name=title if i == 0 else "")
+            rows.append({"chunk_id": chunk["id"], "names": [
+                {**s.row(), "id": _name_id(store.namespace, s.key)} for s in scan.names]})
+    if rows:
+        store.apply_name_scans(rows)
+    return bool(rows)
+
+
 def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
     """Send to linking again the documents a name entering or leaving the vocabulary touches."""
     linked: bool | None = None  # none is linked yet in a first build: nothing to send back
@@ -259,7 +267,12 @@ def _link_pending(store: Any, options: MaintainOptions, result: MaintenanceResul
         progressed = 0
         for batch in _document_batches(store, options.batch_chunks):
             large = sum(len(d["chunks"]) for d in batch) >= _LARGE_BATCH
-            for _attempt in range(20):
+            # a document another ingest stored after this run's scan: its names count before
+            # it is linked (linked, it would never be scanned)
+            _scan_batch(store, batch)
+            for attempt in range(20):
+                if attempt:  # another run wrote some of these documents' links meanwhile: read them again
+                    batch = store.entity_document_chunks([d["document_id"] for d in batch])
                 generation = store.entity_graph_generation()
                 if large and (whole is None or whole[0] != generation):
                     whole = (generation, _whole_vocabulary(store))
@@ -271,7 +284,8 @@ def _link_pending(store: Any, options: MaintainOptions, result: MaintenanceResul
                 raise ConfigurationError("the vocabulary kept changing while linking; run the build again")
             progressed += len(batch)
             result.documents += len(batch)
-            result.chunks += len(links["chunks"])
+            result.chunks += sum(len(d["chunks"]) for d in batch)
+            result.rewritten += len(links["chunks"])
             report("link", result.chunks, 0)
         linked += progressed
         if not progressed:
@@ -316,34 +330,60 @@ def _link_batch(
     mentions: list[dict[str, Any]] = []
     pairs: dict[tuple[str, str], list[int]] = {}
     chunk_rows: list[dict[str, Any]] = []
+    held: list[str] = []  # chunks written whose old links are taken back first
     documents = []
     for d in batch:
         title_key = normalise_name(title_name(d["title"]))
+        stored = {c["id"]: c for c in d["chunks"]}
         links = link_document(namespace, [(c["id"], c["content"] or "") for c in d["chunks"]], matcher,
                               title_key=title_key, options=options)
         for link in links:
-            for key, (count, first) in sorted(link.mentions.items()):
-                eid = maintained_entity_id(namespace, key)
+            chunk_mentions = [(maintained_entity_id(namespace, key), key, count, first)
+                              for key, (count, first) in sorted(link.mentions.items())]
+            ordered = sorted(link.pairs.items())
+            row = {
+                "chunk_id": link.chunk_id,
+                "pair_a": [a for (a, _), _ in ordered], "pair_b": [b for (_, b), _ in ordered],
+                "pair_strength": [v[0] for _, v in ordered], "pair_windows": [v[1] for _, v in ordered],
+            }
+            # a document linked again because one name moved keeps most of its chunks' links:
+            # only those that differ from what the chunk holds are taken back and written
+            old = stored.get(link.chunk_id)
+            if _unchanged(old, row, chunk_mentions):
+                continue
+            if old is None or old.get("pair_a") is not None or old.get("mentions"):
+                held.append(link.chunk_id)
+            for eid, key, count, first in chunk_mentions:
                 entities[eid] = key
                 mentions.append({"chunk_id": link.chunk_id, "entity_id": eid, "count": count, "first": first})
-            ordered = sorted(link.pairs.items())
             for (a, b), (strength, windows) in ordered:
                 total = pairs.setdefault((a, b), [0, 0])
                 total[0] += strength
                 total[1] += windows
-            chunk_rows.append({
-                "chunk_id": link.chunk_id,
-                "pair_a": [a for (a, _), _ in ordered], "pair_b": [b for (_, b), _ in ordered],
-                "pair_strength": [v[0] for _, v in ordered], "pair_windows": [v[1] for _, v in ordered],
-            })
-        documents.append({"id": d["document_id"], "content_hash": d["content_hash"]})
+            chunk_rows.append(row)
+        documents.append({"id": d["document_id"], "content_hash": d["content_hash"],
+                          "links_version": d.get("links_version", 0)})
     return {
         "entities": [{"id": e, "key": entities[e]} for e in sorted(entities)],
         "mentions": mentions,
         "pairs": [{"a": a, "b": b, "strength": v[0], "windows": v[1]} for (a, b), v in sorted(pairs.items())],
         "chunks": chunk_rows,
+        "unlink": held,
         "documents": documents,
     }
+
+
+def _unchanged(stored: dict[str, Any] | None, row: dict[str, Any],
+               mentions: Sequence[tuple[str, str, int, int]]) -> bool:
+    """Whether a chunk already holds exactly these links (a chunk never linked holds none,
+    not empty ones)."""
+    if stored is None or stored.get("pair_a") is None:
+        return False
+    if any(list(stored.get(k) or []) != row[k] for k in ("pair_a", "pair_b", "pair_strength", "pair_windows")):
+        return False
+    # an entity is mentioned once per chunk: ordering by its id alone is total
+    held = sorted(((m[0], m[1], m[2]) for m in stored.get("mentions") or []), key=lambda m: m[0])
+    return held == sorted(((eid, count, first) for eid, _key, count, first in mentions), key=lambda m: m[0])
 
 
 def _settle_entities(
@@ -353,10 +393,20 @@ def _settle_entities(
     changes the ``references`` edges of their chunks."""
     touched: list[str] = []
     after = ""
+    moved = 0
+    passes = 0
     while True:
         page = store.dirty_entities(after=after, limit=2000)
         if not page:
-            return touched
+            # entities another ingest marked between this run's read and its update are still
+            # dirty: read again from the start (that ingest reads them too, after its writes)
+            if not moved:
+                return touched
+            passes += 1
+            if passes >= 20:  # pragma: no cover - another ingest marked them twenty times over
+                raise ConfigurationError("entities kept changing while being updated; run the build again")
+            after, moved = "", 0
+            continue
         after = page[-1]["id"]
         rows: list[dict[str, Any]] = []
         texts: list[str] = []
@@ -377,7 +427,7 @@ def _settle_entities(
                     source = earliest["id"]
                     description = describe_name(earliest["content"] or "", display, int(earliest["first"]))
             changed = (name, type_, description) != (r["name"], r["type"], r["description"]) or df != old_df
-            row = {"id": r["id"], "name": name, "type": type_, "description": description,
+            row = {"id": r["id"], "touches": r["touches"], "name": name, "type": type_, "description": description,
                    "source_chunk_id": source, "embedding": None, "df": df, "changed": changed,
                    "renamed": name != r["name"]}
             if r["maintained"] and df > 0 and ((name, description) != (r["name"], r["description"]) or not r["has_embedding"]):
@@ -392,6 +442,7 @@ def _settle_entities(
         done = store.update_maintained_entities(rows)
         result.entities += int(done["updated"])
         result.deleted += int(done["deleted"])
+        moved += int(done["moved"])
         report("entities", result.entities + result.deleted, 0)
 
 

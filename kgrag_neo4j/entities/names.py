@@ -13,6 +13,7 @@ name are functions of the sums (:func:`name_type`, :func:`display_name`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,8 +38,10 @@ __all__ = [
 ENTITY_NAME_TYPE = "NAME"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def maintained_entity_id(namespace: str, key: str) -> str:
     """The id of the entity a vocabulary name stands for: namespace and normalised name only."""
+    # remembered: linking asks for the same few thousand names' ids once per mention
     return entity_id(namespace, key, ENTITY_NAME_TYPE)
 
 

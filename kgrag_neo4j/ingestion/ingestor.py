@@ -95,6 +95,8 @@ class Ingestor:
             raise ConfigurationError("cancel must be a threading.Event (or anything with is_set() and set())")
         self.cancel_event = cancel if cancel is not None else threading.Event()
         self._capabilities = StoreCapabilities.of(store)
+        #: what the last upkeep of the entity graph did (None: none ran)
+        self.last_maintenance: MaintenanceResult | None = None
         self._edges = ChunkEdgeBuilder(self._capabilities, self.options.graph, cancel=self.cancel_event, log=self.log)
         self._writer = DocumentWriter(
             self._capabilities, embedder, self.options, self._edges, cancel=self.cancel_event, log=self.log
@@ -378,7 +380,8 @@ class Ingestor:
             return None
         from ..entities.maintain import maintain_entity_graph
 
-        return maintain_entity_graph(self.store, self.embedder, create=bool(wanted))
+        self.last_maintenance = maintain_entity_graph(self.store, self.embedder, create=bool(wanted))
+        return self.last_maintenance
 
     def reembed(self, *, batch_size: int = 256, grace: float = 10.0,
                 progress: Callable[[str, int, int], None] | None = None) -> ReembedResult:

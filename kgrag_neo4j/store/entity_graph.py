@@ -76,7 +76,8 @@ class EntityGraphMixin:
                           limit: int = 100_000) -> list[str]:
         """Linked documents whose chunks may write one of ``names`` (a full-text phrase match,
         a superset), write one of the one-word ``words`` capitalised at least once, or mention
-        the entity of one of ``keys``."""
+        the entity of one of ``keys``. A full-text query that returns ``limit`` hits is run
+        again with four times the limit, until it returns fewer: none is cut off."""
         from .chunks import escape_lucene_query, keyword_lucene_query
 
         phrases = list(dict.fromkeys(p for p in (escape_lucene_query(n) for n in names) if p))
@@ -88,10 +89,17 @@ class EntityGraphMixin:
             query = keyword_lucene_query(" OR ".join(f'"{p}"' for p in part), self.namespace) if part else ""
             some = plain[start : start + 200]
             word_query = keyword_lucene_query(" OR ".join(f'"{w}"' for w in some), self.namespace) if some else ""
-            rows = self.runner.read("entity_graph/documents_writing", namespace=self.namespace, query=query,
-                                    keys=list(keys) if start == 0 else [], word_query=word_query,
-                                    word_pattern=capitalised_pattern(some), limit=limit)
-            out.update(r["document_id"] for r in rows)
+            names = list(keys) if start == 0 else []
+            most = limit
+            while query or word_query or names:
+                row = self.runner.read("entity_graph/documents_writing", namespace=self.namespace, query=query,
+                                       keys=names, word_query=word_query, word_pattern=capitalised_pattern(some),
+                                       limit=most)[0]
+                out.update(row["document_ids"])
+                # a query that filled its limit may have more hits: again with a larger one
+                query = query if row["hits"] >= most else ""
+                word_query = word_query if row["word_hits"] >= most else ""
+                names, most = [], most * 4
         return sorted(out)
 
     def dirty_entities(self, *, after: str = "", limit: int = 500) -> list[dict[str, Any]]:
@@ -112,15 +120,23 @@ class EntityGraphMixin:
         return self.runner.write_fn(work)
 
     def write_entity_links(self, generation: int, links: Mapping[str, Any]) -> bool:
-        """Replace the links of ``links["documents"]`` by ``links`` (the parameters of
-        ``entity_graph/write_links``) in one transaction, if the vocabulary is still at
-        ``generation`` (else nothing is written: False)."""
+        """Replace the links of the chunks in ``links["chunks"]`` (of ``links["documents"]``; those
+        in ``links["unlink"]`` hold links to take back first) by ``links`` (the parameters of
+        ``entity_graph/write_links``) in one transaction, if the
+        vocabulary is still at ``generation`` and no document's links or content moved since
+        they were read (``links_version``, ``content_hash``); else nothing is written: False."""
+        documents = links["documents"]
+
         def work(tx: TxRunner) -> bool:
             if self._locked(tx, self.namespace) != generation:
                 return False
-            # every document: one another run linked after it was read has links to take back
-            tx.run("entity_graph/unlink_chunks", namespace=self.namespace,
-                   document_ids=[d["id"] for d in links["documents"]], stale_only=False, forget_scan=False, limit=None)
+            now = {r["id"]: (r["content_hash"], r["links_version"]) for r in
+                   tx.run("entity_graph/link_versions", namespace=self.namespace, document_ids=[d["id"] for d in documents])}
+            if any(now.get(d["id"]) != (d["content_hash"], d["links_version"]) for d in documents):
+                return False
+            if links["unlink"]:
+                tx.run("entity_graph/unlink_chunks", namespace=self.namespace, document_ids=[d["id"] for d in documents],
+                       stale_only=False, chunk_ids=list(links["unlink"]), forget_scan=False, limit=None)
             tx.run("entity_graph/write_links", namespace=self.namespace, entities=links["entities"],
                    mentions=links["mentions"], pairs=links["pairs"], chunks=links["chunks"],
                    documents=links["documents"])
@@ -211,7 +227,7 @@ class EntityGraphMixin:
         at most that many chunks' co-occurrences and scans. Returns the chunks unlinked."""
         if document_ids and self._locked(tx, self.namespace) is not None:
             return int(tx.run("entity_graph/unlink_chunks", namespace=self.namespace, document_ids=list(document_ids),
-                              stale_only=stale_only, forget_scan=True, limit=limit)[0]["chunks"])
+                              stale_only=stale_only, chunk_ids=None, forget_scan=True, limit=limit)[0]["chunks"])
         return 0
 
 
