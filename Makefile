@@ -78,10 +78,11 @@ test: jars java browser-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 	KGRAG_TEST_NEO4J_VERSION=$(NEO4J_CALVER) $(BIN)/python -m pytest -q -p no:cacheprovider $(CALVER_TESTS)
 
-## lint: ruff (pyflakes, pycodestyle, bugbear, imports, pyupgrade) and mypy, as configured in
+## lint: ruff (pyflakes, pycodestyle, bugbear, imports, pyupgrade), ruff format (checked) and mypy, as configured in
 ## pyproject.toml; .ci/run runs it before the tests
 lint: install
 	$(BIN)/ruff check kgrag_neo4j tests bench examples docs
+	$(BIN)/ruff format --check kgrag_neo4j tests bench examples docs
 	$(BIN)/mypy
 
 ## bench-quick: small benchmark sizes (a few minutes)

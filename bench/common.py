@@ -77,7 +77,9 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def package_versions(names: Sequence[str] = ("neo4j", "neo4j-rust-ext", "neo4j-graphrag", "langchain-neo4j", "wordllama", "numpy")) -> dict[str, str]:
+def package_versions(
+    names: Sequence[str] = ("neo4j", "neo4j-rust-ext", "neo4j-graphrag", "langchain-neo4j", "wordllama", "numpy"),
+) -> dict[str, str]:
     out = {}
     for name in names:
         try:
@@ -140,8 +142,11 @@ def bench_server(*, heap: str = "2g", pagecache: str = "1g", version: str | None
         driver = connect_driver(settings, max_retry_seconds=60.0)
         try:
             version = Neo4jStore(driver).verify()["version"]
-            print(f"  (fresh Neo4j {version} on {settings.redacted_uri}, heap {heap}, page cache {pagecache}, "
-                  f"started in {time.perf_counter() - started:.1f}s)", flush=True)
+            print(
+                f"  (fresh Neo4j {version} on {settings.redacted_uri}, heap {heap}, page cache {pagecache}, "
+                f"started in {time.perf_counter() - started:.1f}s)",
+                flush=True,
+            )
             yield BenchServer(settings, driver, version, heap, pagecache, server.status().pid)
         finally:
             driver.close()
@@ -258,7 +263,9 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]
     sys.stdout.flush()
 
 
-def print_header(name: str, *, neo4j_version: str, embedder: str, sizes: Any, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def print_header(
+    name: str, *, neo4j_version: str, embedder: str, sizes: Any, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Print and return the facts every result carries."""
     info = machine_info()
     head = {
@@ -297,8 +304,13 @@ def result_name(name: str, args: Any) -> str:
 def add_version_argument(p: argparse.ArgumentParser) -> None:
     """``--neo4j-version`` (the latency and ingest benchmarks; once on a suite's shared parser)."""
     try:
-        p.add_argument("--neo4j-version", dest="neo4j_version", type=_neo4j_version, default=None,
-                       help=f"Neo4j version of the fresh server (default {NEO4J_VERSION}; e.g. {NEO4J_CALVER_VERSION})")
+        p.add_argument(
+            "--neo4j-version",
+            dest="neo4j_version",
+            type=_neo4j_version,
+            default=None,
+            help=f"Neo4j version of the fresh server (default {NEO4J_VERSION}; e.g. {NEO4J_CALVER_VERSION})",
+        )
     except argparse.ArgumentError:
         pass
 

@@ -51,8 +51,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _kgrag(srv: BenchServer, *args: str, checkout: str | None = None) -> dict[str, Any]:
-    env = {**os.environ, "NEO4J_URI": srv.settings.uri, "NEO4J_USERNAME": srv.settings.user or "neo4j",
-           "NEO4J_PASSWORD": srv.settings.password or "", "KGRAG_EMBEDDER": EMBEDDER}
+    env = {
+        **os.environ,
+        "NEO4J_URI": srv.settings.uri,
+        "NEO4J_USERNAME": srv.settings.user or "neo4j",
+        "NEO4J_PASSWORD": srv.settings.password or "",
+        "KGRAG_EMBEDDER": EMBEDDER,
+    }
     env.pop("NEO4J_DATABASE", None)
     if checkout:
         env["PYTHONPATH"] = checkout
@@ -70,8 +75,7 @@ def _kgrag(srv: BenchServer, *args: str, checkout: str | None = None) -> dict[st
         output = json.loads(stdout)
     except ValueError:
         output = None
-    return {"command": "kgrag " + " ".join(args), "wall_seconds": round(wall, 2),
-            "peak_mb": peak_mb, "output": output}
+    return {"command": "kgrag " + " ".join(args), "wall_seconds": round(wall, 2), "peak_mb": peak_mb, "output": output}
 
 
 def _one_size(srv: BenchServer, size: int, corpus: list, root: Path, checkout: str | None) -> dict[str, Any]:
@@ -81,9 +85,13 @@ def _one_size(srv: BenchServer, size: int, corpus: list, root: Path, checkout: s
     more = make_folder(root / f"more{size}", corpus[size : size + 100])
     three = root / f"three{size}"
     three.mkdir(exist_ok=True)
-    for i, line in enumerate(("Ada Lovelace wrote notes on the Analytical Engine.",
-                              "Charles Babbage designed the Analytical Engine in London.",
-                              "Ada Lovelace corresponded with Charles Babbage.")):
+    for i, line in enumerate(
+        (
+            "Ada Lovelace wrote notes on the Analytical Engine.",
+            "Charles Babbage designed the Analytical Engine in London.",
+            "Ada Lovelace corresponded with Charles Babbage.",
+        )
+    ):
         (three / f"new{i}.txt").write_text(line + "\n", encoding="utf-8")
     no_entities = ["--no-entities"] if checkout is None else []
     out: dict[str, Any] = {"files": size}
@@ -116,19 +124,43 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {**head, "runs": {}}
     with bench_server() as srv, tempfile.TemporaryDirectory() as tmp:
         for label, checkout in checkouts:
-            results["runs"][label] = [_one_size(srv, size, corpus, Path(tmp) / label.replace(" ", "_").replace("/", "_"),
-                                                checkout) for size in sizes]
+            results["runs"][label] = [
+                _one_size(srv, size, corpus, Path(tmp) / label.replace(" ", "_").replace("/", "_"), checkout) for size in sizes
+            ]
     rows = []
     for label, runs in results["runs"].items():
         for r in runs:
             add3 = r["add_3"]["wall_seconds"] + r.get("add_3_build", {}).get("wall_seconds", 0.0)
             add100 = r["add_100"]["wall_seconds"] + r.get("add_100_build", {}).get("wall_seconds", 0.0)
-            rows.append([label, r["files"], r["ingest"]["wall_seconds"], r["build"]["wall_seconds"],
-                         round(r["build"]["wall_seconds"] / r["ingest"]["wall_seconds"], 2), r["build"]["peak_mb"],
-                         r["build_unchanged"]["wall_seconds"], round(add3, 2), round(add100, 2),
-                         r.get("delete_1", {}).get("wall_seconds")])
-    print_table("wall seconds of each command (peak MB of the build)",
-                ["code", "files", "ingest", "build", "build/ingest", "build peak MB", "build again", "+3 files",
-                 "+100 files", "delete 1"], rows)
+            rows.append(
+                [
+                    label,
+                    r["files"],
+                    r["ingest"]["wall_seconds"],
+                    r["build"]["wall_seconds"],
+                    round(r["build"]["wall_seconds"] / r["ingest"]["wall_seconds"], 2),
+                    r["build"]["peak_mb"],
+                    r["build_unchanged"]["wall_seconds"],
+                    round(add3, 2),
+                    round(add100, 2),
+                    r.get("delete_1", {}).get("wall_seconds"),
+                ]
+            )
+    print_table(
+        "wall seconds of each command (peak MB of the build)",
+        [
+            "code",
+            "files",
+            "ingest",
+            "build",
+            "build/ingest",
+            "build peak MB",
+            "build again",
+            "+3 files",
+            "+100 files",
+            "delete 1",
+        ],
+        rows,
+    )
     write_results(result_name("entity_graph", args), results, getattr(args, "json", None))
     return results

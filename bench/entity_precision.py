@@ -46,13 +46,17 @@ _STATS = ("support", "person", "location", "weak", "occurrences", "titles")
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fixture", default=str(FIXTURE), help="the labelled names (JSON Lines)")
     p.add_argument("--show", action="store_true", help="list every fixture name with its label and what the extractor says")
-    p.add_argument("--write-common-words", action="store_true",
-                   help=f"write {COMMON_WORDS.relative_to(ROOT)} from the train corpora (see common_words) and stop")
+    p.add_argument(
+        "--write-common-words",
+        action="store_true",
+        help=f"write {COMMON_WORDS.relative_to(ROOT)} from the train corpora (see common_words) and stop",
+    )
 
 
 def _git_show(path: str) -> str:
-    return subprocess.run(["git", "-C", str(ROOT), "show", f"{DEMO_COMMIT}:{path}"], capture_output=True, text=True,
-                          check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{DEMO_COMMIT}:{path}"], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def corpus_chunks(name: str) -> list[tuple[str, str, str]]:
@@ -61,10 +65,16 @@ def corpus_chunks(name: str) -> list[tuple[str, str, str]]:
         from kgrag_neo4j.ingestion.chunkers import MarkdownChunker
 
         try:
-            listing = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "-r", "--name-only", DEMO_COMMIT, "docs", "README.md"],
-                                     capture_output=True, text=True, check=True).stdout.split()
+            listing = subprocess.run(
+                ["git", "-C", str(ROOT), "ls-tree", "-r", "--name-only", DEMO_COMMIT, "docs", "README.md"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()
         except (OSError, subprocess.CalledProcessError) as exc:
-            raise SystemExit(f"entity_precision: the demo corpus is read from git commit {DEMO_COMMIT}, which is not here ({exc})") from None
+            raise SystemExit(
+                f"entity_precision: the demo corpus is read from git commit {DEMO_COMMIT}, which is not here ({exc})"
+            ) from None
         chunker = MarkdownChunker(max_tokens=512)  # the demo's: Ingestor's Markdown default
         out = []
         for path in sorted(p for p in listing if p.endswith(".md")):
@@ -143,7 +153,10 @@ def measure(rows: Sequence[dict[str, Any]], vocabularies: dict[str, dict[str, di
         typed = [r for r in right if vocabularies[r["corpus"]][normalise_name(r["name"])]["type"] == r["type"]]
         entities = sum(1 for r in subset if r["entity"])
         return {
-            "names": len(subset), "produced": len(produced), "entities_kept": len(right), "entities": entities,
+            "names": len(subset),
+            "produced": len(produced),
+            "entities_kept": len(right),
+            "entities": entities,
             "precision": round(len(right) / len(produced), 3) if produced else None,
             "kept": round(len(right) / entities, 3) if entities else None,
             "type_accuracy": round(len(typed) / len(right), 3) if right else None,
@@ -153,8 +166,11 @@ def measure(rows: Sequence[dict[str, Any]], vocabularies: dict[str, dict[str, di
     for corpus in sorted({r["corpus"] for r in rows}):
         labelled = {normalise_name(r["name"]) for r in rows if r["corpus"] == corpus}
         voc = vocabularies[corpus]
-        out[corpus] = {**figures([r for r in rows if r["corpus"] == corpus]), "vocabulary": len(voc),
-                       "from_text": sum(1 for v in voc.values() if v["support"] > 0)}
+        out[corpus] = {
+            **figures([r for r in rows if r["corpus"] == corpus]),
+            "vocabulary": len(voc),
+            "from_text": sum(1 for v in voc.values() if v["support"] > 0),
+        }
         out[corpus]["fixture_share"] = round(len(labelled & set(voc)) / max(1, len(voc)), 4)
     return out
 
@@ -179,14 +195,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if corpus not in result:
             continue
         f = result[corpus]
-        print(f"  {corpus:<10} {f['produced']:>4} / {f['names']:<3} {f['precision']!s:>10} "
-              f"{f['entities_kept']:>6} / {f['entities']:<6} {f['type_accuracy']!s:>14} {f.get('vocabulary', ''):>11}")
+        print(
+            f"  {corpus:<10} {f['produced']:>4} / {f['names']:<3} {f['precision']!s:>10} "
+            f"{f['entities_kept']:>6} / {f['entities']:<6} {f['type_accuracy']!s:>14} {f.get('vocabulary', ''):>11}"
+        )
     if getattr(args, "show", False):
         for r in rows:
             v = vocabularies[r["corpus"]].get(normalise_name(r["name"]))
             said = f"{v['name']} ({v['type']})" if v else "-"
             label = r["type"] if r["entity"] else "not an entity"
             print(f"  {r['corpus']:<9} {r['name'][:45]:<46} {label:<14} {said}")
-    write_results("entity_precision", {"fixture": str(Path(args.fixture).name), "demo_commit": DEMO_COMMIT,
-                                       "figures": result}, getattr(args, "json", None))
+    write_results(
+        "entity_precision",
+        {"fixture": str(Path(args.fixture).name), "demo_commit": DEMO_COMMIT, "figures": result},
+        getattr(args, "json", None),
+    )
     return result

@@ -110,11 +110,25 @@ def _rows(corpus: RealText) -> list[dict[str, Any]]:
     for d, (name, k) in enumerate(zip(corpus.files, corpus.doc_chunks)):
         for j in range(k):
             i = pos + j
-            rows.append({"id": chunk_id(i), "embedding": corpus.vectors[i].astype(float).tolist(),
-                         "document_id": f"rtdoc-{d:06d}", "index": j,
-                         "props": {"namespace": "bench", "document_id": f"rtdoc-{d:06d}", "content": corpus.texts[i],
-                                   "chunk_index": j, "token_count": len(corpus.texts[i]) // 4, "metadata": "{}",
-                                   "meta_pairs": [], "source": name, "created_at": created}})
+            rows.append(
+                {
+                    "id": chunk_id(i),
+                    "embedding": corpus.vectors[i].astype(float).tolist(),
+                    "document_id": f"rtdoc-{d:06d}",
+                    "index": j,
+                    "props": {
+                        "namespace": "bench",
+                        "document_id": f"rtdoc-{d:06d}",
+                        "content": corpus.texts[i],
+                        "chunk_index": j,
+                        "token_count": len(corpus.texts[i]) // 4,
+                        "metadata": "{}",
+                        "meta_pairs": [],
+                        "source": name,
+                        "created_at": created,
+                    },
+                }
+            )
         pos += k
     _ROWS.clear()
     _ROWS[corpus.n] = rows
@@ -147,9 +161,17 @@ def _store_documents(srv: BenchServer, store: Neo4jStore, corpus: RealText, root
     pos = 0
     for d, (name, k) in enumerate(zip(corpus.files, corpus.doc_chunks)):
         doc_id = f"rtdoc-{d:06d}"
-        chunks = [Chunk(id=chunk_id(pos + j), document_id=doc_id, content=corpus.texts[pos + j], chunk_index=j,
-                        embedding=corpus.vectors[pos + j].astype(float).tolist(), token_count=len(corpus.texts[pos + j]) // 4)
-                  for j in range(k)]
+        chunks = [
+            Chunk(
+                id=chunk_id(pos + j),
+                document_id=doc_id,
+                content=corpus.texts[pos + j],
+                chunk_index=j,
+                embedding=corpus.vectors[pos + j].astype(float).tolist(),
+                token_count=len(corpus.texts[pos + j]) // 4,
+            )
+            for j in range(k)
+        ]
         items.append((Document(id=doc_id, source=name, title=name, content="", content_hash=content_hash(name)), chunks))
         pos += k
 
@@ -175,7 +197,7 @@ def _raw(rows_per_tx: int, writers: int = 1) -> Prepare:
         def write_from(starts: range) -> None:
             with srv.driver.session(database=srv.settings.database) as s:
                 for start in starts:
-                    s.execute_write(lambda tx: tx.run(statement, log_safe({"rows": rows[start:start + rows_per_tx]})).consume())
+                    s.execute_write(lambda tx: tx.run(statement, log_safe({"rows": rows[start : start + rows_per_tx]})).consume())
 
         def write() -> None:
             if writers == 1:
@@ -183,7 +205,9 @@ def _raw(rows_per_tx: int, writers: int = 1) -> Prepare:
                 return
             with ThreadPoolExecutor(max_workers=writers) as pool:
                 # each writer takes every writers-th transaction
-                for f in [pool.submit(write_from, range(k * rows_per_tx, len(rows), writers * rows_per_tx)) for k in range(writers)]:
+                for f in [
+                    pool.submit(write_from, range(k * rows_per_tx, len(rows), writers * rows_per_tx)) for k in range(writers)
+                ]:
                     f.result()
 
         return write
@@ -197,7 +221,7 @@ def _graphrag_chunks(srv: BenchServer, store: Neo4jStore, corpus: RealText, root
 
     def write() -> None:
         for start in range(0, len(rows), BATCH):
-            write_batch(rows[start:start + BATCH])
+            write_batch(rows[start : start + BATCH])
 
     return write
 
@@ -225,8 +249,14 @@ def _graphrag_lexical(srv: BenchServer, store: Neo4jStore, corpus: RealText, roo
         rels = []
         for j in range(k):
             r = rows[pos + j]
-            nodes.append(Neo4jNode(id=r["id"], label="Chunk", properties={"id": r["id"], **r["props"]},
-                                   embedding_properties={"embedding": r["embedding"]}))
+            nodes.append(
+                Neo4jNode(
+                    id=r["id"],
+                    label="Chunk",
+                    properties={"id": r["id"], **r["props"]},
+                    embedding_properties={"embedding": r["embedding"]},
+                )
+            )
             rels.append(Neo4jRelationship(start_node_id=r["id"], end_node_id=doc_id, type="FROM_DOCUMENT"))
             if j + 1 < k:
                 rels.append(Neo4jRelationship(start_node_id=r["id"], end_node_id=rows[pos + j + 1]["id"], type="NEXT_CHUNK"))
@@ -248,14 +278,24 @@ def _langchain(srv: BenchServer, store: Neo4jStore, corpus: RealText, root: Path
 
     def write() -> None:
         for start in range(0, len(rows), BATCH):
-            write_batch(rows[start:start + BATCH])
+            write_batch(rows[start : start + BATCH])
 
     return write
 
 
 SYSTEMS: list[tuple[str, str, Prepare, bool]] = [
-    (FROM_TEXT, "files -> chunks -> WordLlama -> Document + Chunk + HAS_CHUNK, ~2,000 chunks per transaction, two at once", _from_text, False),
-    ("kgrag store_documents (precomputed)", "Document + Chunk + HAS_CHUNK, calls of ~1,000 chunks, one transaction each", _store_documents, False),
+    (
+        FROM_TEXT,
+        "files -> chunks -> WordLlama -> Document + Chunk + HAS_CHUNK, ~2,000 chunks per transaction, two at once",
+        _from_text,
+        False,
+    ),
+    (
+        "kgrag store_documents (precomputed)",
+        "Document + Chunk + HAS_CHUNK, calls of ~1,000 chunks, one transaction each",
+        _store_documents,
+        False,
+    ),
     (RAW_250, "chunk nodes, 250 per transaction", _raw(250), False),
     (RAW_1000, "chunk nodes, 1,000 per transaction", _raw(1_000), False),
     (RAW_TWO, "chunk nodes, 1,000 per transaction, two transactions at once (as kgrag from text writes)", _raw(1_000, 2), False),
@@ -293,8 +333,11 @@ def one_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, Any]:
             _raw(1_000)(srv, store, corpus, root)()
             after = srv.cpu_seconds()
             spent = f"{after - cpu:.1f}" if cpu is not None and after is not None else "?"
-            print(f"    warm-up: the raw statement loaded {corpus.n:,} chunks in {time.perf_counter() - t0:.1f}s "
-                  f"(server CPU {spent}s; not counted)", flush=True)
+            print(
+                f"    warm-up: the raw statement loaded {corpus.n:,} chunks in {time.perf_counter() - t0:.1f}s "
+                f"(server CPU {spent}s; not counted)",
+                flush=True,
+            )
         for round_no in range(ROUNDS):
             order = systems if round_no % 2 == 0 else systems[::-1]
             print(f"    round {round_no + 1} of {ROUNDS}" + (" (reverse order)" if round_no % 2 else ""), flush=True)
@@ -312,22 +355,37 @@ def one_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, Any]:
                 del write
                 written = _count_chunks(srv)
                 rate = written / seconds
-                print(f"    {label}: {written:,} chunks in {seconds:.1f}s = {rate:,.0f}/s (server CPU {server_cpu}s; load {load})", flush=True)
+                print(
+                    f"    {label}: {written:,} chunks in {seconds:.1f}s = {rate:,.0f}/s (server CPU {server_cpu}s; load {load})",
+                    flush=True,
+                )
                 best = out["systems"].get(label)
                 rounds = (best or {}).get("rounds_per_s", []) + [round(rate, 1)]
                 if best is None or rate > best["chunks_per_s"]:
-                    best = {"seconds": round(seconds, 2), "chunks": written, "chunks_per_s": round(rate, 1), "note": note,
-                            "server_cpu_seconds": server_cpu, "load_before": load}
+                    best = {
+                        "seconds": round(seconds, 2),
+                        "chunks": written,
+                        "chunks_per_s": round(rate, 1),
+                        "note": note,
+                        "server_cpu_seconds": server_cpu,
+                        "load_before": load,
+                    }
                 best["rounds_per_s"] = rounds
                 out["systems"][label] = best
                 if label == "kgrag store_documents (precomputed)" and round_no == 0:
-                    edges = [ChunkEdge(chunk_id(i), chunk_id(j), RelationType.SIMILAR_TO, min(1.0, c), origin="similarity")
-                             for i, j, c in similar_pairs(corpus)]
+                    edges = [
+                        ChunkEdge(chunk_id(i), chunk_id(j), RelationType.SIMILAR_TO, min(1.0, c), origin="similarity")
+                        for i, j, c in similar_pairs(corpus)
+                    ]
                     t0 = time.perf_counter()
-                    stored = sum(store.store_edges(edges[k:k + 10_000]) for k in range(0, len(edges), 10_000))
+                    stored = sum(store.store_edges(edges[k : k + 10_000]) for k in range(0, len(edges), 10_000))
                     secs = time.perf_counter() - t0
-                    out["edges"] = {"edges": stored, "seconds": round(secs, 2), "edges_per_s": round(stored / secs, 1),
-                                    "note": "store_edges, the corpus's similar_to edges (5 nearest, cosine >= 0.6), 10,000 per call"}
+                    out["edges"] = {
+                        "edges": stored,
+                        "seconds": round(secs, 2),
+                        "edges_per_s": round(stored / secs, 1),
+                        "note": "store_edges, the corpus's similar_to edges (5 nearest, cosine >= 0.6), 10,000 per call",
+                    }
                     print(f"    kgrag store_edges: {stored:,} edges in {secs:.1f}s = {stored / secs:,.0f}/s", flush=True)
         out["systems"] = {label: out["systems"][label] for label, *_ in SYSTEMS if label in out["systems"]}
     # the ceiling: the raw statement at its faster transaction size in this run (250 rows was
@@ -341,8 +399,11 @@ def one_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, Any]:
     ours = out["systems"].get(FROM_TEXT)
     if ours:
         out["from_text_x_ceiling"] = ours["share_of_ceiling"]
-        for key, label in (("from_text_x_graphrag_chunks", GRAPHRAG_CHUNKS), ("from_text_x_graphrag_lexical", GRAPHRAG_LEXICAL),
-                           ("from_text_x_two_writers", RAW_TWO)):
+        for key, label in (
+            ("from_text_x_graphrag_chunks", GRAPHRAG_CHUNKS),
+            ("from_text_x_graphrag_lexical", GRAPHRAG_LEXICAL),
+            ("from_text_x_two_writers", RAW_TWO),
+        ):
             if label in out["systems"]:
                 out[key] = round(ours["chunks_per_s"] / out["systems"][label]["chunks_per_s"], 3)
     return out
@@ -350,10 +411,16 @@ def one_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
-    head = print_header("ingest", neo4j_version="(per size, fresh server)",
-                        embedder="WordLlama: run by kgrag from text; computed beforehand for the precomputed systems",
-                        sizes=sizes, extra={"corpus": "real text: the Python 3.11 manual and the manual pages (bench/realtext.py), one file per page, 128-token chunks",
-                                            "schema": "kgrag's (id constraint, namespace/document indexes, full-text, vector 256 cosine) for every system"})
+    head = print_header(
+        "ingest",
+        neo4j_version="(per size, fresh server)",
+        embedder="WordLlama: run by kgrag from text; computed beforehand for the precomputed systems",
+        sizes=sizes,
+        extra={
+            "corpus": "real text: the Python 3.11 manual and the manual pages (bench/realtext.py), one file per page, 128-token chunks",
+            "schema": "kgrag's (id constraint, namespace/document indexes, full-text, vector 256 cosine) for every system",
+        },
+    )
     results: dict[str, Any] = {**head, "runs": []}
     root = Path(tempfile.mkdtemp(prefix="kgrag-bench-ingest-"))
     try:
@@ -362,17 +429,45 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             r = one_size(size, args, root)
             results["neo4j"] = r["neo4j"]
             results["runs"].append(r)
-            rows = [[name, s["chunks"], s["seconds"], s["chunks_per_s"], s["share_of_ceiling"], s["server_cpu_seconds"]]
-                    for name, s in r["systems"].items()]
+            rows = [
+                [name, s["chunks"], s["seconds"], s["chunks_per_s"], s["share_of_ceiling"], s["server_cpu_seconds"]]
+                for name, s in r["systems"].items()
+            ]
             if "edges" in r:
-                rows.append(["kgrag store_edges (edges)", r["edges"]["edges"], r["edges"]["seconds"], r["edges"]["edges_per_s"], None, None])
-            print_table(f"Ingest of {r['size']:,} chunks of real text ({r['documents']:,} documents); faster of {ROUNDS} rounds",
-                        ["system", "chunks", "seconds", "chunks/s", "x ceiling", "server CPU s"], rows)
+                rows.append(
+                    [
+                        "kgrag store_edges (edges)",
+                        r["edges"]["edges"],
+                        r["edges"]["seconds"],
+                        r["edges"]["edges_per_s"],
+                        None,
+                        None,
+                    ]
+                )
+            print_table(
+                f"Ingest of {r['size']:,} chunks of real text ({r['documents']:,} documents); faster of {ROUNDS} rounds",
+                ["system", "chunks", "seconds", "chunks/s", "x ceiling", "server CPU s"],
+                rows,
+            )
             if "from_text_x_ceiling" in r:
-                print(f"  kgrag from text: {r['from_text_x_ceiling']:.2f}x the ceiling"
-                      + (f" ({r['from_text_x_two_writers']:.2f}x the raw statement with two writers)" if "from_text_x_two_writers" in r else "")
-                      + (f", {r['from_text_x_graphrag_chunks']:.2f}x neo4j-graphrag (chunk nodes)" if "from_text_x_graphrag_chunks" in r else "")
-                      + (f", {r['from_text_x_graphrag_lexical']:.2f}x neo4j-graphrag (its lexical graph)" if "from_text_x_graphrag_lexical" in r else ""))
+                print(
+                    f"  kgrag from text: {r['from_text_x_ceiling']:.2f}x the ceiling"
+                    + (
+                        f" ({r['from_text_x_two_writers']:.2f}x the raw statement with two writers)"
+                        if "from_text_x_two_writers" in r
+                        else ""
+                    )
+                    + (
+                        f", {r['from_text_x_graphrag_chunks']:.2f}x neo4j-graphrag (chunk nodes)"
+                        if "from_text_x_graphrag_chunks" in r
+                        else ""
+                    )
+                    + (
+                        f", {r['from_text_x_graphrag_lexical']:.2f}x neo4j-graphrag (its lexical graph)"
+                        if "from_text_x_graphrag_lexical" in r
+                        else ""
+                    )
+                )
             write_results(result_name("ingest", args), results, args.json)
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -27,8 +27,10 @@ from .realtext import load_realtext
 
 __all__ = ["add_arguments", "run"]
 
-COUNT = ("OPTIONAL MATCH (d:Document {namespace: $ns}) WITH count(d) AS docs "
-         "OPTIONAL MATCH (c:Chunk {namespace: $ns}) RETURN docs, count(c) AS chunks")
+COUNT = (
+    "OPTIONAL MATCH (d:Document {namespace: $ns}) WITH count(d) AS docs "
+    "OPTIONAL MATCH (c:Chunk {namespace: $ns}) RETURN docs, count(c) AS chunks"
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -57,8 +59,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     systems = {"this checkout": None}
     if getattr(args, "baseline", None):
         systems[f"baseline ({args.baseline})"] = str(Path(args.baseline).resolve())
-    head = print_header("large_document", neo4j_version="(fresh server, heap 1g: kgrag server start's default)",
-                        embedder="wordllama", sizes=[args.megabytes], extra={"reader": "polls document and chunk counts every 50 ms"})
+    head = print_header(
+        "large_document",
+        neo4j_version="(fresh server, heap 1g: kgrag server start's default)",
+        embedder="wordllama",
+        sizes=[args.megabytes],
+        extra={"reader": "polls document and chunk counts every 50 ms"},
+    )
     results: dict[str, Any] = {**head, "systems": {}}
     root = Path(tempfile.mkdtemp(prefix="kgrag-bench-large-"))
     try:
@@ -86,26 +93,42 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     r = kgrag(srv, "ingest", str(big), "--namespace", "large", "--json", checkout=checkout)
                     error = None
                 except RuntimeError as exc:
-                    r, error = {"wall_seconds": None, "server_cpu_seconds": None, "output": None}, str(exc).splitlines()[-1][-300:]
+                    r, error = (
+                        {"wall_seconds": None, "server_cpu_seconds": None, "output": None},
+                        str(exc).splitlines()[-1][-300:],
+                    )
                 finally:
                     stop.set()
                     reader.join()
                 with srv.driver.session(database=srv.settings.database) as s:
                     final = s.run(COUNT, ns="large").single()
-                summary = ((r.get("output") or {}).get("summary") or {})
+                summary = (r.get("output") or {}).get("summary") or {}
                 partial = sorted(x for x in seen if x not in ((0, 0), (final["docs"], final["chunks"])))
-                results["systems"][system] = {"megabytes": round(mb, 1), "wall_seconds": r["wall_seconds"],
-                                              "server_cpu_seconds": r["server_cpu_seconds"], "error": error,
-                                              "chunks": final["chunks"], "documents": final["docs"], "status": summary.get("new"),
-                                              "reader_saw": sorted(seen), "partial_states_seen": partial}
-                print(f"    {system}: {'failed: ' + error if error else 'ok'} in {r['wall_seconds']}s; "
-                      f"{final['docs']} document, {final['chunks']:,} chunks; reader saw {len(seen)} states, partial: {partial or 'none'}",
-                      flush=True)
+                results["systems"][system] = {
+                    "megabytes": round(mb, 1),
+                    "wall_seconds": r["wall_seconds"],
+                    "server_cpu_seconds": r["server_cpu_seconds"],
+                    "error": error,
+                    "chunks": final["chunks"],
+                    "documents": final["docs"],
+                    "status": summary.get("new"),
+                    "reader_saw": sorted(seen),
+                    "partial_states_seen": partial,
+                }
+                print(
+                    f"    {system}: {'failed: ' + error if error else 'ok'} in {r['wall_seconds']}s; "
+                    f"{final['docs']} document, {final['chunks']:,} chunks; reader saw {len(seen)} states, partial: {partial or 'none'}",
+                    flush=True,
+                )
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print_table(f"One {args.megabytes:g} MB document on a 1 GB heap",
-                ["package", "wall s", "server CPU s", "chunks", "partial states a reader saw", "error"],
-                [[k, v["wall_seconds"], v["server_cpu_seconds"], v["chunks"], len(v["partial_states_seen"]), v["error"] or ""]
-                 for k, v in results["systems"].items()])
+    print_table(
+        f"One {args.megabytes:g} MB document on a 1 GB heap",
+        ["package", "wall s", "server CPU s", "chunks", "partial states a reader saw", "error"],
+        [
+            [k, v["wall_seconds"], v["server_cpu_seconds"], v["chunks"], len(v["partial_states_seen"]), v["error"] or ""]
+            for k, v in results["systems"].items()
+        ],
+    )
     write_results(result_name("large_document", args), results, args.json)
     return results

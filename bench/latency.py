@@ -73,8 +73,9 @@ LANGCHAIN = "langchain-neo4j Neo4jVector"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queries", type=int, default=200, help="query vectors per measurement (default 200)")
     p.add_argument("--no-peers", action="store_true", help="skip neo4j-graphrag and langchain-neo4j")
-    p.add_argument("--warmup", type=int, default=None,
-                   help="untimed queries per system before the timed pass (default: every query once)")
+    p.add_argument(
+        "--warmup", type=int, default=None, help="untimed queries per system before the timed pass (default: every query once)"
+    )
     add_version_argument(p)
 
 
@@ -83,8 +84,15 @@ Search = Callable[[list[float]], list[tuple[str, int]]]
 
 
 def native(store: Neo4jStore, hops: int, *, refine_seeds: bool | None = None, vector_candidates: int | None = None) -> Search:
-    options = GraphOptions(blend="seed", seed_top_k=SEEDS, max_hops=hops, hop_decay=HOP_DECAY, bidirectional=True,
-                           refine_seeds=refine_seeds, vector_candidates=vector_candidates)
+    options = GraphOptions(
+        blend="seed",
+        seed_top_k=SEEDS,
+        max_hops=hops,
+        hop_decay=HOP_DECAY,
+        bidirectional=True,
+        refine_seeds=refine_seeds,
+        vector_candidates=vector_candidates,
+    )
 
     def search(v: list[float]) -> list[tuple[str, int]]:
         rows = store.graph_retrieve(v, "", RESULT_K, options)
@@ -101,8 +109,9 @@ def per_hop(store: Neo4jStore, hops: int) -> Search:
     def search(v: list[float]) -> list[tuple[str, int]]:
         seeds = store.search_chunks(v, SEEDS)
         hits = expand_per_hop([r.id for r in seeds], store.get_edges, store.get_incoming_edges, options)
-        ranked = blend_and_rank({r.id: r.score for r in seeds}, hits, RESULT_K,
-                                vector_weight=options.vector_weight, graph_weight=options.graph_weight)
+        ranked = blend_and_rank(
+            {r.id: r.score for r in seeds}, hits, RESULT_K, vector_weight=options.vector_weight, graph_weight=options.graph_weight
+        )
         seed_ids = {r.id for r in seeds}
         store.get_chunks_by_ids([r.chunk_id for r in ranked if r.chunk_id not in seed_ids])
         return [(r.chunk_id, 0 if r.chunk_id in seed_ids else 1) for r in ranked]
@@ -117,8 +126,13 @@ def vector_only(store: Neo4jStore) -> Search:
     return search
 
 
-def measure(systems: dict[str, Search], queries: list[list[float]], *stores: Neo4jStore, warmup: int = 20,
-            truth: list[set[str]] | None = None) -> dict[str, Any]:
+def measure(
+    systems: dict[str, Search],
+    queries: list[list[float]],
+    *stores: Neo4jStore,
+    warmup: int = 20,
+    truth: list[set[str]] | None = None,
+) -> dict[str, Any]:
     """Round-robin timing; returns per system the latency stats, round trips per query (as
     counted by the runners of ``stores``; one system runs at a time), the overlap of its
     results with the first system's and, given ``truth`` (the exact top 10 of each query),
@@ -135,7 +149,7 @@ def measure(systems: dict[str, Search], queries: list[list[float]], *stores: Neo
     trips: dict[str, int] = {n: 0 for n in names}
     results: dict[str, list[list[tuple[str, int]]]] = {n: [] for n in names}
     for i, v in enumerate(queries):
-        order = names[i % len(names):] + names[: i % len(names)]
+        order = names[i % len(names) :] + names[: i % len(names)]
         for name in order:
             before = round_trips()
             t0 = time.perf_counter()
@@ -170,7 +184,9 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     with bench_server(heap=heap, pagecache=pagecache, version=args.neo4j_version) as srv:
         out["neo4j"] = srv.neo4j_version
         store = srv.store()
-        print(f"\n  [{corpus.n:,} chunks of real text] loading with store_documents ({len(corpus.files):,} documents)", flush=True)
+        print(
+            f"\n  [{corpus.n:,} chunks of real text] loading with store_documents ({len(corpus.files):,} documents)", flush=True
+        )
         loaded = load_into(store, corpus)
         out.update(size=corpus.n, documents=loaded["documents"], edges=loaded["edges"], load_seconds=loaded["seconds"])
         stores = {f: (store if f == 4 else srv.store(vector_overfetch=f)) for f in OVERFETCH}
@@ -189,18 +205,29 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         ratios = sorted({1} | {fetch[f] // SEEDS for f in OVERFETCH} | {k // SEEDS for k in FEWER_CANDIDATES})
         if not args.no_peers:
             for ratio in ratios:
-                for label, make in ((GRAPHRAG, lambda r: peers.graphrag_retriever(srv, seeds=SEEDS, result_k=RESULT_K, ratio=r, with_hops=True)),
-                                    (LANGCHAIN, lambda r: peers.langchain_retriever(srv, dimensions=corpus.vectors.shape[1], seeds=SEEDS,
-                                                                                    result_k=RESULT_K, ratio=r, with_hops=True))):
+                for label, make in (
+                    (GRAPHRAG, lambda r: peers.graphrag_retriever(srv, seeds=SEEDS, result_k=RESULT_K, ratio=r, with_hops=True)),
+                    (
+                        LANGCHAIN,
+                        lambda r: peers.langchain_retriever(
+                            srv, dimensions=corpus.vectors.shape[1], seeds=SEEDS, result_k=RESULT_K, ratio=r, with_hops=True
+                        ),
+                    ),
+                ):
                     try:
                         systems[f"{label}, ratio {ratio}"] = make(ratio)
                     except peers.PeerUnavailable as exc:
                         print(f"    {label}: skipped ({exc})")
-        candidates = {NATIVE: fetch[4], VECTOR: fetch[4], "kgrag graph, per-hop loop": fetch[4],
-                      **{f"{NATIVE}, overfetch {f}": fetch[f] for f in OVERFETCH[1:]},
-                      **{f"{NATIVE}, {k} candidates": k for k in FEWER_CANDIDATES}, UNREFINED: fetch[4],
-                      **{f"{VECTOR}, overfetch {f}": fetch[f] for f in OVERFETCH[1:]},
-                      **{f"{label}, ratio {r}": SEEDS * r for r in ratios for label in (GRAPHRAG, LANGCHAIN)}}
+        candidates = {
+            NATIVE: fetch[4],
+            VECTOR: fetch[4],
+            "kgrag graph, per-hop loop": fetch[4],
+            **{f"{NATIVE}, overfetch {f}": fetch[f] for f in OVERFETCH[1:]},
+            **{f"{NATIVE}, {k} candidates": k for k in FEWER_CANDIDATES},
+            UNREFINED: fetch[4],
+            **{f"{VECTOR}, overfetch {f}": fetch[f] for f in OVERFETCH[1:]},
+            **{f"{label}, ratio {r}": SEEDS * r for r in ratios for label in (GRAPHRAG, LANGCHAIN)},
+        }
         vector_at = {fetch[f]: (VECTOR if f == 4 else f"{VECTOR}, overfetch {f}") for f in OVERFETCH}
         print(f"  [{corpus.n:,}] timing {len(systems)} systems x {len(queries)} queries (2 hops, both directions)", flush=True)
         warmup = len(queries) if getattr(args, "warmup", None) is None else args.warmup
@@ -220,7 +247,9 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         out["hops"] = {}
         hop_queries = queries[:QUICK_HOP_QUERIES] if args.quick else queries
         for hops in (1, 2, 3):
-            m = measure({"one statement": native(store, hops), "per-hop loop": per_hop(store, hops)}, hop_queries, store, warmup=10)
+            m = measure(
+                {"one statement": native(store, hops), "per-hop loop": per_hop(store, hops)}, hop_queries, store, warmup=10
+            )
             out["hops"][str(hops)] = m
         _print_hops(out)
     return out
@@ -260,7 +289,9 @@ def equal_recall(systems: dict[str, Any]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"system": name, "candidates": ours["candidates"], "kgrag_recall": recall, "kgrag_p50": ours["p50"]}
         vector = p50_at_recall(systems, VECTOR, recall)
         if vector:
-            row.update(vector_only_candidates=vector[1], vector_only_p50=vector[0], x_vector_only=round(ours["p50"] / vector[0], 2))
+            row.update(
+                vector_only_candidates=vector[1], vector_only_p50=vector[0], x_vector_only=round(ours["p50"] / vector[0], 2)
+            )
         for label, key in ((GRAPHRAG, "graphrag"), (LANGCHAIN, "langchain")):
             peer = p50_at_recall(systems, label, recall)
             if peer:
@@ -271,9 +302,21 @@ def equal_recall(systems: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-EQUAL_RECALL_COLUMNS = ["kgrag system", "candidates", "seed recall", "p50", "graphrag: candidates", "p50",
-                        "kgrag / graphrag", "langchain: candidates", "p50", "kgrag / langchain", "vector-only: candidates",
-                        "p50", "kgrag / vector-only"]
+EQUAL_RECALL_COLUMNS = [
+    "kgrag system",
+    "candidates",
+    "seed recall",
+    "p50",
+    "graphrag: candidates",
+    "p50",
+    "kgrag / graphrag",
+    "langchain: candidates",
+    "p50",
+    "kgrag / langchain",
+    "vector-only: candidates",
+    "p50",
+    "kgrag / vector-only",
+]
 
 
 def recall_cell(x: float | None) -> str | None:
@@ -283,31 +326,75 @@ def recall_cell(x: float | None) -> str | None:
 
 def equal_recall_rows(r: dict[str, Any]) -> list[list[Any]]:
     """The equal-recall table's rows (printed here, and by bench/report.py)."""
-    return [[e.get("system", NATIVE).removeprefix(NATIVE).lstrip(", ") or "default", e["candidates"], recall_cell(e["kgrag_recall"]),
-             e["kgrag_p50"], e.get("graphrag_candidates"), e.get("graphrag_p50"), e.get("kgrag_vs_graphrag"),
-             e.get("langchain_candidates"), e.get("langchain_p50"), e.get("kgrag_vs_langchain"),
-             e.get("vector_only_candidates"), e.get("vector_only_p50"), e.get("x_vector_only")] for e in r["equal_recall"]]
+    return [
+        [
+            e.get("system", NATIVE).removeprefix(NATIVE).lstrip(", ") or "default",
+            e["candidates"],
+            recall_cell(e["kgrag_recall"]),
+            e["kgrag_p50"],
+            e.get("graphrag_candidates"),
+            e.get("graphrag_p50"),
+            e.get("kgrag_vs_graphrag"),
+            e.get("langchain_candidates"),
+            e.get("langchain_p50"),
+            e.get("kgrag_vs_langchain"),
+            e.get("vector_only_candidates"),
+            e.get("vector_only_p50"),
+            e.get("x_vector_only"),
+        ]
+        for e in r["equal_recall"]
+    ]
 
 
 def _print_systems(r: dict[str, Any]) -> None:
-    rows = [[name, s["candidates"], recall_cell(s.get("seed_recall_at_10")), s["p50"], s["p95"], s["mean"], s.get("ratio_p50_to_vector"),
-             s["round_trips"], s["overlap_with_native"]] for name, s in r["systems"].items()]
-    print_table(f"Latency at {r['size']:,} chunks of real text ({r['edges']:,} edges), ms; candidates = asked of the vector index; "
-                "seed recall = share of the exact top 10 among the seeds; x vector = p50 / vector-only p50 at the same candidates",
-                ["system", "candidates", "seed recall", "p50", "p95", "mean", "x vector", "round trips", "same results"], rows)
+    rows = [
+        [
+            name,
+            s["candidates"],
+            recall_cell(s.get("seed_recall_at_10")),
+            s["p50"],
+            s["p95"],
+            s["mean"],
+            s.get("ratio_p50_to_vector"),
+            s["round_trips"],
+            s["overlap_with_native"],
+        ]
+        for name, s in r["systems"].items()
+    ]
+    print_table(
+        f"Latency at {r['size']:,} chunks of real text ({r['edges']:,} edges), ms; candidates = asked of the vector index; "
+        "seed recall = share of the exact top 10 among the seeds; x vector = p50 / vector-only p50 at the same candidates",
+        ["system", "candidates", "seed recall", "p50", "p95", "mean", "x vector", "round trips", "same results"],
+        rows,
+    )
 
 
 def _print_equal_recall(r: dict[str, Any]) -> None:
-    print_table(f"2-hop graph retrieval at equal seed recall, {r['size']:,} chunks (p50 ms; each peer's and vector-only's p50 "
-                "at kgrag's seed recall, interpolated between its rows at the candidates shown; ratio < 1: kgrag faster)",
-                EQUAL_RECALL_COLUMNS, equal_recall_rows(r))
+    print_table(
+        f"2-hop graph retrieval at equal seed recall, {r['size']:,} chunks (p50 ms; each peer's and vector-only's p50 "
+        "at kgrag's seed recall, interpolated between its rows at the candidates shown; ratio < 1: kgrag faster)",
+        EQUAL_RECALL_COLUMNS,
+        equal_recall_rows(r),
+    )
 
 
 def _print_hops(r: dict[str, Any]) -> None:
-    rows = [[h, m["one statement"]["p50"], m["one statement"]["mean"], m["per-hop loop"]["p50"], m["per-hop loop"]["mean"],
-             round(m["per-hop loop"]["p50"] / m["one statement"]["p50"], 2)] for h, m in r["hops"].items()]
-    print_table(f"Hops at {r['size']:,} chunks, ms", ["hops", "one stmt p50", "one stmt mean", "per-hop p50", "per-hop mean",
-                                                      "per-hop / one stmt"], rows)
+    rows = [
+        [
+            h,
+            m["one statement"]["p50"],
+            m["one statement"]["mean"],
+            m["per-hop loop"]["p50"],
+            m["per-hop loop"]["mean"],
+            round(m["per-hop loop"]["p50"] / m["one statement"]["p50"], 2),
+        ]
+        for h, m in r["hops"].items()
+    ]
+    print_table(
+        f"Hops at {r['size']:,} chunks, ms",
+        ["hops", "one stmt p50", "one stmt mean", "per-hop p50", "per-hop mean", "per-hop / one stmt"],
+        rows,
+    )
 
 
 def embedding_times(*, queries: int = 200, batches: int = 10) -> dict[str, Any]:
@@ -339,23 +426,34 @@ def embedding_times(*, queries: int = 200, batches: int = 10) -> dict[str, Any]:
             per_query.append(time.perf_counter() - t0)
         per_batch = []
         for b in range(batches):
-            batch = paragraphs[b * 64:(b + 1) * 64]
+            batch = paragraphs[b * 64 : (b + 1) * 64]
             t0 = time.perf_counter()
             e.embed(batch, input_type="document")
             per_batch.append(time.perf_counter() - t0)
-        out[name] = {"available": True, "model": e.name, "dimensions": e.dimensions,
-                     "query": stats_ms(per_query), "batch_64": stats_ms(per_batch)}
+        out[name] = {
+            "available": True,
+            "model": e.name,
+            "dimensions": e.dimensions,
+            "query": stats_ms(per_query),
+            "batch_64": stats_ms(per_batch),
+        }
     return out
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
-    head = print_header("latency", neo4j_version="(per size, fresh server)",
-                        embedder="WordLlama (256 dims), computed beforehand; embedding timed separately",
-                        sizes=sizes, extra={"corpus": "real text: the Python 3.11 manual and the manual pages (bench/realtext.py), 128-token chunks",
-                                            "queries": f"{args.queries} manual-page descriptions, same vectors for every system",
-                                            "graph": "sequence edges inside pages + the 5 nearest chunks (cosine >= 0.6) as similar_to",
-                                            "retrieval": f"{SEEDS} seeds, 2 hops, both directions, top {RESULT_K}"})
+    head = print_header(
+        "latency",
+        neo4j_version="(per size, fresh server)",
+        embedder="WordLlama (256 dims), computed beforehand; embedding timed separately",
+        sizes=sizes,
+        extra={
+            "corpus": "real text: the Python 3.11 manual and the manual pages (bench/realtext.py), 128-token chunks",
+            "queries": f"{args.queries} manual-page descriptions, same vectors for every system",
+            "graph": "sequence edges inside pages + the 5 nearest chunks (cosine >= 0.6) as similar_to",
+            "retrieval": f"{SEEDS} seeds, 2 hops, both directions, top {RESULT_K}",
+        },
+    )
     results: dict[str, Any] = {**head, "runs": []}
     for size in sizes:
         r = one_size(size, args)
@@ -367,7 +465,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rows = []
     for name, e in results["embedding"].items():
         if e.get("available"):
-            rows.append([f"{name} ({e['dimensions']} dims)", e["query"]["p50"], e["query"]["mean"], e["batch_64"]["p50"], e["batch_64"]["mean"]])
+            rows.append(
+                [
+                    f"{name} ({e['dimensions']} dims)",
+                    e["query"]["p50"],
+                    e["query"]["mean"],
+                    e["batch_64"]["p50"],
+                    e["batch_64"]["mean"],
+                ]
+            )
         else:
             rows.append([f"{name}: not available ({e['reason']})", None, None, None, None])
     print_table("Embedding time, ms", ["embedder", "query p50", "query mean", "64-batch p50", "64-batch mean"], rows)

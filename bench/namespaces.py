@@ -80,8 +80,12 @@ def compare(before: dict[str, dict[str, list]], after: dict[str, dict[str, list]
         deltas += [abs(now[i] - s) for i, s in b["hybrid"] if i in now]
         replaced += sum(1 for i, _ in b["hybrid"] if i not in now) / max(1, len(b["hybrid"]))
     share = {k: v / n for k, v in changed.items()}
-    return {**share, "top 10 replaced": replaced / n, "mean |d score| (kept)": sum(deltas) / max(1, len(deltas)),
-            "max |d score| (kept)": max(deltas, default=0.0)}
+    return {
+        **share,
+        "top 10 replaced": replaced / n,
+        "mean |d score| (kept)": sum(deltas) / max(1, len(deltas)),
+        "max |d score| (kept)": max(deltas, default=0.0),
+    }
 
 
 @contextmanager
@@ -110,8 +114,7 @@ def measure(settings: Any, embedder: Any, qs: Sequence[str]) -> dict[str, dict[s
     counts: dict[str, int] = {}
     with Neo4jStore.connect(settings, namespace=names["a"]) as a:
         try:
-            counts["A"] = sum(Ingestor(a, embedder).ingest_file(p, source=str(p.relative_to(ROOT))).chunk_count
-                              for p in docs)
+            counts["A"] = sum(Ingestor(a, embedder).ingest_file(p, source=str(p.relative_to(ROOT))).chunk_count for p in docs)
             alone = ranking(a, embedder, qs)
             rows["A again, nothing added"] = compare(alone, ranking(a, embedder, qs))
             copy = a.with_namespace(names["copy"])

@@ -32,8 +32,9 @@ def _quiet() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
-def graphrag_retriever(srv: BenchServer, *, seeds: int = 10, result_k: int = 20, ratio: int = 1,
-                       with_hops: bool = False) -> Callable[[list[float]], list[Any]]:
+def graphrag_retriever(
+    srv: BenchServer, *, seeds: int = 10, result_k: int = 20, ratio: int = 1, with_hops: bool = False
+) -> Callable[[list[float]], list[Any]]:
     """``VectorCypherRetriever.search(query_vector=..., top_k=seeds, effective_search_ratio=ratio)``
     (the index is asked for ``seeds * ratio`` candidates, the best ``seeds`` kept) with the
     2-hop retrieval query; returns the chunk ids in rank order (``with_hops``: (id, hop))."""
@@ -45,8 +46,9 @@ def graphrag_retriever(srv: BenchServer, *, seeds: int = 10, result_k: int = 20,
     retriever = VectorCypherRetriever(srv.driver, INDEX, bench_cypher("peer_two_hop"), neo4j_database=srv.settings.database)
 
     def search(vector: list[float]) -> list[Any]:
-        result = retriever.search(query_vector=vector, top_k=seeds, effective_search_ratio=ratio,
-                                  query_params={"result_k": result_k})
+        result = retriever.search(
+            query_vector=vector, top_k=seeds, effective_search_ratio=ratio, query_params={"result_k": result_k}
+        )
         if with_hops:
             return [(item.metadata["id"], item.metadata["hop"]) for item in result.items]
         return [item.metadata["id"] for item in result.items]
@@ -93,15 +95,17 @@ def langchain_store(srv: BenchServer, *, dimensions: int, retrieval_query: str =
     return store
 
 
-def langchain_retriever(srv: BenchServer, *, dimensions: int, seeds: int = 10, result_k: int = 20, ratio: int = 1,
-                        with_hops: bool = False) -> Callable[[list[float]], list[Any]]:
+def langchain_retriever(
+    srv: BenchServer, *, dimensions: int, seeds: int = 10, result_k: int = 20, ratio: int = 1, with_hops: bool = False
+) -> Callable[[list[float]], list[Any]]:
     """``Neo4jVector.similarity_search_with_score_by_vector(k=seeds, effective_search_ratio=ratio)``
     with the 2-hop retrieval query; chunk ids in rank order (``with_hops``: (id, hop))."""
     store = langchain_store(srv, dimensions=dimensions, retrieval_query=bench_cypher("peer_two_hop"))
 
     def search(vector: list[float]) -> list[Any]:
-        docs = store.similarity_search_with_score_by_vector(vector, k=seeds, effective_search_ratio=ratio,
-                                                            params={"result_k": result_k})
+        docs = store.similarity_search_with_score_by_vector(
+            vector, k=seeds, effective_search_ratio=ratio, params={"result_k": result_k}
+        )
         if with_hops:
             return [(doc.metadata["id"], doc.metadata["hop"]) for doc, _score in docs]
         return [doc.metadata["id"] for doc, _score in docs]
@@ -132,8 +136,12 @@ def graphrag_writer(srv: BenchServer) -> Callable[[Sequence[dict[str, Any]]], No
     def write(rows: Sequence[dict[str, Any]]) -> None:
         graph = Neo4jGraph(
             nodes=[
-                Neo4jNode(id=r["id"], label="Chunk", properties={"id": r["id"], **r["props"]},
-                          embedding_properties={"embedding": r["embedding"]})
+                Neo4jNode(
+                    id=r["id"],
+                    label="Chunk",
+                    properties={"id": r["id"], **r["props"]},
+                    embedding_properties={"embedding": r["embedding"]},
+                )
                 for r in rows
             ]
         )

@@ -47,14 +47,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--questions", type=int, help="first N questions of each set (the corpus is always whole)")
     p.add_argument("--embedders", nargs="+", help="embedders (default: wordllama and hashing; quick: wordllama)")
     p.add_argument("--tune", action="store_true", help="run the settings grid on the train files instead")
-    p.add_argument("--train", action="store_true",
-                   help="the same rows on the train files (MuSiQue and HotpotQA: 2Wiki has none), for checking a change "
-                        "against the code before without looking at the evaluation files; results in quality-train.json")
-    p.add_argument("--incremental", action="store_true",
-                   help="on the train files: a namespace built whole beside one whose last tenth came by plain ingest "
-                        "after the build (the graph kept current by ingest), graph and ppr recall side by side")
+    p.add_argument(
+        "--train",
+        action="store_true",
+        help="the same rows on the train files (MuSiQue and HotpotQA: 2Wiki has none), for checking a change "
+        "against the code before without looking at the evaluation files; results in quality-train.json",
+    )
+    p.add_argument(
+        "--incremental",
+        action="store_true",
+        help="on the train files: a namespace built whole beside one whose last tenth came by plain ingest "
+        "after the build (the graph kept current by ingest), graph and ppr recall side by side",
+    )
     try:
-        p.add_argument("--uri", help="use this Neo4j (each set in a namespace of its own, deleted first) instead of a fresh local server")
+        p.add_argument(
+            "--uri", help="use this Neo4j (each set in a namespace of its own, deleted first) instead of a fresh local server"
+        )
     except argparse.ArgumentError:  # the suites' parser may have it already
         pass
 
@@ -94,12 +102,19 @@ def ingest_paragraphs(store: Neo4jStore, embedder: Any, paragraphs: Sequence[Par
     texts = [chunk_text(p) for p in paragraphs]
     vectors: list[list[float]] = []
     for b in range(0, len(texts), 64):
-        vectors.extend(embedder.embed(texts[b:b + 64], input_type="document"))
+        vectors.extend(embedder.embed(texts[b : b + 64], input_type="document"))
     jobs = []
     for p, text, v in zip(paragraphs, texts, vectors):
         doc_id = ids.document_id(store.namespace, p.key)
-        chunk = Chunk(id=ids.chunk_id(doc_id, "flat", 0, text), document_id=doc_id, content=text, chunk_index=0,
-                      embedding=v, token_count=len(text.split()), metadata={"title": p.title})
+        chunk = Chunk(
+            id=ids.chunk_id(doc_id, "flat", 0, text),
+            document_id=doc_id,
+            content=text,
+            chunk_index=0,
+            embedding=v,
+            token_count=len(text.split()),
+            metadata={"title": p.title},
+        )
         out.chunk_to_key[chunk.id] = p.key
         out.keys.append(p.key)
         jobs.append((Document(id=doc_id, source=p.key, title=p.title, content_hash=ids.content_hash(text)), [chunk]))
@@ -144,8 +159,7 @@ def evaluate(retrieve: Callable[[str], list[Any]], data: Dataset, ingested: Inge
         for k, v in score_question(_ranked_keys(results, ingested), q.gold).items():
             totals[k] += v
     n = len(data.questions)
-    return {**{k: round(v / n, 4) for k, v in totals.items()}, "questions": n,
-            "ms_per_query": round(1000 * sum(times) / n, 2)}
+    return {**{k: round(v / n, 4) for k, v in totals.items()}, "questions": n, "ms_per_query": round(1000 * sum(times) / n, 2)}
 
 
 # --- configurations -----------------------------------------------------------------------------
@@ -187,15 +201,27 @@ def _configs(store: Neo4jStore, embedder: Any, ingested: Ingested) -> list[tuple
         ("exact vector", "numpy cosine over the stored vectors (the reference)", _Exact(embedder, ingested)),
         ("vector", "VectorRetriever (search --mode vector)", VectorRetriever(store, embedder)),
         ("hybrid", "HybridRetriever, RRF keyword weight 0.3 (search --mode hybrid)", HybridRetriever(store, embedder)),
-        ("graph, seed blend", "GraphRetriever blend='seed': the original formula, 10 seeds, 2 hops, outgoing edges",
-         GraphRetriever(store, embedder, blend="seed")),
-        ("graph", "GraphRetriever defaults (search --mode graph): blend 'propagate', entity seeds, 10 seeds, 2 hops",
-         GraphRetriever(store, embedder)),
+        (
+            "graph, seed blend",
+            "GraphRetriever blend='seed': the original formula, 10 seeds, 2 hops, outgoing edges",
+            GraphRetriever(store, embedder, blend="seed"),
+        ),
+        (
+            "graph",
+            "GraphRetriever defaults (search --mode graph): blend 'propagate', entity seeds, 10 seeds, 2 hops",
+            GraphRetriever(store, embedder),
+        ),
         ("entity", "EntityGraphRetriever defaults (search --mode entity)", EntityGraphRetriever(store, embedder)),
-        ("local", "LocalSearchRetriever defaults, text units in rank order (search --mode local)",
-         LocalSearchRetriever(store, embedder)),
-        ("ppr", "PPRRetriever defaults (search --mode ppr): personalized PageRank over chunks and entities",
-         PPRRetriever(store, embedder)),
+        (
+            "local",
+            "LocalSearchRetriever defaults, text units in rank order (search --mode local)",
+            LocalSearchRetriever(store, embedder),
+        ),
+        (
+            "ppr",
+            "PPRRetriever defaults (search --mode ppr): personalized PageRank over chunks and entities",
+            PPRRetriever(store, embedder),
+        ),
     ]
 
 
@@ -205,14 +231,20 @@ def build_graph(store: Neo4jStore, embedder: Any) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     built = build_entities(store, embedder)
-    return {"entities": built.entities, "mentions": built.mentions, "relations": built.relations,
-            "entity_edges": built.entity_edges, "seconds": round(time.perf_counter() - t0, 1)}
+    return {
+        "entities": built.entities,
+        "mentions": built.mentions,
+        "relations": built.relations,
+        "entity_edges": built.entity_edges,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
 
 
 def _delete_namespace(driver: Any, namespace: str) -> None:
     with driver.session() as session:
-        session.run("MATCH (n) WHERE n.namespace = $ns CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS",
-                    ns=namespace).consume()
+        session.run(
+            "MATCH (n) WHERE n.namespace = $ns CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS", ns=namespace
+        ).consume()
 
 
 def load_set(srv: Any, data: Dataset, embedder: Any, namespace: str) -> tuple[Neo4jStore, Ingested, dict[str, Any], float]:
@@ -221,7 +253,10 @@ def load_set(srv: Any, data: Dataset, embedder: Any, namespace: str) -> tuple[Ne
     t0 = time.perf_counter()
     ingested = ingest_paragraphs(store, embedder, data.paragraphs)
     ingest_s = time.perf_counter() - t0
-    print(f"    {data.name}/{data.split} / {embedder.name}: {len(data.paragraphs):,} paragraphs ingested in {ingest_s:.0f}s", flush=True)
+    print(
+        f"    {data.name}/{data.split} / {embedder.name}: {len(data.paragraphs):,} paragraphs ingested in {ingest_s:.0f}s",
+        flush=True,
+    )
     graphs = build_graph(store, embedder)
     print(f"    entity graph: {graphs}", flush=True)
     return store, ingested, graphs, ingest_s
@@ -233,18 +268,37 @@ def one_set(srv: Any, data: Dataset, embedder_name: str) -> dict[str, Any]:
     rows = {}
     for name, settings, retriever in _configs(store, embedder, ingested):
         rows[name] = {"settings": settings, **evaluate(lambda q, r=retriever: r.retrieve(q, TOP_K), data, ingested)}
-    return {"embedder": embedder.name, "paragraphs": len(data.paragraphs), "questions": len(data.questions),
-            "ingest_seconds": round(ingest_s, 1), "ingest_path": ingested.path, "graphs": graphs, "rows": rows}
+    return {
+        "embedder": embedder.name,
+        "paragraphs": len(data.paragraphs),
+        "questions": len(data.questions),
+        "ingest_seconds": round(ingest_s, 1),
+        "ingest_path": ingested.path,
+        "graphs": graphs,
+        "rows": rows,
+    }
 
 
 def _print_set(name: str, res: dict[str, Any]) -> None:
     vec = res["rows"]["vector"]
     table = []
     for row, m in res["rows"].items():
-        table.append([row, m["recall@2"], m["recall@5"], m["all@5"], round(m["recall@5"] - vec["recall@5"], 4),
-                      round(m["all@5"] - vec["all@5"], 4), m["ms_per_query"]])
-    print_table(f"{name}: {res['questions']} questions, {res['paragraphs']:,} paragraphs, embedder {res['embedder']}",
-                ["configuration", "recall@2", "recall@5", "all-gold@5", "R@5 - vector", "all@5 - vector", "ms/query"], table)
+        table.append(
+            [
+                row,
+                m["recall@2"],
+                m["recall@5"],
+                m["all@5"],
+                round(m["recall@5"] - vec["recall@5"], 4),
+                round(m["all@5"] - vec["all@5"], 4),
+                m["ms_per_query"],
+            ]
+        )
+    print_table(
+        f"{name}: {res['questions']} questions, {res['paragraphs']:,} paragraphs, embedder {res['embedder']}",
+        ["configuration", "recall@2", "recall@5", "all-gold@5", "R@5 - vector", "all@5 - vector", "ms/query"],
+        table,
+    )
 
 
 # --- tuning on the train files ----------------------------------------------------------------
@@ -269,7 +323,9 @@ def tune(args: argparse.Namespace) -> dict[str, Any]:
         for set_name in TUNE_SETS:
             data = load(set_name, split="train")
             store, ingested, graphs, _ = load_set(srv, data, embedder, f"tune-{set_name}")
-            out["points"].setdefault("vector", {})[set_name] = evaluate(lambda q: VectorRetriever(store, embedder).retrieve(q, TOP_K), data, ingested)
+            out["points"].setdefault("vector", {})[set_name] = evaluate(
+                lambda q: VectorRetriever(store, embedder).retrieve(q, TOP_K), data, ingested
+            )
             for kind, grid in GRID.items():
                 names = list(grid)
                 for values in itertools.product(*(grid[n] for n in names)):
@@ -277,7 +333,9 @@ def tune(args: argparse.Namespace) -> dict[str, Any]:
                     cls = GraphRetriever if kind == "graph" else PPRRetriever
                     retriever = cls(store, embedder, **point)
                     key = kind + " " + " ".join(f"{n}={v}" for n, v in point.items())
-                    out["points"].setdefault(key, {})[set_name] = evaluate(lambda q, r=retriever: r.retrieve(q, TOP_K), data, ingested)
+                    out["points"].setdefault(key, {})[set_name] = evaluate(
+                        lambda q, r=retriever: r.retrieve(q, TOP_K), data, ingested
+                    )
     ranked = []
     for key, by_set in out["points"].items():
         if len(by_set) == len(TUNE_SETS):
@@ -285,8 +343,10 @@ def tune(args: argparse.Namespace) -> dict[str, Any]:
             ranked.append((key, mean, by_set))
     ranked.sort(key=lambda x: (-x[1]["recall@5"], -x[1]["all@5"]))
     for key, mean, by_set in ranked:
-        print(f"    {key:<75} mean R@5 {mean['recall@5']:.3f} all@5 {mean['all@5']:.3f} | "
-              + " | ".join(f"{s} R@5 {by_set[s]['recall@5']:.3f} all@5 {by_set[s]['all@5']:.3f}" for s in TUNE_SETS))
+        print(
+            f"    {key:<75} mean R@5 {mean['recall@5']:.3f} all@5 {mean['all@5']:.3f} | "
+            + " | ".join(f"{s} R@5 {by_set[s]['recall@5']:.3f} all@5 {by_set[s]['all@5']:.3f}" for s in TUNE_SETS)
+        )
     out["ranked"] = [{"setting": k, "mean": m} for k, m, _ in ranked]
     return out
 
@@ -316,22 +376,28 @@ def incremental(args: argparse.Namespace) -> dict[str, Any]:
             rest = ingest_paragraphs(grown, embedder, data.paragraphs[cut:])
             kept = maintain_entity_graph(grown, embedder)
             seconds = round(time.perf_counter() - t0, 1)
-            grown_ingested = Ingested(chunk_to_key={**first.chunk_to_key, **rest.chunk_to_key},
-                                      keys=first.keys + rest.keys)
+            grown_ingested = Ingested(chunk_to_key={**first.chunk_to_key, **rest.chunk_to_key}, keys=first.keys + rest.keys)
             state = grown.entity_graph_state()
             rows: dict[str, Any] = {}
             for mode, make in (("vector", VectorRetriever), ("graph", GraphRetriever), ("ppr", PPRRetriever)):
                 for label, store, ingested in (("whole", whole, whole_ingested), ("grown", grown, grown_ingested)):
                     retriever = make(store, embedder)
                     rows[f"{mode} {label}"] = evaluate(lambda q, r=retriever: r.retrieve(q, TOP_K), data, ingested)
-            out[set_name] = {"paragraphs": len(data.paragraphs), "last_tenth": len(data.paragraphs) - cut,
-                             "last_tenth_seconds": seconds, "maintenance": kept.as_dict() if kept else None,
-                             "status": {k: state[k] for k in ("documents", "documents_linked", "chunks", "chunks_linked")},
-                             "rows": rows}
+            out[set_name] = {
+                "paragraphs": len(data.paragraphs),
+                "last_tenth": len(data.paragraphs) - cut,
+                "last_tenth_seconds": seconds,
+                "maintenance": kept.as_dict() if kept else None,
+                "status": {k: state[k] for k in ("documents", "documents_linked", "chunks", "chunks_linked")},
+                "rows": rows,
+            }
             table = [[name, m["recall@2"], m["recall@5"], m["all@5"]] for name, m in rows.items()]
-            print_table(f"{set_name} train: {len(data.questions)} questions, last tenth ({len(data.paragraphs) - cut:,} "
-                        f"paragraphs) by ingest after the build in {seconds}s; status {out[set_name]['status']}",
-                        ["configuration", "recall@2", "recall@5", "all-gold@5"], table)
+            print_table(
+                f"{set_name} train: {len(data.questions)} questions, last tenth ({len(data.paragraphs) - cut:,} "
+                f"paragraphs) by ingest after the build in {seconds}s; status {out[set_name]['status']}",
+                ["configuration", "recall@2", "recall@5", "all-gold@5"],
+                table,
+            )
     return out
 
 
@@ -371,10 +437,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     sets = args.sets or (["musique"] if args.quick else list(TUNE_SETS if train else SETS))
     questions = args.questions or (100 if args.quick else None)
     embedders = list(args.embedders or (["wordllama"] if args.quick else ["wordllama", "hashing"]))
-    head = print_header("quality", neo4j_version="(fresh server)", embedder=", ".join(embedders),
-                        sizes={s: f"whole corpus, {questions or 'all'} questions" for s in sets},
-                        extra={"protocol": "one document per paragraph, offline entity graph, top 5 per question, "
-                                           "recall@2 / recall@5 / all-gold@5"})
+    head = print_header(
+        "quality",
+        neo4j_version="(fresh server)",
+        embedder=", ".join(embedders),
+        sizes={s: f"whole corpus, {questions or 'all'} questions" for s in sets},
+        extra={
+            "protocol": "one document per paragraph, offline entity graph, top 5 per question, recall@2 / recall@5 / all-gold@5"
+        },
+    )
     results: dict[str, Any] = {**head, "sets": {}}
     with _server(args) as srv:
         results["neo4j"] = srv.neo4j_version

@@ -78,7 +78,9 @@ def ensure_packages(packages: Sequence[str] = PACKAGES) -> None:
         raise SystemExit(f"the real-text corpus needs the Debian packages {missing}; this is not a Debian system")
     prefix = [] if os.geteuid() == 0 else (["sudo", "-n"] if shutil.which("sudo") else None)
     if prefix is None:
-        raise SystemExit(f"the real-text corpus needs the Debian packages {missing}: run `apt-get install {' '.join(missing)}` as root")
+        raise SystemExit(
+            f"the real-text corpus needs the Debian packages {missing}: run `apt-get install {' '.join(missing)}` as root"
+        )
     print(f"  installing {' '.join(missing)} with apt-get (once)", flush=True)
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     install = [*prefix, "apt-get", "install", "-y", "-q", "--no-install-recommends", *missing]
@@ -107,9 +109,62 @@ _ESCAPES = [
     (re.compile(r"\\c$"), ""),
     (re.compile(r"\\(.)"), r"\1"),
 ]
-_TEXT_MACROS = {"B", "I", "BI", "IB", "BR", "RB", "IR", "RI", "SM", "SB", "Nm", "Nd", "Ar", "Fl", "Op", "Cm", "Pa", "Xr", "Dv", "Ev", "Va", "Fn", "Ft", "Em", "Sy", "Li", "Ql", "Dq", "Sq", "Pq"}
+_TEXT_MACROS = {
+    "B",
+    "I",
+    "BI",
+    "IB",
+    "BR",
+    "RB",
+    "IR",
+    "RI",
+    "SM",
+    "SB",
+    "Nm",
+    "Nd",
+    "Ar",
+    "Fl",
+    "Op",
+    "Cm",
+    "Pa",
+    "Xr",
+    "Dv",
+    "Ev",
+    "Va",
+    "Fn",
+    "Ft",
+    "Em",
+    "Sy",
+    "Li",
+    "Ql",
+    "Dq",
+    "Sq",
+    "Pq",
+}
 _HEADINGS = {"SH", "SS", "Sh", "Ss"}
-_BREAKS = {"PP", "LP", "P", "TP", "IP", "HP", "br", "sp", "Pp", "It", "Bl", "El", "Bd", "Ed", "nf", "fi", "RS", "RE", "EX", "EE", "TQ"}
+_BREAKS = {
+    "PP",
+    "LP",
+    "P",
+    "TP",
+    "IP",
+    "HP",
+    "br",
+    "sp",
+    "Pp",
+    "It",
+    "Bl",
+    "El",
+    "Bd",
+    "Ed",
+    "nf",
+    "fi",
+    "RS",
+    "RE",
+    "EX",
+    "EE",
+    "TQ",
+}
 
 
 def roff_to_text(source: str) -> str:
@@ -118,7 +173,7 @@ def roff_to_text(source: str) -> str:
     out: list[str] = []
     for raw in source.splitlines():
         line = raw.rstrip()
-        if line.startswith(('.\\"', "'\\\"", '.\\}', "\\\"")) or line in (".", "'"):
+        if line.startswith(('.\\"', "'\\\"", ".\\}", '\\"')) or line in (".", "'"):
             continue
         if line.startswith((".", "'")):
             parts = line[1:].strip().split(None, 1)
@@ -287,7 +342,12 @@ def _build(target: int) -> None:
         pieces = [p for p in pieces if p.strip()]
         if not pieces:
             continue
-        file_name = hashlib.blake2b(name.encode(), digest_size=8).hexdigest() + "-" + re.sub(r"[^A-Za-z0-9._-]", "_", name.split("/")[-1])[:60] + ".txt"
+        file_name = (
+            hashlib.blake2b(name.encode(), digest_size=8).hexdigest()
+            + "-"
+            + re.sub(r"[^A-Za-z0-9._-]", "_", name.split("/")[-1])[:60]
+            + ".txt"
+        )
         (pages / file_name).write_text(text, encoding="utf-8")
         files.append(file_name)
         doc_chunks.append(len(pieces))
@@ -295,8 +355,10 @@ def _build(target: int) -> None:
         if len(files) % 2000 == 0:
             print(f"    corpus: {len(files):,} pages, {len(texts):,} chunks ({time.perf_counter() - started:.0f}s)", flush=True)
     if len(queries) < QUERIES:
-        raise SystemExit(f"the real-text corpus found {len(queries)} manual-page descriptions for queries, "
-                         f"{QUERIES} needed: are {', '.join(PACKAGES[1:])} installed?")
+        raise SystemExit(
+            f"the real-text corpus found {len(queries)} manual-page descriptions for queries, "
+            f"{QUERIES} needed: are {', '.join(PACKAGES[1:])} installed?"
+        )
     rng = np.random.default_rng(SEED)
     picked = sorted(rng.choice(len(queries), size=min(QUERIES, len(queries)), replace=False).tolist())
     queries = [queries[i] for i in picked]
@@ -309,10 +371,19 @@ def _build(target: int) -> None:
     with open(root / "chunks.jsonl", "w", encoding="utf-8") as f:
         for t in texts:
             f.write(json.dumps(t, ensure_ascii=False) + "\n")
-    manifest = {"version": VERSION, "chunks": len(texts), "files": files, "doc_chunks": doc_chunks, "queries": queries,
-                "chunker": repr(split), "embedder": embedder.name, "built_seconds": round(time.perf_counter() - started, 1),
-                "sources": "python3.11-doc HTML, then manual pages of " + ", ".join(MAN_SECTIONS)
-                + ", then linux-doc reStructuredText and postgresql-doc-15 HTML as needed"}
+    manifest = {
+        "version": VERSION,
+        "chunks": len(texts),
+        "files": files,
+        "doc_chunks": doc_chunks,
+        "queries": queries,
+        "chunker": repr(split),
+        "embedder": embedder.name,
+        "built_seconds": round(time.perf_counter() - started, 1),
+        "sources": "python3.11-doc HTML, then manual pages of "
+        + ", ".join(MAN_SECTIONS)
+        + ", then linux-doc reStructuredText and postgresql-doc-15 HTML as needed",
+    }
     manifest_path.write_text(json.dumps(manifest))
     print(f"    corpus built in {manifest['built_seconds']:.0f}s -> {root}", flush=True)
 
@@ -332,8 +403,15 @@ def load_realtext(n: int) -> RealText:
     with open(root / "chunks.jsonl", encoding="utf-8") as fh:
         texts = [json.loads(line) for _, line in zip(range(total), fh)]
     vectors = np.load(root / "vectors.npy", mmap_mode="r")[:total].astype(np.float32)
-    return RealText(root / "pages", files, counts, texts, vectors, list(manifest["queries"]),
-                    np.load(root / "query_vectors.npy").astype(np.float32))
+    return RealText(
+        root / "pages",
+        files,
+        counts,
+        texts,
+        vectors,
+        list(manifest["queries"]),
+        np.load(root / "query_vectors.npy").astype(np.float32),
+    )
 
 
 def corpus_files(corpus: RealText, dest: Path) -> Path:
@@ -355,15 +433,16 @@ SIMILAR_K = 5
 SIMILAR_THRESHOLD = 0.6
 
 
-def exact_top_k(vectors: np.ndarray, queries: np.ndarray, k: int, *, exclude_self: bool = False,
-                block: int = 512) -> tuple[np.ndarray, np.ndarray]:
+def exact_top_k(
+    vectors: np.ndarray, queries: np.ndarray, k: int, *, exclude_self: bool = False, block: int = 512
+) -> tuple[np.ndarray, np.ndarray]:
     """Brute-force cosine top ``k`` (rows are unit length: dot = cosine) of every query:
     (indices, cosines), best first. ``exclude_self``: query i is row i of ``vectors``."""
     n = len(vectors)
     out_i = np.zeros((len(queries), k), dtype=np.int64)
     out_s = np.zeros((len(queries), k), dtype=np.float32)
     for start in range(0, len(queries), block):
-        sims = queries[start:start + block] @ vectors.T
+        sims = queries[start : start + block] @ vectors.T
         if exclude_self:
             rows = np.arange(len(sims))
             sims[rows, start + rows] = -np.inf
@@ -371,8 +450,8 @@ def exact_top_k(vectors: np.ndarray, queries: np.ndarray, k: int, *, exclude_sel
         top = np.argpartition(-sims, kk - 1, axis=1)[:, :kk]
         scores = np.take_along_axis(sims, top, axis=1)
         order = np.lexsort((top, -scores), axis=1)  # best first, then lower index
-        out_i[start:start + block, :kk] = np.take_along_axis(top, order, axis=1)
-        out_s[start:start + block, :kk] = np.take_along_axis(scores, order, axis=1)
+        out_i[start : start + block, :kk] = np.take_along_axis(top, order, axis=1)
+        out_s[start : start + block, :kk] = np.take_along_axis(scores, order, axis=1)
     return out_i, out_s
 
 
@@ -387,7 +466,9 @@ def similar_pairs(corpus: RealText) -> list[tuple[int, int, float]]:
         started = time.perf_counter()
         idx, cos = exact_top_k(corpus.vectors, corpus.vectors, SIMILAR_K, exclude_self=True)
         np.savez(path, idx=idx, cos=cos)
-        print(f"    exact {SIMILAR_K} nearest chunks of {corpus.n:,} in {time.perf_counter() - started:.0f}s (cached)", flush=True)
+        print(
+            f"    exact {SIMILAR_K} nearest chunks of {corpus.n:,} in {time.perf_counter() - started:.0f}s (cached)", flush=True
+        )
     return [(i, int(j), float(c)) for i in range(corpus.n) for j, c in zip(idx[i], cos[i]) if c >= SIMILAR_THRESHOLD]
 
 
@@ -416,30 +497,54 @@ def load_into(store, corpus: RealText, *, edges: bool = True, doc_batch: int = 2
     items, pos, edge_count = [], 0, 0
     for d, (name, k) in enumerate(zip(corpus.files, corpus.doc_chunks)):
         doc_id = f"rtdoc-{d:06d}"
-        chunks = [Chunk(id=chunk_id(pos + j), document_id=doc_id, content=corpus.texts[pos + j], chunk_index=j,
-                        embedding=corpus.vectors[pos + j].tolist(), token_count=len(corpus.texts[pos + j]) // 4)
-                  for j in range(k)]
+        chunks = [
+            Chunk(
+                id=chunk_id(pos + j),
+                document_id=doc_id,
+                content=corpus.texts[pos + j],
+                chunk_index=j,
+                embedding=corpus.vectors[pos + j].tolist(),
+                token_count=len(corpus.texts[pos + j]) // 4,
+            )
+            for j in range(k)
+        ]
         doc_edges: list[ChunkEdge] = []
         if edges:
-            doc_edges += [ChunkEdge(chunk_id(pos + j), chunk_id(pos + j + 1), RelationType.SEQUENCE, 1.0, origin="sequence")
-                          for j in range(k - 1)]
+            doc_edges += [
+                ChunkEdge(chunk_id(pos + j), chunk_id(pos + j + 1), RelationType.SEQUENCE, 1.0, origin="sequence")
+                for j in range(k - 1)
+            ]
             # similar_to edges to chunks of earlier documents (or this one): their targets exist
             # when this document's transaction runs; the later ones come with their own document
-            doc_edges += [ChunkEdge(chunk_id(pos + j), chunk_id(t), RelationType.SIMILAR_TO, min(1.0, c), origin="similarity")
-                          for j in range(k) for t, c in by_source.get(pos + j, ()) if t < pos + k]
-        items.append((Document(id=doc_id, source=name, title=name, content="", content_hash=content_hash(name)), chunks, doc_edges))
+            doc_edges += [
+                ChunkEdge(chunk_id(pos + j), chunk_id(t), RelationType.SIMILAR_TO, min(1.0, c), origin="similarity")
+                for j in range(k)
+                for t, c in by_source.get(pos + j, ())
+                if t < pos + k
+            ]
+        items.append(
+            (Document(id=doc_id, source=name, title=name, content="", content_hash=content_hash(name)), chunks, doc_edges)
+        )
         edge_count += len(doc_edges)
         pos += k
         if len(items) == doc_batch or d == len(corpus.files) - 1:
             store.store_documents(items)
             items.clear()
     # edges whose target came in a later document
-    late = [ChunkEdge(chunk_id(i), chunk_id(t), RelationType.SIMILAR_TO, min(1.0, c), origin="similarity")
-            for i, pairs in by_source.items() for t, c in pairs if t >= _doc_end(corpus, i)]
+    late = [
+        ChunkEdge(chunk_id(i), chunk_id(t), RelationType.SIMILAR_TO, min(1.0, c), origin="similarity")
+        for i, pairs in by_source.items()
+        for t, c in pairs
+        if t >= _doc_end(corpus, i)
+    ]
     for start in range(0, len(late), 10_000):
-        edge_count += store.store_edges(late[start:start + 10_000])
-    return {"chunks": corpus.n, "documents": len(corpus.files), "edges": edge_count,
-            "seconds": round(time.perf_counter() - started, 1)}
+        edge_count += store.store_edges(late[start : start + 10_000])
+    return {
+        "chunks": corpus.n,
+        "documents": len(corpus.files),
+        "edges": edge_count,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def _doc_end(corpus: RealText, i: int) -> int:

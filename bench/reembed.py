@@ -79,25 +79,52 @@ def _throughput(corpus: list[Any]) -> dict[str, Any]:
         wall, cpu = time.perf_counter(), time.process_time()
         timed.embed(chunks)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        rows.append({"batch_tokens": batch, "chunks": len(chunks), "wall_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2),
-                     "chunks_per_second": round(len(chunks) / wall, 1), "chunks_per_cpu_second": round(len(chunks) / cpu, 1),
-                     "load_1min_before": round(load, 1)})
-    print_table(f"MiniLMEmbedder (numpy, one BLAS thread): {len(chunks)} chunks of {THROUGHPUT_TOKENS} word pieces",
-                ["batch tokens", "wall s", "CPU s", "chunks/s", "chunks/CPU s", "load before"],
-                [[r["batch_tokens"], r["wall_seconds"], r["cpu_seconds"], r["chunks_per_second"], r["chunks_per_cpu_second"],
-                  r["load_1min_before"]] for r in rows])
+        rows.append(
+            {
+                "batch_tokens": batch,
+                "chunks": len(chunks),
+                "wall_seconds": round(wall, 2),
+                "cpu_seconds": round(cpu, 2),
+                "chunks_per_second": round(len(chunks) / wall, 1),
+                "chunks_per_cpu_second": round(len(chunks) / cpu, 1),
+                "load_1min_before": round(load, 1),
+            }
+        )
+    print_table(
+        f"MiniLMEmbedder (numpy, one BLAS thread): {len(chunks)} chunks of {THROUGHPUT_TOKENS} word pieces",
+        ["batch tokens", "wall s", "CPU s", "chunks/s", "chunks/CPU s", "load before"],
+        [
+            [
+                r["batch_tokens"],
+                r["wall_seconds"],
+                r["cpu_seconds"],
+                r["chunks_per_second"],
+                r["chunks_per_cpu_second"],
+                r["load_1min_before"],
+            ]
+            for r in rows
+        ],
+    )
     return {"load_seconds": round(load_seconds, 2), "tokens_per_chunk": {"min": min(lengths), "max": max(lengths)}, "runs": rows}
 
 
 def _search_loop(srv: Any, namespace: str, stop: threading.Event, tally: dict[str, int]) -> None:
-    env = {**os.environ, "NEO4J_URI": srv.settings.uri, "NEO4J_USERNAME": srv.settings.user or "neo4j",
-           "NEO4J_PASSWORD": srv.settings.password or ""}
+    env = {
+        **os.environ,
+        "NEO4J_URI": srv.settings.uri,
+        "NEO4J_USERNAME": srv.settings.user or "neo4j",
+        "NEO4J_PASSWORD": srv.settings.password or "",
+    }
     env.pop("KGRAG_EMBEDDER", None)  # the namespace's recorded model, as a user without --embedder
     env.pop("NEO4J_DATABASE", None)
     i = 0
     while not stop.is_set():
-        done = subprocess.run([*KGRAG, "search", QUERIES[i % len(QUERIES)], "--namespace", namespace, "--json"],
-                              env=env, capture_output=True, text=True)
+        done = subprocess.run(
+            [*KGRAG, "search", QUERIES[i % len(QUERIES)], "--namespace", namespace, "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         i += 1
         tally["searches"] += 1
         if done.returncode != 0:
@@ -152,11 +179,43 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if isinstance(ingest["output"], dict):  # its summary, not a line per file
         ingest["output"] = {k: v for k, v in ingest["output"].items() if k != "files"}
     out = reembed["output"] or {}
-    results = {**head, "files": size, "ingest": ingest, "build": build, "reembed": reembed, "searches": tally,
-               **({"throughput": throughput} if throughput else {})}
-    print_table("kgrag namespace reembed while kgrag search runs", ["files", "chunks", "entities", "vectors removed",
-                "ingest s", "entities build s", "reembed s", "searches", "failed", "empty"],
-                [[size, out.get("chunks"), out.get("entities"), out.get("removed"), ingest["wall_seconds"],
-                  build["wall_seconds"], reembed["wall_seconds"], tally["searches"], tally["failed"], tally["empty"]]])
+    results = {
+        **head,
+        "files": size,
+        "ingest": ingest,
+        "build": build,
+        "reembed": reembed,
+        "searches": tally,
+        **({"throughput": throughput} if throughput else {}),
+    }
+    print_table(
+        "kgrag namespace reembed while kgrag search runs",
+        [
+            "files",
+            "chunks",
+            "entities",
+            "vectors removed",
+            "ingest s",
+            "entities build s",
+            "reembed s",
+            "searches",
+            "failed",
+            "empty",
+        ],
+        [
+            [
+                size,
+                out.get("chunks"),
+                out.get("entities"),
+                out.get("removed"),
+                ingest["wall_seconds"],
+                build["wall_seconds"],
+                reembed["wall_seconds"],
+                tally["searches"],
+                tally["failed"],
+                tally["empty"],
+            ]
+        ],
+    )
     write_results(name, results, getattr(args, "json", None))
     return results

@@ -68,8 +68,10 @@ class ServerWatch:
 
     def _heap_used(self) -> int:
         with self.srv.driver.session() as s:
-            row = s.run("CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes "
-                        "RETURN attributes.HeapMemoryUsage.value.properties.used AS used").single()
+            row = s.run(
+                "CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes "
+                "RETURN attributes.HeapMemoryUsage.value.properties.used AS used"
+            ).single()
         return int(row["used"]) if row and row["used"] is not None else 0
 
     def _loop(self) -> None:
@@ -101,8 +103,13 @@ class ServerWatch:
 
 
 def _kgrag(srv: BenchServer, *args: str, watch: ServerWatch | None = None) -> dict[str, Any]:
-    env = {**os.environ, "NEO4J_URI": srv.settings.uri, "NEO4J_USERNAME": srv.settings.user or "neo4j",
-           "NEO4J_PASSWORD": srv.settings.password or "", "KGRAG_EMBEDDER": EMBEDDER}
+    env = {
+        **os.environ,
+        "NEO4J_URI": srv.settings.uri,
+        "NEO4J_USERNAME": srv.settings.user or "neo4j",
+        "NEO4J_PASSWORD": srv.settings.password or "",
+        "KGRAG_EMBEDDER": EMBEDDER,
+    }
     env.pop("NEO4J_DATABASE", None)
     print(f"  kgrag {' '.join(a if len(a) < 60 else a[:57] + '...' for a in args[:8])}", flush=True)
     t0 = time.perf_counter()
@@ -129,8 +136,11 @@ def _kgrag(srv: BenchServer, *args: str, watch: ServerWatch | None = None) -> di
     if watch is not None:
         row["server_heap_peak_mb"] = round(watch.peak_heap / 2**20, 1)
         row["server_rss_peak_mb"] = watch.rss_peak_mb()
-    print(f"    {row['wall_seconds']} s, client peak {row['peak_mb']} MB"
-          + (f", server heap peak {row['server_heap_peak_mb']} MB" if watch else ""), flush=True)
+    print(
+        f"    {row['wall_seconds']} s, client peak {row['peak_mb']} MB"
+        + (f", server heap peak {row['server_heap_peak_mb']} MB" if watch else ""),
+        flush=True,
+    )
     return row
 
 
@@ -184,9 +194,15 @@ def _one_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, Any]
         if not target.exists():
             os.link(extra.folder / name, target)
     added_chunks = sum(extra.doc_chunks[len(corpus.files) : len(corpus.files) + EXTRA_DOCUMENTS])
-    out: dict[str, Any] = {"size": size, "chunks": corpus.n, "documents": len(corpus.files), "added_documents": len(files),
-                           "added_chunks": added_chunks, "deleted_documents": len(victims_at),
-                           "deleted_chunks": sum(corpus.doc_chunks[i] for i in victims_at)}
+    out: dict[str, Any] = {
+        "size": size,
+        "chunks": corpus.n,
+        "documents": len(corpus.files),
+        "added_documents": len(files),
+        "added_chunks": added_chunks,
+        "deleted_documents": len(victims_at),
+        "deleted_chunks": sum(corpus.doc_chunks[i] for i in victims_at),
+    }
     with bench_server(heap=args.heap, pagecache=args.pagecache) as srv:
         watch = ServerWatch(srv)
         ns = ["--namespace", NAMESPACE]
@@ -211,18 +227,29 @@ def _one_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, Any]
     return out
 
 
-STEPS = [("ingest", "ingest"), ("build", "entities build"), ("build_unchanged", "build again"),
-         ("communities_build", "communities build"), ("add_100", "+100 documents"),
-         ("communities_update", "communities update"), ("delete_100", "delete 100 documents"),
-         ("namespace_delete", "namespace delete")]
+STEPS = [
+    ("ingest", "ingest"),
+    ("build", "entities build"),
+    ("build_unchanged", "build again"),
+    ("communities_build", "communities build"),
+    ("add_100", "+100 documents"),
+    ("communities_update", "communities update"),
+    ("delete_100", "delete 100 documents"),
+    ("namespace_delete", "namespace delete"),
+]
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     sizes = args.sizes or (QUICK_SIZES if getattr(args, "quick", False) else SIZES)
     from kgrag_neo4j.neo4j_release import NEO4J_VERSION
 
-    head = print_header("scale", neo4j_version=NEO4J_VERSION, embedder=EMBEDDER, sizes=sizes,
-                        extra={"heap": args.heap, "pagecache": args.pagecache})
+    head = print_header(
+        "scale",
+        neo4j_version=NEO4J_VERSION,
+        embedder=EMBEDDER,
+        sizes=sizes,
+        extra={"heap": args.heap, "pagecache": args.pagecache},
+    )
     results: dict[str, Any] = {**head, "runs": []}
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
@@ -233,12 +260,34 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for key, label in STEPS:
             step = r.get(key)
             if step:
-                rows.append([r["chunks"], label, step["wall_seconds"], step["peak_mb"], step.get("server_heap_peak_mb"),
-                             step.get("server_rss_peak_mb")])
-    print_table("each command at each size (seconds; peak resident MB of the command; server heap and RSS peaks)",
-                ["chunks", "command", "seconds", "client peak MB", "server heap peak MB", "server RSS MB"], rows)
-    rows = [[r["chunks"], r["ingest"]["chunks_per_second"], round(r["build"]["wall_seconds"] / r["ingest"]["wall_seconds"], 2),
-             r.get("store_mb"), *(r["retrieval_p50_ms"][m]["p50"] for m in ("vector", "graph", "ppr"))] for r in results["runs"]]
-    print_table("rates and retrieval (p50 ms, top 10, warm)",
-                ["chunks", "ingest chunks/s", "build / ingest", "store MB", "vector p50", "graph p50", "ppr p50"], rows)
+                rows.append(
+                    [
+                        r["chunks"],
+                        label,
+                        step["wall_seconds"],
+                        step["peak_mb"],
+                        step.get("server_heap_peak_mb"),
+                        step.get("server_rss_peak_mb"),
+                    ]
+                )
+    print_table(
+        "each command at each size (seconds; peak resident MB of the command; server heap and RSS peaks)",
+        ["chunks", "command", "seconds", "client peak MB", "server heap peak MB", "server RSS MB"],
+        rows,
+    )
+    rows = [
+        [
+            r["chunks"],
+            r["ingest"]["chunks_per_second"],
+            round(r["build"]["wall_seconds"] / r["ingest"]["wall_seconds"], 2),
+            r.get("store_mb"),
+            *(r["retrieval_p50_ms"][m]["p50"] for m in ("vector", "graph", "ppr")),
+        ]
+        for r in results["runs"]
+    ]
+    print_table(
+        "rates and retrieval (p50 ms, top 10, warm)",
+        ["chunks", "ingest chunks/s", "build / ingest", "store MB", "vector p50", "graph p50", "ppr p50"],
+        rows,
+    )
     return results

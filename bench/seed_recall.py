@@ -39,8 +39,10 @@ CURVE = (10, 20, 50, 100, 200, 300, 400, 600)  # candidates asked of the index a
 TARGET = 0.97  # the recall against exact the candidate count must reach (issue 13)
 PEERS = "index asked for exactly 10 (the peers' default)"
 KGRAG = "kgrag search_chunks (its default)"
-INDEX_K = ("CALL db.index.vector.queryNodes('chunk_embedding', $k, $v) YIELD node, score "
-           "WITH node, score ORDER BY score DESC LIMIT 10 RETURN node.id AS id")
+INDEX_K = (
+    "CALL db.index.vector.queryNodes('chunk_embedding', $k, $v) YIELD node, score "
+    "WITH node, score ORDER BY score DESC LIMIT 10 RETURN node.id AS id"
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -85,7 +87,7 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             at5: dict[str, list[float]] = {n: [] for n in names}
             ties10: dict[str, list[float]] = {n: [] for n in names}
             for i, (v, exact) in enumerate(zip(queries, truth)):
-                for n in names[i % len(names):] + names[: i % len(names)]:
+                for n in names[i % len(names) :] + names[: i % len(names)]:
                     t0 = time.perf_counter()
                     got = searches[n](v)
                     times[n].append(time.perf_counter() - t0)
@@ -95,10 +97,15 @@ def one_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         finally:
             session.close()
         for n in names:
-            row = {"fetch_k": fetch[n], "recall_at_10": round(float(np.mean(at10[n])), 4),
-                   "recall_at_10_ties": round(float(np.mean(ties10[n])), 4),
-                   "recall_at_5": round(float(np.mean(at5[n])), 4), "worst_recall_at_10": round(float(np.min(at10[n])), 2),
-                   "all_10_found": round(float(np.mean(np.asarray(at10[n]) == 1.0)), 4), **stats_ms(times[n])}
+            row = {
+                "fetch_k": fetch[n],
+                "recall_at_10": round(float(np.mean(at10[n])), 4),
+                "recall_at_10_ties": round(float(np.mean(ties10[n])), 4),
+                "recall_at_5": round(float(np.mean(at5[n])), 4),
+                "worst_recall_at_10": round(float(np.min(at10[n])), 2),
+                "all_10_found": round(float(np.mean(np.asarray(at10[n]) == 1.0)), 4),
+                **stats_ms(times[n]),
+            }
             if n == KGRAG or n == PEERS:
                 out["settings"][n] = row
             if n != KGRAG:
@@ -119,11 +126,17 @@ def _with_ties(vectors: np.ndarray, query: np.ndarray, got: list[str], tenth: fl
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
-    head = print_header("seed_recall", neo4j_version="(per size, fresh server)",
-                        embedder="WordLlama (256 dims), computed beforehand", sizes=sizes,
-                        extra={"corpus": "real text: the Python 3.11 manual and the manual pages (bench/realtext.py)",
-                               "queries": f"{args.queries} manual-page descriptions",
-                               "truth": "exact cosine top 10 over every stored vector (numpy)"})
+    head = print_header(
+        "seed_recall",
+        neo4j_version="(per size, fresh server)",
+        embedder="WordLlama (256 dims), computed beforehand",
+        sizes=sizes,
+        extra={
+            "corpus": "real text: the Python 3.11 manual and the manual pages (bench/realtext.py)",
+            "queries": f"{args.queries} manual-page descriptions",
+            "truth": "exact cosine top 10 over every stored vector (numpy)",
+        },
+    )
     results: dict[str, Any] = {**head, "runs": []}
     for size in sizes:
         r = one_size(size, args)
@@ -132,13 +145,31 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         columns = ["recall@10", "@10, ties counted", "recall@5", "worst query @10", "all 10 found", "p50", "p95"]
 
         def cells(c: dict[str, Any]) -> list[Any]:
-            return [c["recall_at_10"], c.get("recall_at_10_ties"), c["recall_at_5"], c["worst_recall_at_10"], c["all_10_found"], c["p50"], c["p95"]]
+            return [
+                c["recall_at_10"],
+                c.get("recall_at_10_ties"),
+                c["recall_at_5"],
+                c["worst_recall_at_10"],
+                c["all_10_found"],
+                c["p50"],
+                c["p95"],
+            ]
 
-        print_table(f"The index alone at {r['size']:,} chunks of real text: candidates asked vs recall of the exact top {TOP_K} "
-                    f"vs latency (ms)", ["candidates", *columns], [[int(k), *cells(c)] for k, c in r["curve"].items()])
-        print_table(f"Vector seeds at {r['size']:,} chunks: the peers' call and kgrag's choice",
-                    ["setting", "asked of the index", *columns], [[n, s["fetch_k"], *cells(s)] for n, s in r["settings"].items()])
-        print(f"  fewest candidates with recall@10 >= {TARGET}: {r['fewest_candidates_at_target']}; "
-              f"kgrag asks for {r['settings'][KGRAG]['fetch_k']}", flush=True)
+        print_table(
+            f"The index alone at {r['size']:,} chunks of real text: candidates asked vs recall of the exact top {TOP_K} "
+            f"vs latency (ms)",
+            ["candidates", *columns],
+            [[int(k), *cells(c)] for k, c in r["curve"].items()],
+        )
+        print_table(
+            f"Vector seeds at {r['size']:,} chunks: the peers' call and kgrag's choice",
+            ["setting", "asked of the index", *columns],
+            [[n, s["fetch_k"], *cells(s)] for n, s in r["settings"].items()],
+        )
+        print(
+            f"  fewest candidates with recall@10 >= {TARGET}: {r['fewest_candidates_at_target']}; "
+            f"kgrag asks for {r['settings'][KGRAG]['fetch_k']}",
+            flush=True,
+        )
         write_results(result_name("seed_recall", args), results, args.json)
     return results

@@ -53,9 +53,7 @@ _CHECKS = {
         "WITH s, t, r.relation AS rel, count(r) AS n WHERE n > 1 RETURN count(*) AS n"
     ),
     "orphan_chunks": "MATCH (c:Chunk {namespace: $ns}) WHERE NOT EXISTS { (:Document)-[:HAS_CHUNK]->(c) } RETURN count(c) AS n",
-    "pending_documents": (
-        "MATCH (d:Document {namespace: $ns}) WHERE d.content_hash ENDS WITH $pending RETURN count(d) AS n"
-    ),
+    "pending_documents": ("MATCH (d:Document {namespace: $ns}) WHERE d.content_hash ENDS WITH $pending RETURN count(d) AS n"),
     "mixed_version_documents": (
         "MATCH (d:Document {namespace: $ns})-[:HAS_CHUNK]->(c:Chunk) "
         "WITH d, c WHERE NOT c.content CONTAINS d.title RETURN count(DISTINCT d) AS n"
@@ -363,8 +361,11 @@ def print_report(report: StressReport) -> None:
     print_table(
         "consistency",
         ["check", "value"],
-        [["transactions retried by the driver", report.driver_retries],
-         ["results checked", report.results_checked], ["half-written results", report.half_written]]
+        [
+            ["transactions retried by the driver", report.driver_retries],
+            ["results checked", report.results_checked],
+            ["half-written results", report.half_written],
+        ]
         + [[k.replace("_", " "), v] for k, v in report.checks.items()],
     )
     for line in report.errors_sample:

@@ -30,7 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--latency-sizes", type=int, nargs="+", help="latency corpus sizes")
     p.add_argument("--ingest-sizes", type=int, nargs="+", help="ingest corpus sizes")
     p.add_argument("--cli-sizes", type=int, nargs="+", help="build-command sizes of cli_ingest (files)")
-    p.add_argument("--only", nargs="+", choices=["latency", "seed_recall", "ingest", "cli_ingest", "quality"], help="run only these")
+    p.add_argument(
+        "--only", nargs="+", choices=["latency", "seed_recall", "ingest", "cli_ingest", "quality"], help="run only these"
+    )
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -39,8 +41,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if args.quick:
         args.skip_builds = True  # the build commands at three sizes are for full runs
-    plan = [("latency", latency, args.latency_sizes), ("seed_recall", seed_recall, args.latency_sizes),
-            ("ingest", ingest, args.ingest_sizes), ("cli_ingest", cli_ingest, args.cli_sizes), ("quality", quality, None)]
+    plan = [
+        ("latency", latency, args.latency_sizes),
+        ("seed_recall", seed_recall, args.latency_sizes),
+        ("ingest", ingest, args.ingest_sizes),
+        ("cli_ingest", cli_ingest, args.cli_sizes),
+        ("quality", quality, None),
+    ]
     if args.neo4j_version and set(args.only or [name for name, _, _ in plan]) - {"latency", "ingest"}:
         raise SystemExit("--neo4j-version is honoured by the latency and ingest benchmarks only: add --only latency ingest")
     for name, module, sizes in plan:
@@ -60,6 +67,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"\n  {name} took {out[name]['seconds']:.0f}s", flush=True)
     if not args.quick:
         report.run(args)
-    print(f"\n  {args.name} suite: {time.perf_counter() - started:.0f}s in all; " +
-          ", ".join(f"{k} {'ok' if v['ok'] else 'FAILED'} ({v['seconds']:.0f}s)" for k, v in out.items()), flush=True)
+    print(
+        f"\n  {args.name} suite: {time.perf_counter() - started:.0f}s in all; "
+        + ", ".join(f"{k} {'ok' if v['ok'] else 'FAILED'} ({v['seconds']:.0f}s)" for k, v in out.items()),
+        flush=True,
+    )
     return out

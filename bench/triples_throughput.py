@@ -98,7 +98,9 @@ def main(argv: list[str] | None = None) -> None:
             count = store.count_triples()
             if count != len(triples):
                 raise RuntimeError(f"{label}: {count} triples stored, {len(triples)} written")
-            rows.append([label, len(triples), round(new_s, 2), int(len(triples) / new_s), int(len(triples) / again_s), statements])
+            rows.append(
+                [label, len(triples), round(new_s, 2), int(len(triples) / new_s), int(len(triples) / again_s), statements]
+            )
             results.append(
                 {
                     "mode": label,

@@ -84,8 +84,11 @@ def start_server() -> LocalServer:
             free = next((p for p in range(DEFAULT_PORT + 100, DEFAULT_PORT + 200) if port_is_free(p)), None)
             if free is None:
                 raise SystemExit(f"demo: port {port} on 127.0.0.1 is taken; choose a free one: KGRAG_PORT=N make demo")
-            print(f"demo: port {port} on 127.0.0.1 is taken by another program (a Neo4j Desktop?); "
-                  f"starting on {free} instead (KGRAG_PORT=N make demo chooses)", file=sys.stderr)
+            print(
+                f"demo: port {port} on 127.0.0.1 is taken by another program (a Neo4j Desktop?); "
+                f"starting on {free} instead (KGRAG_PORT=N make demo chooses)",
+                file=sys.stderr,
+            )
             server = LocalServer(port=free, http_port=server.http_port)
     return server
 

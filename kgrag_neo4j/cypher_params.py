@@ -63,7 +63,7 @@ def parse_params(text: str, *, browser_numbers: bool = False) -> dict[str, Any]:
     value = parser.value()
     parser.skip_space()
     if parser.pos != len(source):
-        raise InputError(f"unexpected text after the map at character {parser.pos + 1}: {source[parser.pos:][:30]!r}")
+        raise InputError(f"unexpected text after the map at character {parser.pos + 1}: {source[parser.pos :][:30]!r}")
     if not isinstance(value, dict):
         raise InputError("a :params line holds one map: {key: value, ...}")
     return value

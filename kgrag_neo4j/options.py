@@ -166,13 +166,20 @@ class GraphOptions:
             check_int(self.vector_candidates, "vector_candidates", minimum=1)
             if self.vector_candidates < self.seed_top_k:
                 raise ConfigurationError(
-                    f"vector_candidates ({self.vector_candidates}) must be at least seed_top_k ({self.seed_top_k})")
+                    f"vector_candidates ({self.vector_candidates}) must be at least seed_top_k ({self.seed_top_k})"
+                )
 
     @property
     def one_statement_only(self) -> list[str]:
         """The options set here that only the one-statement retrieval honours."""
-        return [name for name, on in (("refine_seeds", self.refine_seeds is True),
-                                      ("vector_candidates", self.vector_candidates is not None)) if on]
+        return [
+            name
+            for name, on in (
+                ("refine_seeds", self.refine_seeds is True),
+                ("vector_candidates", self.vector_candidates is not None),
+            )
+            if on
+        ]
 
     @property
     def entity_weight(self) -> float:
@@ -294,8 +301,7 @@ class IngestGraphOptions:
     def __post_init__(self) -> None:
         if self.graph_extraction is not None and not isinstance(self.graph_extraction, ChatProvider):
             raise ConfigurationError(
-                "graph_extraction must be a ChatProvider (with a chat() method), "
-                f"got {type(self.graph_extraction).__name__}"
+                f"graph_extraction must be a ChatProvider (with a chat() method), got {type(self.graph_extraction).__name__}"
             )
         check_batching(self.graph_batch_size, self.graph_batch_overlap)
         for name in ("graph_extraction_workers", "similarity_top_k", "cross_document_max_pairs"):

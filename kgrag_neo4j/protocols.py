@@ -57,6 +57,7 @@ __all__ = [
     "TripleStore",
 ]
 
+
 @runtime_checkable
 class Store(Protocol):
     """Documents and chunks with vector search. Every call is scoped to the store's namespace."""
@@ -81,9 +82,7 @@ class Store(Protocol):
         mentions any more. False if it was not there."""
         ...
 
-    def search_chunks(
-        self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter] = ()
-    ) -> list[RetrievalResult]:
+    def search_chunks(self, embedding: Sequence[float], top_k: int, filters: Sequence[ChunkFilter] = ()) -> list[RetrievalResult]:
         """Cosine-nearest embedded chunks, score in [0, 1] (Neo4j's normalised cosine),
         sorted by score descending. A filter never costs recall: the result is the true top k
         of the filtered set (exact scan when the filter is selective)."""
@@ -96,9 +95,7 @@ class Store(Protocol):
 
 @runtime_checkable
 class KeywordSearcher(Protocol):
-    def search_chunks_keyword(
-        self, query: str, top_k: int, filters: Sequence[ChunkFilter] = ()
-    ) -> list[RetrievalResult]:
+    def search_chunks_keyword(self, query: str, top_k: int, filters: Sequence[ChunkFilter] = ()) -> list[RetrievalResult]:
         """Full-text (Lucene BM25) search. User text is escaped: Lucene syntax in ``query``
         cannot break or widen it. Sorted by score descending; scores are unbounded BM25."""
         ...
@@ -241,9 +238,7 @@ class DocumentPresence(Protocol):
 
 @runtime_checkable
 class BulkDocumentWriter(Protocol):
-    def store_documents(
-        self, items: Sequence[tuple[Document, Sequence[Chunk], Sequence[ChunkEdge]]]
-    ) -> list[str | Exception]:
+    def store_documents(self, items: Sequence[tuple[Document, Sequence[Chunk], Sequence[ChunkEdge]]]) -> list[str | Exception]:
         """Many documents (each with its chunks and edges) in few transactions; per document
         its status or the error that refused it, in the order given."""
         ...

@@ -30,9 +30,7 @@ class EmbeddingProvider(Protocol):
 
 @runtime_checkable
 class ChatProvider(Protocol):
-    def chat(
-        self, messages: Sequence[Mapping[str, str]], *, json_schema: Mapping[str, Any] | None = None
-    ) -> str:
+    def chat(self, messages: Sequence[Mapping[str, str]], *, json_schema: Mapping[str, Any] | None = None) -> str:
         """The assistant's reply text (JSON text when ``json_schema`` is given)."""
         ...
 

@@ -270,9 +270,7 @@ class EntitiesReply(_Reply):
     is not an object is ``None`` (the extractor counts it as ``malformed``)."""
 
     entities: list[Lenient[EntityItem]] = []
-    relationships: list[Lenient[RelationItem]] = Field(
-        default=[], validation_alias=AliasChoices("relationships", "relations")
-    )
+    relationships: list[Lenient[RelationItem]] = Field(default=[], validation_alias=AliasChoices("relationships", "relations"))
 
     @model_validator(mode="before")
     @classmethod

@@ -83,8 +83,9 @@ def explain_graph_score(
     if via is not None and graph is not None:
         edge = f"a {via.relation} edge (weight {via.weight:.2f})"
         if hop == 0:
-            lines.append(f"linked from seed {via.from_chunk_id} by {edge}, which scores it higher than the search "
-                         f"did: graph {graph:+.3f}")
+            lines.append(
+                f"linked from seed {via.from_chunk_id} by {edge}, which scores it higher than the search did: graph {graph:+.3f}"
+            )
         else:
             lines.append(f"reached at hop {hop} from {via.from_chunk_id} by {edge}: graph {graph:+.3f}")
     elif hop == 0 and options.blend == "seed" and graph is not None:

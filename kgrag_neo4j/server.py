@@ -160,7 +160,7 @@ class LocalServer:
         raise ServerError(
             f"{self.data_dir} holds a Neo4j {recorded} database; start it with --neo4j-version {recorded} "
             f"(or none), or give another --data-dir for Neo4j {self.requested_version} "
-            "(moving the data: docs/operations.md, \"Upgrading from 5.26 to 2025.x\")"
+            '(moving the data: docs/operations.md, "Upgrading from 5.26 to 2025.x")'
         )
 
     def _read_state(self) -> dict:
@@ -260,11 +260,11 @@ browser.post_connect_cmd={browser_post_connect_command()}
 server.memory.pagecache.size={self.pagecache}
 dbms.usage_report.enabled=false
 db.tx_log.rotation.retention_policy=keep_none
-server.directories.data={d / 'data'}
-server.directories.logs={d / 'logs'}
-server.directories.run={d / 'run'}
-server.directories.plugins={d / 'plugins'}
-server.directories.import={d / 'import'}
+server.directories.data={d / "data"}
+server.directories.logs={d / "logs"}
+server.directories.run={d / "run"}
+server.directories.plugins={d / "plugins"}
+server.directories.import={d / "import"}
 """
         if self.vector_merge_factor is not None:
             # Neo4j merges a vector index's Lucene segments 50 at a time and searches each
@@ -299,31 +299,44 @@ server.directories.import={d / 'import'}
         port = self.port or state.get("port") or DEFAULT_PORT
         if not port_is_free(port):
             raise ServerError(
-                f"port {port} on 127.0.0.1 is taken by another process; choose another with "
-                "`kgrag server start --port N`"
+                f"port {port} on 127.0.0.1 is taken by another process; choose another with `kgrag server start --port N`"
             )
         http_port = self._choose_http_port(state, bolt_port=port)
         conf_dir = self._write_conf(port, http_port)
         d = self.data_dir.resolve()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         cmd = [
-            java, "-Xms128m", f"-Xmx{self.heap}", "-XX:+UseG1GC",
+            java,
+            "-Xms128m",
+            f"-Xmx{self.heap}",
+            "-XX:+UseG1GC",
             "--add-opens=java.base/java.nio=ALL-UNNAMED",
             "--add-opens=java.base/java.io=ALL-UNNAMED",
             "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
             "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
             "--enable-native-access=ALL-UNNAMED",
-            "-Dlog4j2.disable.jmx=true", "-Dfile.encoding=UTF-8",
-            "-Djdk.nio.maxCachedBufferSize=1024", "-Dio.netty.tryReflectionSetAccessible=true",
-            "-cp", f"{lib}/*:{d / 'plugins'}/*",
-            rel.main_class, f"--home-dir={d}", f"--config-dir={conf_dir}", "--console-mode",
+            "-Dlog4j2.disable.jmx=true",
+            "-Dfile.encoding=UTF-8",
+            "-Djdk.nio.maxCachedBufferSize=1024",
+            "-Dio.netty.tryReflectionSetAccessible=true",
+            "-cp",
+            f"{lib}/*:{d / 'plugins'}/*",
+            rel.main_class,
+            f"--home-dir={d}",
+            f"--config-dir={conf_dir}",
+            "--console-mode",
         ]
         log_fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with os.fdopen(log_fd, "ab") as log:
             # umask 077: every store file and transaction log Neo4j creates is its owner's only
             proc = subprocess.Popen(
-                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True, cwd=d, umask=0o077,
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                cwd=d,
+                umask=0o077,
             )
         if state.get("password_set"):
             password = state["password"]
@@ -385,8 +398,7 @@ server.directories.import={d / 'import'}
         if self.http_port:
             if self.http_port == bolt_port or not port_is_free(self.http_port):
                 raise ServerError(
-                    f"HTTP port {self.http_port} on 127.0.0.1 is taken; choose another with "
-                    "`kgrag server start --http-port N`"
+                    f"HTTP port {self.http_port} on 127.0.0.1 is taken; choose another with `kgrag server start --http-port N`"
                 )
             return self.http_port
         for candidate in (state.get("http_port"), DEFAULT_HTTP_PORT):
@@ -399,8 +411,7 @@ server.directories.import={d / 'import'}
         while time.monotonic() < deadline:
             if proc is not None and proc.poll() is not None:
                 raise ServerError(
-                    f"Neo4j exited during start (code {proc.returncode}); last lines of "
-                    f"{self.log_path}:\n{self.log_tail()}"
+                    f"Neo4j exited during start (code {proc.returncode}); last lines of {self.log_path}:\n{self.log_tail()}"
                 )
             if proc is None and not self._pid_alive(pid):
                 return False

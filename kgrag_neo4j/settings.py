@@ -37,8 +37,7 @@ class Neo4jSettings:
             ) from None
         if parts.scheme not in _SCHEMES:
             raise ConfigurationError(
-                f"unsupported Neo4j URI scheme {parts.scheme!r} in {self.redacted_uri}; "
-                f"use one of: {', '.join(_SCHEMES)}"
+                f"unsupported Neo4j URI scheme {parts.scheme!r} in {self.redacted_uri}; use one of: {', '.join(_SCHEMES)}"
             )
 
     @property
@@ -128,8 +127,7 @@ def validate_namespace(namespace: str, *, look_alikes: bool = True) -> str:
     normal = unicodedata.normalize("NFKC", namespace)
     if normal != namespace:
         raise ConfigurationError(
-            f"namespace {namespace!r} is not in Unicode normal form NFKC (it has look-alike characters); "
-            f"write it as {normal!r}"
+            f"namespace {namespace!r} is not in Unicode normal form NFKC (it has look-alike characters); write it as {normal!r}"
         )
     scripts = {s for s in map(_script, namespace) if s is not None}
     if len(scripts) > 1 and not any(scripts <= allowed for allowed in _SCRIPT_SETS):

@@ -108,8 +108,11 @@ def span(tracer: TracerOption, name: str, attributes: Mapping[str, Any] | None =
     except BaseException as exc:
         tracer(
             f"{name}.end",
-            {**recorder.attributes, "duration_ms": (time.perf_counter() - started) * 1000.0,
-             "error": f"{type(exc).__name__}: {exc}"},
+            {
+                **recorder.attributes,
+                "duration_ms": (time.perf_counter() - started) * 1000.0,
+                "error": f"{type(exc).__name__}: {exc}",
+            },
         )
         raise
     tracer(f"{name}.end", {**recorder.attributes, "duration_ms": (time.perf_counter() - started) * 1000.0})

@@ -66,9 +66,7 @@ def check_bool(value: Any, name: str, *, error: type[KgragError] = Configuration
     return value
 
 
-def check_choice(
-    value: Any, name: str, choices: Collection[str], *, error: type[KgragError] = ConfigurationError
-) -> str:
+def check_choice(value: Any, name: str, choices: Collection[str], *, error: type[KgragError] = ConfigurationError) -> str:
     if not isinstance(value, str) or value not in choices:
         raise error(f"{name} must be one of {', '.join(sorted(choices))}, got {value!r}")
     return value

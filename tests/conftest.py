@@ -257,7 +257,9 @@ def _fill_foreign(store: Neo4jStore) -> None:
         "The river flows past the mill; bridges, harbours and railways. Some text about quokka migration."
     )
     ingestor = Ingestor(
-        store, HashingEmbedder(dimensions=TEST_DIMENSIONS), chunker=RecursiveChunker(max_tokens=24, overlap_tokens=0),
+        store,
+        HashingEmbedder(dimensions=TEST_DIMENSIONS),
+        chunker=RecursiveChunker(max_tokens=24, overlap_tokens=0),
         graph=IngestGraphOptions(sequence_edges=True),
     )
     for i in range(12):

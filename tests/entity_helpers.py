@@ -84,9 +84,7 @@ def put_document(
             )
         )
     body = "\n\n".join(texts)
-    store.store_document(
-        Document(id=doc_id, source=source, title=source, content=body, content_hash=content_hash(body)), chunks
-    )
+    store.store_document(Document(id=doc_id, source=source, title=source, content=body, content_hash=content_hash(body)), chunks)
     return doc_id, [c.id for c in chunks]
 
 

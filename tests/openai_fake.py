@@ -123,7 +123,6 @@ def error(status: int, message: str, headers: dict[str, str] | None = None) -> h
     )
 
 
-
 def _split(text: str, size: int = 8) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
@@ -183,19 +182,41 @@ def scripted_reply(body: dict[str, Any]) -> str:
         entities, names = [], []
         for chunk_id, text in re.findall(r"\[chunk_id: ([^\]]+)\]\n(.*?)(?=\n\n\[chunk_id|\Z)", user, re.S):
             for name in dict.fromkeys(re.findall(r"\b[A-Z][a-z0-9]+\b", text)):
-                entities.append({"name": name, "type": types.get(name, "THING"), "description": f"{name} in {chunk_id}",
-                                 "chunk_ids": [chunk_id]})
+                entities.append(
+                    {
+                        "name": name,
+                        "type": types.get(name, "THING"),
+                        "description": f"{name} in {chunk_id}",
+                        "chunk_ids": [chunk_id],
+                    }
+                )
                 names.append(name)
-        relations = [{"source": a, "target": b, "type": "WORKS_FOR" if b == "Acme" else "RELATED",
-                      "strength": 0.8, "description": f"{a} and {b}"} for a, b in zip(names, names[1:]) if a != b]
+        relations = [
+            {
+                "source": a,
+                "target": b,
+                "type": "WORKS_FOR" if b == "Acme" else "RELATED",
+                "strength": 0.8,
+                "description": f"{a} and {b}",
+            }
+            for a, b in zip(names, names[1:])
+            if a != b
+        ]
         return json.dumps({"entities": entities, "relationships": relations})
     if "report about one community" in system:
         first = re.search(r"\*\*(.+?)\*\*", user)
-        return json.dumps({"title": f"The {first.group(1) if first else 'unknown'} community",
-                           "summary": "Written by the scripted model.", "rating": 7.5})
+        return json.dumps(
+            {
+                "title": f"The {first.group(1) if first else 'unknown'} community",
+                "summary": "Written by the scripted model.",
+                "rating": 7.5,
+            }
+        )
     if "knowledge graph over text chunks" in user:
         ids = re.findall(r"^\[([^\]]+)\]: ", user, re.M)
-        edges = [{"source": a, "target": b, "relation": "elaborates", "weight": 0.9, "description": "scripted"}
-                 for a, b in zip(ids, ids[1:])]
+        edges = [
+            {"source": a, "target": b, "relation": "elaborates", "weight": 0.9, "description": "scripted"}
+            for a, b in zip(ids, ids[1:])
+        ]
         return json.dumps({"edges": edges})
     return "I do not know this prompt."

@@ -28,11 +28,23 @@ class ListRetriever:
 
 
 RESULTS = [
-    RetrievalResult(id="c1", content="Vector indexes are created with CREATE VECTOR INDEX.", score=0.9,
-                    document_id="d1", source="docs/indexes.md", title="Indexes"),
-    RetrievalResult(id="c2", content="Full-text indexes use Lucene.", score=0.5, document_id="d1",
-                    source="docs/indexes.md", title="Indexes",
-                    graph_context=[EdgeContext("c1", "sequence", "next paragraph", 1, 1.0)]),
+    RetrievalResult(
+        id="c1",
+        content="Vector indexes are created with CREATE VECTOR INDEX.",
+        score=0.9,
+        document_id="d1",
+        source="docs/indexes.md",
+        title="Indexes",
+    ),
+    RetrievalResult(
+        id="c2",
+        content="Full-text indexes use Lucene.",
+        score=0.5,
+        document_id="d1",
+        source="docs/indexes.md",
+        title="Indexes",
+        graph_context=[EdgeContext("c1", "sequence", "next paragraph", 1, 1.0)],
+    ),
     RetrievalResult(id="c3", content="Cats purr.", score=0.1, document_id="d2", source="cats.md"),
 ]
 
@@ -62,8 +74,15 @@ def test_answer_prompts_with_numbered_passages_and_marks_what_it_cites(fake, cha
     assert '(reached from [1] through a sequence link: "next paragraph")' in user["content"]
     assert user["content"].endswith("Question: How are indexes created?")
     data = result.to_json()
-    assert data["citations"][0] == {"number": 1, "chunk_id": "c1", "document_id": "d1", "source": "docs/indexes.md",
-                                    "title": "Indexes", "score": 0.9, "cited": True}
+    assert data["citations"][0] == {
+        "number": 1,
+        "chunk_id": "c1",
+        "document_id": "d1",
+        "source": "docs/indexes.md",
+        "title": "Indexes",
+        "score": 0.9,
+        "cited": True,
+    }
     assert [r["id"] for r in data["results"]] == ["c1", "c2", "c3"]
 
 

@@ -40,8 +40,9 @@ def corpus(store, hashing_embedder):
     ids = [ingestor.ingest_text(text, source=name, title=name).document_id for name, text in TEXTS.items()]
     build_entities(store, hashing_embedder)
     chunk = store.search_chunks(hashing_embedder.embed(["Alice Acme"], input_type="query")[0], 1)[0].id
-    store.add_triples([Triple("Alice", "related_to", "Acme", {"chunk_id": chunk}),
-                       Triple("Acme", "related_to", "Berlin office", {})])
+    store.add_triples(
+        [Triple("Alice", "related_to", "Acme", {"chunk_id": chunk}), Triple("Acme", "related_to", "Berlin office", {})]
+    )
     yield store
     for document_id in ids:
         store.delete_document(document_id)
@@ -127,11 +128,19 @@ def test_every_async_store_read_takes_what_its_sync_twin_takes():
     pairs = [
         (name, getattr(Neo4jStore, name[1:]))
         for name in dir(Neo4jStore)
-        if name.startswith("a") and inspect.iscoroutinefunction(getattr(Neo4jStore, name))
+        if name.startswith("a")
+        and inspect.iscoroutinefunction(getattr(Neo4jStore, name))
         and callable(getattr(Neo4jStore, name[1:], None))
     ]
-    assert {"agraph_retrieve", "aentity_boost_context", "alocal_context", "ascore_chunks",
-            "aquery_entity_chunks", "appr_neighbourhood", "asearch_chunks"} <= {n for n, _ in pairs}
+    assert {
+        "agraph_retrieve",
+        "aentity_boost_context",
+        "alocal_context",
+        "ascore_chunks",
+        "aquery_entity_chunks",
+        "appr_neighbourhood",
+        "asearch_chunks",
+    } <= {n for n, _ in pairs}
     for name, sync in pairs:
         twin = inspect.signature(getattr(Neo4jStore, name)).parameters
         assert twin == inspect.signature(sync).parameters, name

@@ -57,7 +57,9 @@ def chrome(tmp_path_factory):
     if not _chromium_installed() and shutil.which("make"):
         subprocess.run(["make", "-s", "-C", str(ROOT), "browser-deps"], check=False)
     if not _chromium_installed():
-        message = "chromium and chromium-driver are missing: apt-get install chromium chromium-driver (or make browser-deps as root)"
+        message = (
+            "chromium and chromium-driver are missing: apt-get install chromium chromium-driver (or make browser-deps as root)"
+        )
         if os.environ.get("CI") or os.geteuid() == 0:
             pytest.fail(message)
         pytest.skip(message)
@@ -185,7 +187,9 @@ def test_params_line_and_list_documents_in_browser(browser):
 
 
 def test_graph_retrieve_with_the_printed_params_line_in_browser(browser, demo_server):
-    line = kgrag(demo_server, "cypher", "params", "graph/retrieve", "--namespace", "demo", "--query", "how does expansion work?").strip()
+    line = kgrag(
+        demo_server, "cypher", "params", "graph/retrieve", "--namespace", "demo", "--query", "how does expansion work?"
+    ).strip()
     params = browser.run(line)
     assert "Successfully set your parameters" in params, params[:500]
     result = browser.run(load_registry()["graph/retrieve"].text)

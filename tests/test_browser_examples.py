@@ -117,8 +117,18 @@ def test_cypher_run_with_a_query_returns_rows(demo_server):
 
 def test_cypher_params_takes_filters_that_match(demo_server, demo_driver):
     line = kgrag(
-        demo_server, "cypher", "params", "chunks/search_vector", "--namespace", "demo", "--query", QUERY,
-        "--filter", "source=docs/retrieval", "--param", "top_k=3",
+        demo_server,
+        "cypher",
+        "params",
+        "chunks/search_vector",
+        "--namespace",
+        "demo",
+        "--query",
+        QUERY,
+        "--filter",
+        "source=docs/retrieval",
+        "--param",
+        "top_k=3",
     ).strip()
     values = parse_params(line)
     assert values["filter"]["source_prefix"] == "docs/retrieval" and values["top_k"] == 3
@@ -133,7 +143,12 @@ def test_example_document_ids_are_the_demos(demo_driver):
         wanted |= set(re.findall(r"'(doc_[0-9a-f]{32})'", query.browser))
     assert wanted, "no example names a demo document"
     with demo_driver.session() as session:
-        found = {r["id"] for r in session.run("MATCH (d:Document {namespace: 'demo'}) WHERE d.id IN $ids RETURN d.id AS id", ids=sorted(wanted))}
+        found = {
+            r["id"]
+            for r in session.run(
+                "MATCH (d:Document {namespace: 'demo'}) WHERE d.id IN $ids RETURN d.id AS id", ids=sorted(wanted)
+            )
+        }
     assert found == wanted
 
 
@@ -153,8 +168,14 @@ def test_explore_statements_draw_a_graph_of_the_demo(explore, demo_driver):
 
 def test_query_taking_statements_are_found():
     # the generic detection covers the statements of today; files added later join by their header
-    assert {"chunks/search_vector", "chunks/search_keyword", "graph/retrieve", "entities/search_entities",
-            "entities/local_context", "entities/boost_retrieve"} <= set(QUERY_TAKING)
+    assert {
+        "chunks/search_vector",
+        "chunks/search_keyword",
+        "graph/retrieve",
+        "entities/search_entities",
+        "entities/local_context",
+        "entities/boost_retrieve",
+    } <= set(QUERY_TAKING)
 
 
 def test_browser_defaults_name_every_declared_parameter():

@@ -35,9 +35,13 @@ SMALL = RecursiveChunker(max_tokens=40, overlap_tokens=0)
 def _doc(store, name: str, texts: list[str], embedder) -> tuple[Document, list[Chunk]]:
     doc_id = ids.document_id(store.namespace, name)
     vectors = embedder.embed(texts)
-    chunks = [Chunk(id=ids.chunk_id(doc_id, "flat", i, t), document_id=doc_id, content=t, chunk_index=i, embedding=v)
-              for i, (t, v) in enumerate(zip(texts, vectors))]
-    return Document(id=doc_id, source=name, title=name, content=" ".join(texts), content_hash=ids.content_hash(name + "|".join(texts))), chunks
+    chunks = [
+        Chunk(id=ids.chunk_id(doc_id, "flat", i, t), document_id=doc_id, content=t, chunk_index=i, embedding=v)
+        for i, (t, v) in enumerate(zip(texts, vectors))
+    ]
+    return Document(
+        id=doc_id, source=name, title=name, content=" ".join(texts), content_hash=ids.content_hash(name + "|".join(texts))
+    ), chunks
 
 
 def _count(driver, query: str, **params) -> int:
@@ -75,8 +79,10 @@ def test_many_documents_in_one_transaction_and_a_refused_one_takes_nothing_down(
     assert orphan_chunks(driver, store.namespace) == 0
     # again: unchanged; one changed: replaced, its stale chunk gone and its kept chunk keeps its edge
     doc1, chunks1 = items[1]
-    changed = (Document(id=doc1.id, source=doc1.source, title="v2", content="v2", content_hash="v2"),
-               [Chunk(id=chunks1[0].id, document_id=doc1.id, content=chunks1[0].content, embedding=chunks1[0].embedding)])
+    changed = (
+        Document(id=doc1.id, source=doc1.source, title="v2", content="v2", content_hash="v2"),
+        [Chunk(id=chunks1[0].id, document_id=doc1.id, content=chunks1[0].content, embedding=chunks1[0].embedding)],
+    )
     again = store.store_documents([items[0], changed])
     assert again == ["unchanged", "replaced"]
     assert documents(driver, store.namespace)[doc1.id]["chunks"] == {chunks1[0].id}
@@ -90,8 +96,10 @@ def test_a_document_of_another_namespace_is_refused_alone(store, driver, hashing
     assert other.store_documents([(doc, chunks)]) == ["new"]
     mine = _doc(store, "mine.txt", ["gamma delta"], hashing_embedder)
     # the same document id, stored through this namespace
-    foreign = (Document(id=doc.id, source="shared.txt", content="x", content_hash="x"),
-               [Chunk(id=doc.id + "-c", document_id=doc.id, content="x", embedding=chunks[0].embedding)])
+    foreign = (
+        Document(id=doc.id, source="shared.txt", content="x", content_hash="x"),
+        [Chunk(id=doc.id + "-c", document_id=doc.id, content="x", embedding=chunks[0].embedding)],
+    )
     outcomes = store.store_documents([foreign, mine])
     assert isinstance(outcomes[0], InputError) and "another namespace" in str(outcomes[0])
     assert outcomes[1] == "new"
@@ -100,7 +108,9 @@ def test_a_document_of_another_namespace_is_refused_alone(store, driver, hashing
     driver.execute_query("MATCH (n {namespace: $ns}) DETACH DELETE n", ns=other.namespace)
 
 
-def test_new_documents_are_written_by_one_statement_and_the_rest_by_the_careful_ones(store, driver, hashing_embedder, monkeypatch):
+def test_new_documents_are_written_by_one_statement_and_the_rest_by_the_careful_ones(
+    store, driver, hashing_embedder, monkeypatch
+):
     """New documents get their chunks from documents/write_documents (CREATE, no ownership
     test per chunk); a taken chunk id rolls that back and the careful statements decide."""
     sent: list[str] = []
@@ -116,23 +126,32 @@ def test_new_documents_are_written_by_one_statement_and_the_rest_by_the_careful_
     assert sent == ["documents/write_documents"]
     state = documents(driver, store.namespace)
     assert {d: s["chunks"] for d, s in state.items()} == {d.id: {c.id for c in cs} for d, cs in items}
-    assert _count(driver, "MATCH (c:Chunk {namespace: $ns}) WHERE c.embedding IS NOT NULL "
-                  "AND c.document_hash IS NOT NULL AND c.name IS NOT NULL RETURN count(c)", ns=store.namespace) == 6
+    assert (
+        _count(
+            driver,
+            "MATCH (c:Chunk {namespace: $ns}) WHERE c.embedding IS NOT NULL "
+            "AND c.document_hash IS NOT NULL AND c.name IS NOT NULL RETURN count(c)",
+            ns=store.namespace,
+        )
+        == 6
+    )
 
     # stored documents (unchanged or replaced) go through chunks/upsert_chunks as before
     sent.clear()
     changed = (Document(id=items[1][0].id, source="fast/1.txt", content="v2", content_hash="v2"), items[1][1][:1])
     assert store.store_documents([items[0], changed]) == ["unchanged", "replaced"]
     # the lock finds no entity graph here, so nothing is unlinked before the stale chunks go
-    assert sent == ["documents/write_documents", "chunks/upsert_chunks", "entity_graph/lock",
-                    "documents/drop_stale_chunks"]
+    assert sent == ["documents/write_documents", "chunks/upsert_chunks", "entity_graph/lock", "documents/drop_stale_chunks"]
     assert documents(driver, store.namespace)[items[1][0].id]["chunks"] == {items[1][1][0].id}
 
     # a new document that takes another's chunk id: the fast statement fails on the id
     # constraint, the careful ones refuse that document alone and write the other
     sent.clear()
     thief_doc, thief_chunks = _doc(store, "fast/thief.txt", ["stolen"], hashing_embedder)
-    thief = (thief_doc, [Chunk(id=items[2][1][0].id, document_id=thief_doc.id, content="stolen", embedding=thief_chunks[0].embedding)])
+    thief = (
+        thief_doc,
+        [Chunk(id=items[2][1][0].id, document_id=thief_doc.id, content="stolen", embedding=thief_chunks[0].embedding)],
+    )
     fine = _doc(store, "fast/fine.txt", ["badger sett"], hashing_embedder)
     outcomes = store.store_documents([thief, fine])
     assert isinstance(outcomes[0], InputError) and f"already belongs to document {items[2][0].id!r}" in str(outcomes[0])
@@ -147,8 +166,11 @@ def test_new_documents_are_written_by_one_statement_and_the_rest_by_the_careful_
 def test_a_new_document_with_parent_links_is_written_by_the_careful_statements(store, driver, hashing_embedder, monkeypatch):
     sent: list[str] = []
     real_run = store_documents_module.TxRunner.run
-    monkeypatch.setattr(store_documents_module.TxRunner, "run",
-                        lambda self, name, /, **params: sent.append(name) or real_run(self, name, **params))
+    monkeypatch.setattr(
+        store_documents_module.TxRunner,
+        "run",
+        lambda self, name, /, **params: sent.append(name) or real_run(self, name, **params),
+    )
     doc, chunks = _doc(store, "parents.txt", ["whole section", "first part", "second part"], hashing_embedder)
     parent = chunks[0]
     parent.embedding = None
@@ -157,8 +179,15 @@ def test_a_new_document_with_parent_links_is_written_by_the_careful_statements(s
     plain = _doc(store, "plain.txt", ["no parents here"], hashing_embedder)
     assert store.store_documents([(doc, chunks), plain]) == ["new", "new"]
     assert sent == ["documents/write_documents", "chunks/upsert_chunks"]
-    assert _count(driver, "MATCH (c:Chunk {namespace: $ns})-[:CHILD_OF]->(p:Chunk {id: $parent}) RETURN count(c)",
-                  ns=store.namespace, parent=parent.id) == 2
+    assert (
+        _count(
+            driver,
+            "MATCH (c:Chunk {namespace: $ns})-[:CHILD_OF]->(p:Chunk {id: $parent}) RETURN count(c)",
+            ns=store.namespace,
+            parent=parent.id,
+        )
+        == 2
+    )
     assert set(documents(driver, store.namespace)) == {doc.id, plain[0].id}
 
 
@@ -225,13 +254,19 @@ class _SizedStore(Neo4jStore):
         return [size for _, size in self.sizes]
 
 
-def test_the_first_groups_and_batches_are_small_and_double(driver, schema_ready, namespace, make_namespace, hashing_embedder, tmp_path,
-                                                            monkeypatch):
+def test_the_first_groups_and_batches_are_small_and_double(
+    driver, schema_ready, namespace, make_namespace, hashing_embedder, tmp_path, monkeypatch
+):
     # the writer gets work soon: 2 chunks, then 4, then 8 (the most), as the files arrive in
     # groups of 3, 6, then 12 (one read each)
     import kgrag_neo4j.ingestion.pipeline as pipeline_module
 
-    for name, value in (("FIRST_GROUP_FILES", 3), ("GROUP_FILES", 12), ("FIRST_WRITE_BATCH_CHUNKS", 2), ("WRITE_BATCH_CHUNKS", 8)):
+    for name, value in (
+        ("FIRST_GROUP_FILES", 3),
+        ("GROUP_FILES", 12),
+        ("FIRST_WRITE_BATCH_CHUNKS", 2),
+        ("WRITE_BATCH_CHUNKS", 8),
+    ):
         monkeypatch.setattr(pipeline_module, name, value)
     store = _SizedStore(driver, namespace=namespace)
     paths = _folder(tmp_path, 40)
@@ -280,7 +315,9 @@ def test_an_empty_namespace_reads_no_content_hashes(driver, schema_ready, namesp
     assert len(documents(driver, namespace)) == 10 and duplicates(driver, namespace) == 0
 
 
-def test_two_runs_into_an_empty_namespace_at_once_write_each_file_once(driver, schema_ready, namespace, hashing_embedder, tmp_path):
+def test_two_runs_into_an_empty_namespace_at_once_write_each_file_once(
+    driver, schema_ready, namespace, hashing_embedder, tmp_path
+):
     # neither run reads content hashes (the namespace was empty when each began): the write
     # itself finds the documents the other run wrote first
     paths = _folder(tmp_path, 30)
@@ -327,7 +364,9 @@ class _TimedEmbedder(CountingEmbedder):
         return super().embed(texts, input_type=input_type)
 
 
-def test_the_next_batch_is_embedded_while_the_current_one_is_written(driver, schema_ready, namespace, hashing_embedder, tmp_path, monkeypatch):
+def test_the_next_batch_is_embedded_while_the_current_one_is_written(
+    driver, schema_ready, namespace, hashing_embedder, tmp_path, monkeypatch
+):
     import kgrag_neo4j.ingestion.pipeline as pipeline_module
 
     monkeypatch.setattr(pipeline_module, "WRITE_BATCH_CHUNKS", 4)
@@ -363,8 +402,9 @@ class _OverlapStore(Neo4jStore):
                 self._open -= 1
 
 
-def test_two_batches_are_written_at_once_unless_one_needs_the_last_committed(driver, schema_ready, make_namespace, hashing_embedder,
-                                                                            tmp_path, monkeypatch):
+def test_two_batches_are_written_at_once_unless_one_needs_the_last_committed(
+    driver, schema_ready, make_namespace, hashing_embedder, tmp_path, monkeypatch
+):
     import kgrag_neo4j.ingestion.pipeline as pipeline_module
 
     monkeypatch.setattr(pipeline_module, "WRITE_BATCH_CHUNKS", 4)
@@ -501,8 +541,11 @@ def test_a_large_document_is_staged_and_published_whole(store, driver, hashing_e
     def crash():
         raise SimulatedCrash()
 
-    dying = Neo4jStore(driver, namespace=store.namespace,
-                       registry=TriggerRegistry(load_registry(), name="documents/publish_staged_chunks", nth=1, action=crash))
+    dying = Neo4jStore(
+        driver,
+        namespace=store.namespace,
+        registry=TriggerRegistry(load_registry(), name="documents/publish_staged_chunks", nth=1, action=crash),
+    )
     with pytest.raises(SimulatedCrash):
         Ingestor(dying, hashing_embedder, **options).ingest_text(changed, "big.txt")
     assert documents(driver, store.namespace)[result.document_id] == state
@@ -553,7 +596,12 @@ def test_a_cancelled_folder_writes_nothing_more_and_says_so_per_file(store, driv
 def _small_groups(monkeypatch, *, files: int, chunks: int) -> None:
     import kgrag_neo4j.ingestion.pipeline as pipeline_module
 
-    for name, value in (("FIRST_GROUP_FILES", files), ("GROUP_FILES", files), ("FIRST_WRITE_BATCH_CHUNKS", chunks), ("WRITE_BATCH_CHUNKS", chunks)):
+    for name, value in (
+        ("FIRST_GROUP_FILES", files),
+        ("GROUP_FILES", files),
+        ("FIRST_WRITE_BATCH_CHUNKS", chunks),
+        ("WRITE_BATCH_CHUNKS", chunks),
+    ):
         monkeypatch.setattr(pipeline_module, name, value)
 
 
@@ -599,7 +647,9 @@ class _PoisonedChunker(RecursiveChunker):
         return super().chunk(text)
 
 
-def test_a_file_that_cannot_be_chunked_is_reported_before_the_next_group_is_read(store, driver, hashing_embedder, tmp_path, monkeypatch):
+def test_a_file_that_cannot_be_chunked_is_reported_before_the_next_group_is_read(
+    store, driver, hashing_embedder, tmp_path, monkeypatch
+):
     _small_groups(monkeypatch, files=4, chunks=2)
     paths = _folder(tmp_path, 6)
     (tmp_path / "poison.txt").write_text("POISON for the chunker\n")
@@ -628,11 +678,25 @@ def test_cross_document_edges_during_a_folder_ingest_complete_the_pending_hash(s
 
             self.calls += 1
             found = re.findall(r"^\[([^\]]+)\]: ", messages[-1]["content"], re.MULTILINE)
-            return _json.dumps({"edges": [{"source": found[0], "target": found[1], "relation": "references",
-                                           "weight": 0.8, "description": "mentions it"}]})
+            return _json.dumps(
+                {
+                    "edges": [
+                        {
+                            "source": found[0],
+                            "target": found[1],
+                            "relation": "references",
+                            "weight": 0.8,
+                            "description": "mentions it",
+                        }
+                    ]
+                }
+            )
 
-    texts = ["Graph databases store nodes and relationships.", "Graph databases store nodes and relationships too.",
-             "Graph databases keep nodes and their relationships."]
+    texts = [
+        "Graph databases store nodes and relationships.",
+        "Graph databases store nodes and relationships too.",
+        "Graph databases keep nodes and their relationships.",
+    ]
     paths = []
     for i, t in enumerate(texts):
         p = tmp_path / f"g{i}.txt"

@@ -45,7 +45,7 @@ from kgrag_neo4j.ingestion.chunkers import SENTENCE_BOUNDARY, consecutive_cosine
         ("It costs $1.50 today. Tomorrow $2.", ["It costs $1.50 today.", "Tomorrow $2."]),
         ("The total was $1.50. Then more.", ["The total was $1.50.", "Then more."]),
         ("Version 2.0.1 shipped. Done.", ["Version 2.0.1 shipped.", "Done."]),
-        ("He said \"Stop.\" Then left.", ["He said \"Stop.\"", "Then left."]),
+        ('He said "Stop." Then left.', ['He said "Stop."', "Then left."]),
         ("(A full aside.) Next one.", ["(A full aside.)", "Next one."]),
         ("你好。世界！真的吗？是的。", ["你好。", "世界！", "真的吗？", "是的。"]),
         ("「好。」他说。", ["「好。」", "他说。"]),
@@ -112,7 +112,9 @@ def test_short_text_is_one_stripped_chunk() -> None:
     assert RecursiveChunker().chunk("  Just one line.\n") == [ChunkPiece("Just one line.")]
 
 
-_PIECES = st.sampled_from(["word", "Word.", "x", " ", "  ", "\n", "\n\n", " \n \n ", "\t", "e.g.", "3.14", "Dr.", "?", "é", "\u00a0"])
+_PIECES = st.sampled_from(
+    ["word", "Word.", "x", " ", "  ", "\n", "\n\n", " \n \n ", "\t", "e.g.", "3.14", "Dr.", "?", "é", "\u00a0"]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -126,9 +128,14 @@ def test_a_text_under_the_size_is_what_the_splitter_returns(pieces: list[str], b
     if not text.strip() or len(text) >= chunker._chunk_chars:
         return
     splitter = RecursiveCharacterTextSplitter(
-        separators=[r"\n[^\S\n]*\n\s*", r"\n", SENTENCE_BOUNDARY, r"\s+", ""], is_separator_regex=True,
-        keep_separator="end", chunk_size=chunker._chunk_chars, chunk_overlap=budget[1] * 4, length_function=len,
-        strip_whitespace=True)
+        separators=[r"\n[^\S\n]*\n\s*", r"\n", SENTENCE_BOUNDARY, r"\s+", ""],
+        is_separator_regex=True,
+        keep_separator="end",
+        chunk_size=chunker._chunk_chars,
+        chunk_overlap=budget[1] * 4,
+        length_function=len,
+        strip_whitespace=True,
+    )
     assert [p.content for p in chunker.chunk(text)] == splitter.split_text(text)
 
 
@@ -136,9 +143,11 @@ def test_a_folder_of_short_texts_never_imports_langchain() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from kgrag_neo4j.ingestion import RecursiveChunker; "
-            "print(RecursiveChunker().chunk('A short paragraph. Two sentences.')[0].content, "
-            "'langchain_text_splitters' in sys.modules)")
+    code = (
+        "import sys; from kgrag_neo4j.ingestion import RecursiveChunker; "
+        "print(RecursiveChunker().chunk('A short paragraph. Two sentences.')[0].content, "
+        "'langchain_text_splitters' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["A", "short", "paragraph.", "Two", "sentences.", "False"]
 
@@ -297,8 +306,7 @@ def test_markdown_sections_carry_their_heading_path() -> None:
     ]
     assert [p.content for p in pieces] == [
         "Some preamble before any heading.",
-        "Guide\n\nSetup\n\nInstall it with pip install kgrag.\n\n"
-        "def main():\n    # comment, not a heading\n    return 1",
+        "Guide\n\nSetup\n\nInstall it with pip install kgrag.\n\ndef main():\n    # comment, not a heading\n    return 1",
         "Usage\n\nCall main and read the docs.",
         "Details\n\nDeeper text.",
         "Appendix\n\nLast words.",
@@ -358,9 +366,7 @@ def test_markdown_section_with_a_huge_heading_still_fits() -> None:
     assert all(p.token_count <= 30 for p in pieces)
 
 
-_markdownish = st.text(
-    alphabet=st.sampled_from(list("#=-*_`~>|[]()!<>/ \n\tabc.1")) | st.characters(), max_size=800
-)
+_markdownish = st.text(alphabet=st.sampled_from(list("#=-*_`~>|[]()!<>/ \n\tabc.1")) | st.characters(), max_size=800)
 
 
 @settings(max_examples=150, deadline=None)
@@ -495,9 +501,7 @@ def _hash_embed(sentences: list[str]) -> list[list[float]]:
 )
 def test_semantic_chunks_fit_for_any_text(text: str, budget: tuple[int, int], q: float) -> None:
     max_tokens, overlap = budget
-    chunker = SemanticChunker(
-        _hash_embed, max_tokens=max_tokens, overlap_tokens=overlap, breakpoint_percentile=q
-    )
+    chunker = SemanticChunker(_hash_embed, max_tokens=max_tokens, overlap_tokens=overlap, breakpoint_percentile=q)
     pieces = chunker.chunk(text)
     assert pieces == chunker.chunk(text)
     for piece in pieces:
@@ -508,8 +512,14 @@ def test_semantic_chunks_fit_for_any_text(text: str, budget: tuple[int, int], q:
 
 @pytest.mark.parametrize(
     ("values", "q", "expected"),
-    [([1.0], 25, 1.0), ([0.0, 1.0], 50, 0.5), ([3.0, 1.0, 2.0], 0, 1.0), ([3.0, 1.0, 2.0], 100, 3.0),
-     ([0.0, 1.0, 1.0, 1.0, 1.0], 25, 1.0), ([0.1, 0.2, 0.9, 0.95], 25, 0.175)],
+    [
+        ([1.0], 25, 1.0),
+        ([0.0, 1.0], 50, 0.5),
+        ([3.0, 1.0, 2.0], 0, 1.0),
+        ([3.0, 1.0, 2.0], 100, 3.0),
+        ([0.0, 1.0, 1.0, 1.0, 1.0], 25, 1.0),
+        ([0.1, 0.2, 0.9, 0.95], 25, 0.175),
+    ],
 )
 def test_percentile_table(values: list[float], q: float, expected: float) -> None:
     assert percentile(values, q) == pytest.approx(expected)

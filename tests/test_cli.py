@@ -52,8 +52,7 @@ def test_schema_status_and_init_are_idempotent(kgrag, namespace):
     vector = {i["name"]: i for i in status["indexes"] if i["type"] == "VECTOR"}
     assert {"chunk_embedding", "entity_embedding"} <= set(vector)
     if not os.environ.get("NEO4J_URI"):  # a server given from outside may hold an index made before
-        assert all((v["hnsw_m"], v["hnsw_ef_construction"], v["quantized"]) == (16, 100, False)
-                   for v in vector.values()), vector
+        assert all((v["hnsw_m"], v["hnsw_ef_construction"], v["quantized"]) == (16, 100, False) for v in vector.values()), vector
     code, out, _ = kgrag("schema", "status")
     assert re.search(r"chunk_embedding\s+VECTOR\s+ONLINE\s+HNSW m \d+, ef_construction \d+", out), out
     code, out, err = kgrag("init", "--dimensions", "64", "--namespace", namespace)
@@ -82,7 +81,9 @@ def test_cypher_list_show_and_run(kgrag, namespace):
 def test_ingest_a_folder_search_and_manage_documents(kgrag, namespace, tmp_path):
     folder = tmp_path / "kb"
     (folder / "sub").mkdir(parents=True)
-    (folder / "graphs.md").write_text("# Graphs\n\nNeo4j stores nodes and relationships.\n\n## Indexes\n\nVector indexes find similar chunks.\n")
+    (folder / "graphs.md").write_text(
+        "# Graphs\n\nNeo4j stores nodes and relationships.\n\n## Indexes\n\nVector indexes find similar chunks.\n"
+    )
     (folder / "sub" / "cats.txt").write_text("Cats sleep most of the day in warm places.")
     (folder / "sub" / "broken.txt").write_bytes(b"\x00\x01\x02binary\x00\xff")
     (folder / ".hidden.txt").write_text("never ingested")
@@ -95,15 +96,28 @@ def test_ingest_a_folder_search_and_manage_documents(kgrag, namespace, tmp_path)
     code, out, err = kgrag("ingest", str(folder / "graphs.md"), "--namespace", namespace, "--embedder", "hashing")
     assert code == 0 and "0 new, 1 unchanged" in out
 
-    code, out, _ = kgrag("search", "vector indexes", "--namespace", namespace, "--embedder", "hashing", "--mode", "hybrid", "--json")
+    code, out, _ = kgrag(
+        "search", "vector indexes", "--namespace", namespace, "--embedder", "hashing", "--mode", "hybrid", "--json"
+    )
     results = json.loads(out)["results"]
     assert results and "Vector indexes" in results[0]["content"]
     assert {"id", "document_id", "content", "score", "scores"} <= set(results[0])
     assert "fused" in results[0]["scores"]
     code, out, _ = kgrag("search", "nodes", "--namespace", namespace, "--embedder", "hashing", "--mode", "graph", "--hops", "1")
     assert code == 0 and "1." in out
-    code, out, _ = kgrag("search", "cats", "--namespace", namespace, "--embedder", "hashing", "--mode", "vector",
-                         "--filter", "source=" + str(folder / "sub"), "--json")
+    code, out, _ = kgrag(
+        "search",
+        "cats",
+        "--namespace",
+        namespace,
+        "--embedder",
+        "hashing",
+        "--mode",
+        "vector",
+        "--filter",
+        "source=" + str(folder / "sub"),
+        "--json",
+    )
     assert [r["source"].endswith("cats.txt") for r in json.loads(out)["results"]] == [True]
     code, out, err = kgrag("search", "cats", "--namespace", namespace, "--embedder", "hashing", "--filter", "colour=red")
     assert code == 1 and "unknown --filter key" in err
@@ -165,17 +179,42 @@ def test_docs_folder_ingests(kgrag, namespace):
 
 def test_search_tuning_flags_show_defaults_apply_and_are_refused_for_other_modes(kgrag, namespace, tmp_path):
     code, out, _ = kgrag("search", "--help")
-    for flag, default in [("--graph-weight", "0.3"), ("--vector-weight", "0.7"), ("--hop-decay", "1.0,0.7,0.5"),
-                          ("--min-traversal-score", "0.0"), ("--seed-keyword-weight", "0.0"), ("--keyword-weight", "0.3"),
-                          ("--overfetch", "3"), ("--boost-direct", "0.3"), ("--boost-indirect", "0.1"),
-                          ("--top-k-entities", "10"), ("--top-k-relationships", "20"), ("--top-k-reports", "3"),
-                          ("--top-k-text-units", "10"), ("--max-tokens", "4000"), ("--seed-top-k", "10")]:
+    for flag, default in [
+        ("--graph-weight", "0.3"),
+        ("--vector-weight", "0.7"),
+        ("--hop-decay", "1.0,0.7,0.5"),
+        ("--min-traversal-score", "0.0"),
+        ("--seed-keyword-weight", "0.0"),
+        ("--keyword-weight", "0.3"),
+        ("--overfetch", "3"),
+        ("--boost-direct", "0.3"),
+        ("--boost-indirect", "0.1"),
+        ("--top-k-entities", "10"),
+        ("--top-k-relationships", "20"),
+        ("--top-k-reports", "3"),
+        ("--top-k-text-units", "10"),
+        ("--max-tokens", "4000"),
+        ("--seed-top-k", "10"),
+    ]:
         assert re.search(rf"{re.escape(flag)}\b[^\[]*\[default: {re.escape(default)}\]", out, re.S), flag
     (tmp_path / "a.txt").write_text("Neo4j stores nodes and relationships.\n\nVector indexes find similar chunks.")
     kgrag("ingest", str(tmp_path / "a.txt"), "--namespace", namespace, "--embedder", "hashing", "--sequence-edges")
     # the original formula (--blend seed) makes the tuned score checkable by hand
-    base = ["search", "nodes", "--namespace", namespace, "--embedder", "hashing", "--json", "--mode", "graph", "--top-k", "1",
-            "--blend", "seed"]
+    base = [
+        "search",
+        "nodes",
+        "--namespace",
+        namespace,
+        "--embedder",
+        "hashing",
+        "--json",
+        "--mode",
+        "graph",
+        "--top-k",
+        "1",
+        "--blend",
+        "seed",
+    ]
     _, out, _ = kgrag(*base)
     default_score = json.loads(out)["results"][0]["score"]
     _, out, _ = kgrag(*base, "--graph-weight", "0.5", "--vector-weight", "0.5")
@@ -184,16 +223,28 @@ def test_search_tuning_flags_show_defaults_apply_and_are_refused_for_other_modes
     # the parts add up: vector = 0.5 x the seed's vector score, graph = 0.5 for being a seed
     assert tuned["scores"]["graph"] == pytest.approx(0.5)
     assert tuned["score"] == pytest.approx(tuned["scores"]["vector"] + tuned["scores"]["graph"])
-    code, _, err = kgrag("search", "nodes", "--namespace", namespace, "--embedder", "hashing", "--mode", "vector",
-                         "--graph-weight", "0.5", "--hops", "1")
+    code, _, err = kgrag(
+        "search",
+        "nodes",
+        "--namespace",
+        namespace,
+        "--embedder",
+        "hashing",
+        "--mode",
+        "vector",
+        "--graph-weight",
+        "0.5",
+        "--hops",
+        "1",
+    )
     assert code == 2 and "--hops, --graph-weight cannot be used with --mode vector" in err
 
 
 def test_ingest_and_edges_refuse_llm_flags_without_the_llm(kgrag, namespace, tmp_path):
     (tmp_path / "a.txt").write_text("text")
-    code, _, err = kgrag("ingest", str(tmp_path / "a.txt"), "--namespace", namespace, "--embedder", "hashing",
-                         "--graph-batch-size", "8")
+    code, _, err = kgrag(
+        "ingest", str(tmp_path / "a.txt"), "--namespace", namespace, "--embedder", "hashing", "--graph-batch-size", "8"
+    )
     assert code == 2 and "--graph-batch-size need(s) --extract-graph" in err
-    code, _, err = kgrag("edges", "build", "--namespace", namespace, "--embedder", "hashing",
-                         "--cross-document-batch-size", "8")
+    code, _, err = kgrag("edges", "build", "--namespace", namespace, "--embedder", "hashing", "--cross-document-batch-size", "8")
     assert code == 2 and "--cross-document-batch-size need(s) --cross-document" in err

@@ -95,6 +95,7 @@ def test_communities_build_list_show(kgrag, corpus):
     # a rebuild replaces: same seed, same communities, the old ones deleted
     again = json.loads(kgrag("communities", "build", "--levels", "2", "--seed", "7", "--json").stdout)
     assert again["deleted"] == summary["communities"] and again["communities"] == summary["communities"]
+
     def unstamped(rows: list[dict]) -> list[dict]:  # when a report was written differs, of course
         return [{k: v for k, v in r.items() if k != "reported_at"} for r in rows]
 

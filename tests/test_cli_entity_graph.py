@@ -33,8 +33,16 @@ def test_ingest_keeps_the_entity_graph_current_and_status_says_how_current(run, 
     run("entities", "build", "--embedder", "hashing")
     built = _status(run)
     assert built["documents"] == built["documents_linked"] == 1 and built["last_build"]
-    assert set(built) == {"documents", "documents_linked", "chunks", "chunks_linked", "entities", "communities",
-                          "stale_communities", "last_build"}
+    assert set(built) == {
+        "documents",
+        "documents_linked",
+        "chunks",
+        "chunks_linked",
+        "entities",
+        "communities",
+        "stale_communities",
+        "last_build",
+    }
 
     run("ingest", str(tmp_path / "arya.txt"), "--embedder", "hashing", "--no-entities")
     left = _status(run)
@@ -49,8 +57,12 @@ def test_ingest_keeps_the_entity_graph_current_and_status_says_how_current(run, 
     upkeep = ingested["summary"]["entity_graph"]
     assert upkeep["documents"] == 2 and upkeep["chunks"] >= 2 and upkeep["names_entered"] >= 2
     assert set(upkeep["seconds"]) >= {"scan", "link", "entities", "references"}
-    assert "entity_graph" not in json.loads(run("ingest", str(tmp_path / "jon.txt"), "--embedder", "hashing",
-                                                "--no-entities", "--json").stdout)["summary"]
+    assert (
+        "entity_graph"
+        not in json.loads(run("ingest", str(tmp_path / "jon.txt"), "--embedder", "hashing", "--no-entities", "--json").stdout)[
+            "summary"
+        ]
+    )
     now = _status(run)
     assert now["documents"] == now["documents_linked"] == 3 and now["chunks"] == now["chunks_linked"]
     arya = json.loads(run("entities", "show", "Arya Stark", "--json").stdout)[0]
@@ -73,8 +85,11 @@ def test_ingest_entities_builds_a_graph_on_a_plain_namespace(run, tmp_path):
 
 
 def test_docs_delete_takes_several_documents_and_refuses_all_when_one_is_unknown(run, tmp_path):
-    names = {"ned.txt": "Ned Stark rode to Winterfell.", "arya.txt": "Arya Stark trained in Braavos.",
-             "jon.txt": "Jon Snow wrote to Arya Stark from the Wall."}
+    names = {
+        "ned.txt": "Ned Stark rode to Winterfell.",
+        "arya.txt": "Arya Stark trained in Braavos.",
+        "jon.txt": "Jon Snow wrote to Arya Stark from the Wall.",
+    }
     for name, text in names.items():
         (tmp_path / name).write_text(text)
     run("ingest", str(tmp_path), "--embedder", "hashing", "--entities")
@@ -96,16 +111,27 @@ def test_docs_delete_takes_several_documents_and_refuses_all_when_one_is_unknown
 def test_ingest_chunk_tokens_sizes_the_chunks_and_is_refused_where_it_cannot_apply(run, tmp_path):
     text = " ".join(f"Sentence {i} tells of the river Tamar and the town of Launceston." for i in range(40))
     (tmp_path / "river.txt").write_text(text)
-    small = json.loads(run("ingest", str(tmp_path / "river.txt"), "--embedder", "hashing", "--chunk-tokens", "32",
-                           "--json").stdout)
+    small = json.loads(
+        run("ingest", str(tmp_path / "river.txt"), "--embedder", "hashing", "--chunk-tokens", "32", "--json").stdout
+    )
     assert small["summary"]["chunks"] > 8  # about 600 tokens, in pieces of at most 32
     default = json.loads(run("ingest", str(tmp_path / "river.txt"), "--embedder", "hashing", "--json").stdout)
     assert default["summary"]["replaced"] == 1 and default["summary"]["chunks"] < small["summary"]["chunks"]
     refused = run("ingest", str(tmp_path / "river.txt"), "--embedder", "hashing", "--chunk-overlap", "4", code=2)
     assert "--chunk-overlap need(s) --chunk-tokens" in refused.stderr
-    refused = run("ingest", str(tmp_path / "river.txt"), "--embedder", "hashing", "--chunk-tokens", "32",
-                  "--strategy", "parent-child", code=2)
+    refused = run(
+        "ingest",
+        str(tmp_path / "river.txt"),
+        "--embedder",
+        "hashing",
+        "--chunk-tokens",
+        "32",
+        "--strategy",
+        "parent-child",
+        code=2,
+    )
     assert "--chunk-tokens sizes flat chunks" in refused.stderr
-    refused = run("ingest", str(tmp_path / "river.txt"), "--embedder", "hashing", "--chunk-tokens", "8",
-                  "--chunk-overlap", "8", code=2)
+    refused = run(
+        "ingest", str(tmp_path / "river.txt"), "--embedder", "hashing", "--chunk-tokens", "8", "--chunk-overlap", "8", code=2
+    )
     assert "--chunk-overlap must be smaller than --chunk-tokens (8)" in refused.stderr

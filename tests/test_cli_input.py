@@ -76,15 +76,40 @@ def test_filters_apply_in_every_mode_that_takes_them(run, store, hashing_embedde
         # graph mode filters its seeds, and its edges may lead beyond them (docs/retrieval.md);
         # the entity build links the two documents, so the seeds alone are looked at
         seeds_only = ["--hops", "0"] if mode == "graph" else []
-        result = run("search", "Ned Stark", "--mode", mode, "--filter", f"document={wanted}", *seeds_only, "--json",
-                     "--namespace", store.namespace, "--embedder", "hashing")
+        result = run(
+            "search",
+            "Ned Stark",
+            "--mode",
+            mode,
+            "--filter",
+            f"document={wanted}",
+            *seeds_only,
+            "--json",
+            "--namespace",
+            store.namespace,
+            "--embedder",
+            "hashing",
+        )
         assert result.exit_code == 0, result.stderr
         documents = {r["document_id"] for r in json.loads(result.stdout)["results"]}
         assert documents == {wanted}, mode
     # --min-score is honoured in graph mode through the score reranker
     assert honoured_by_reranker("min_score", "graph", "score") and not honoured_by_reranker("min_score", "graph", "none")
-    result = run("search", "Ned Stark", "--mode", "graph", "--rerank", "score", "--min-score", "0.99", "--json",
-                 "--namespace", store.namespace, "--embedder", "hashing")
+    result = run(
+        "search",
+        "Ned Stark",
+        "--mode",
+        "graph",
+        "--rerank",
+        "score",
+        "--min-score",
+        "0.99",
+        "--json",
+        "--namespace",
+        store.namespace,
+        "--embedder",
+        "hashing",
+    )
     assert result.exit_code == 0 and all(r["score"] >= 0.99 for r in json.loads(result.stdout)["results"])
 
 
@@ -101,16 +126,48 @@ def test_filters_apply_in_every_mode_that_takes_them(run, store, hashing_embedde
         (["search", "q", "--min-score", "nan"], "finite"),
         (["search", "q", "--min-score", "inf"], "finite"),
         (["cypher", "run", "documents/list_documents", "--param", "namespace=x", "--param", f"limit={BIG}"], "64-bit"),
-        (["cypher", "run", "documents/list_documents", "--param", "namespace=x",
-          "--param", "limit=" + "[" * 30000 + "]" * 30000], "nested"),
-        (["cypher", "run", "documents/list_documents", "--param", "namespace=x",
-          "--param", "limit=" + "[" * 500 + "1" + "]" * 500], "nested"),
+        (
+            [
+                "cypher",
+                "run",
+                "documents/list_documents",
+                "--param",
+                "namespace=x",
+                "--param",
+                "limit=" + "[" * 30000 + "]" * 30000,
+            ],
+            "nested",
+        ),
+        (
+            [
+                "cypher",
+                "run",
+                "documents/list_documents",
+                "--param",
+                "namespace=x",
+                "--param",
+                "limit=" + "[" * 500 + "1" + "]" * 500,
+            ],
+            "nested",
+        ),
         (["docs", "list", "--namespace", "a\u200bb"], "U+200B"),
         (["docs", "list", "--namespace", "evil\u202etxt"], "U+202E"),
         (["docs", "list", "--namespace", "bad\udcff"], "U+DCFF"),
     ],
-    ids=["top-k", "filter-after", "docs-limit-big", "docs-limit-zero", "min-score-nan", "min-score-inf",
-         "param-int", "param-deep", "param-deep-json", "namespace-zero-width", "namespace-bidi", "namespace-surrogate"],
+    ids=[
+        "top-k",
+        "filter-after",
+        "docs-limit-big",
+        "docs-limit-zero",
+        "min-score-nan",
+        "min-score-inf",
+        "param-int",
+        "param-deep",
+        "param-deep-json",
+        "namespace-zero-width",
+        "namespace-bidi",
+        "namespace-surrogate",
+    ],
 )
 def test_hostile_values_are_one_error_line(run, namespace, args, says):
     args = [*args, "--embedder", "hashing"] if args[0] == "search" else list(args)

@@ -96,8 +96,19 @@ def test_entities_build_with_the_users_types(kgrag, ingested, llm, tmp_path):  #
 
     schema_file = tmp_path / "schema.json"
     schema_file.write_text(json.dumps({"entity_types": {"CITY": "a city"}, "relation_types": ["RELATED"]}))
-    code, out, err = kgrag("entities", "build", "--namespace", ingested, "--embedder", "hashing", "--llm", "openai",
-                           "--schema", str(schema_file), "--json")
+    code, out, err = kgrag(
+        "entities",
+        "build",
+        "--namespace",
+        ingested,
+        "--embedder",
+        "hashing",
+        "--llm",
+        "openai",
+        "--schema",
+        str(schema_file),
+        "--json",
+    )
     assert code == 0, err
     code, out, _ = kgrag("entities", "list", "--namespace", ingested, "--json")
     assert ("Paris", "CITY") in {(e["name"], e["type"]) for e in json.loads(out)}
@@ -109,12 +120,16 @@ def test_llm_options_are_refused_where_they_cannot_apply(kgrag, ingested, tmp_pa
     assert code == 1 and "need --llm" in err
     bad = tmp_path / "bad.json"
     bad.write_text('{"entity_type": ["PERSON"]}')
-    code, _, err = kgrag("entities", "build", "--namespace", ingested, "--embedder", "hashing", "--llm", "openai", "--schema", str(bad))
+    code, _, err = kgrag(
+        "entities", "build", "--namespace", ingested, "--embedder", "hashing", "--llm", "openai", "--schema", str(bad)
+    )
     assert code == 1 and "entity_types and/or relation_types" in err
     names = tmp_path / "names.txt"
     names.write_text("Acme\n")
     for offline_only in (("--names", str(names)), ("--no-titles",)):
-        code, _, err = kgrag("entities", "build", "--namespace", ingested, "--embedder", "hashing", "--llm", "openai", *offline_only)
+        code, _, err = kgrag(
+            "entities", "build", "--namespace", ingested, "--embedder", "hashing", "--llm", "openai", *offline_only
+        )
         assert code == 1 and "for the offline extractor" in err, offline_only
     code, _, err = kgrag("ingest", str(tmp_path), "--namespace", ingested, "--embedder", "hashing", "--llm", "openai")
     assert code != 0 and "add --extract-graph" in err
@@ -134,8 +149,9 @@ def test_communities_build_with_model_reports(kgrag, ingested, llm):  # noqa: F8
 
 def test_ingest_extract_graph_with_the_openai_model(kgrag, namespace, llm, tmp_path):  # noqa: F811
     (tmp_path / "long.md").write_text("\n\n".join(f"Paragraph {i} about Neo4j indexes. " * 40 for i in range(4)))
-    code, out, err = kgrag("ingest", str(tmp_path), "--namespace", namespace, "--embedder", "hashing",
-                           "--extract-graph", "--llm", "openai", "--json")
+    code, out, err = kgrag(
+        "ingest", str(tmp_path), "--namespace", namespace, "--embedder", "hashing", "--extract-graph", "--llm", "openai", "--json"
+    )
     assert code == 0, err
     row = json.loads(out)["files"][0]
     assert row["chunks"] >= 2 and row["edges"] >= row["chunks"] - 1
@@ -144,8 +160,18 @@ def test_ingest_extract_graph_with_the_openai_model(kgrag, namespace, llm, tmp_p
 
 
 def test_graph_add_triples_with_declared_predicates(kgrag, namespace, tmp_path):  # noqa: F811
-    code, out, err = kgrag("triples", "add", "error:timeout", "resolved_by", "fix:pool size", "--meta", "session=s1",
-                           "--namespace", namespace, "--json")
+    code, out, err = kgrag(
+        "triples",
+        "add",
+        "error:timeout",
+        "resolved_by",
+        "fix:pool size",
+        "--meta",
+        "session=s1",
+        "--namespace",
+        namespace,
+        "--json",
+    )
     assert code == 0, err and json.loads(out)["added"] == 1
     code, _, err = kgrag("triples", "add", "Alice", "mentors", "Bob", "--namespace", namespace)
     assert code == 1 and "unknown predicate 'mentors'" in err

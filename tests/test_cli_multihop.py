@@ -56,14 +56,25 @@ def test_entities_build_links_chunks_through_shared_names(built, kgrag):
     # "Monty Don" comes from the --names file: the text only writes it in lower case
     assert {"Free Guy", "Shawn Levy", "Montreal", "Ryan Reynolds", "Monty Don"} <= names
     # rebuilding replaces the entity edges instead of adding to them
-    code, out, _ = kgrag("edges", "build", "--embedder", "hashing", "--no-sequence", "--no-similarity", "--entity-edges", "--json")
+    code, out, _ = kgrag(
+        "edges", "build", "--embedder", "hashing", "--no-sequence", "--no-similarity", "--entity-edges", "--json"
+    )
     assert code == 0 and json.loads(out)["entity_edges"] == built["entity_edges"]
 
 
 def test_graph_and_ppr_modes_reach_the_second_hop(built, kgrag):
     for mode in ("graph", "ppr"):
-        code, out, err = kgrag("search", "Where was the director of Free Guy born?", "--mode", mode, "--top-k", "3",
-                               "--embedder", "hashing", "--json")
+        code, out, err = kgrag(
+            "search",
+            "Where was the director of Free Guy born?",
+            "--mode",
+            mode,
+            "--top-k",
+            "3",
+            "--embedder",
+            "hashing",
+            "--json",
+        )
         assert code == 0, err
         results = json.loads(out)["results"]
         sources = [r["source"].rsplit("/", 1)[-1] for r in results]
@@ -73,8 +84,9 @@ def test_graph_and_ppr_modes_reach_the_second_hop(built, kgrag):
 
 
 def test_local_mode_prints_the_whole_context(built, kgrag):
-    code, out, err = kgrag("search", "Shawn Levy films", "--mode", "local", "--embedder", "hashing", "--json",
-                           "--top-k-text-units", "2")
+    code, out, err = kgrag(
+        "search", "Shawn Levy films", "--mode", "local", "--embedder", "hashing", "--json", "--top-k-text-units", "2"
+    )
     assert code == 0, err
     body = json.loads(out)
     assert {"entities", "relationships", "reports", "text_units", "results"} <= set(body)
@@ -87,17 +99,28 @@ def test_local_mode_honours_filters_and_min_score(built, kgrag):
     code, out, _ = kgrag("docs", "list", "--json")
     docs = {d["title"]: d["id"] for d in json.loads(out)}
     levy = docs["Shawn Levy.txt"]
-    code, out, err = kgrag("search", "Shawn Levy films", "--mode", "local", "--embedder", "hashing", "--json",
-                           "--filter", f"document={levy}")
+    code, out, err = kgrag(
+        "search", "Shawn Levy films", "--mode", "local", "--embedder", "hashing", "--json", "--filter", f"document={levy}"
+    )
     assert code == 0, err
     assert {u["document_id"] for u in json.loads(out)["text_units"]} == {levy}
-    code, out, _ = kgrag("search", "Shawn Levy films", "--mode", "local", "--embedder", "hashing", "--json",
-                         "--min-score", "0.999")
+    code, out, _ = kgrag(
+        "search", "Shawn Levy films", "--mode", "local", "--embedder", "hashing", "--json", "--min-score", "0.999"
+    )
     assert json.loads(out)["text_units"] == []
 
 
-@pytest.mark.parametrize("mode, flag", [("ppr", "--blend"), ("local", "--rerank"), ("vector", "--damping"),
-                                         ("entity", "--min-score"), ("graph", "--min-score"), ("ppr", "--hops")])
+@pytest.mark.parametrize(
+    "mode, flag",
+    [
+        ("ppr", "--blend"),
+        ("local", "--rerank"),
+        ("vector", "--damping"),
+        ("entity", "--min-score"),
+        ("graph", "--min-score"),
+        ("ppr", "--hops"),
+    ],
+)
 def test_flags_a_mode_cannot_honour_are_refused(kgrag, mode, flag):
     value = {"--blend": "seed", "--rerank": "score", "--damping": "0.5", "--min-score": "0.1", "--hops": "1"}[flag]
     code, _, err = kgrag("search", "anything", "--mode", mode, flag, value, "--embedder", "hashing")

@@ -42,8 +42,16 @@ def test_search_and_ingest_call_the_library():
     ``retrieval.modes.search`` and ``Ingestor.ingest_run`` do."""
     search = (CLI_DIR / "search_cmd.py").read_text()
     ingest = (CLI_DIR / "ingest_cmd.py").read_text()
-    for retriever in ("VectorRetriever", "HybridRetriever", "GraphRetriever", "PPRRetriever", "LocalSearchRetriever",
-                      "EntityGraphRetriever", "build_retriever", "retrieve_from"):
+    for retriever in (
+        "VectorRetriever",
+        "HybridRetriever",
+        "GraphRetriever",
+        "PPRRetriever",
+        "LocalSearchRetriever",
+        "EntityGraphRetriever",
+        "build_retriever",
+        "retrieve_from",
+    ):
         assert retriever not in search
     for step in ("select_files", "IngestTally", "RUN_ENDING_ERRORS", "ingest_paths", "ingest_file"):
         assert step not in ingest
@@ -54,10 +62,12 @@ def _tokenizers_parallelism_seen_by_the_cli(env: dict[str, str]) -> str:
     import subprocess
     import sys
 
-    code = ("import os, sys; sys.argv = ['kgrag', '--help']\n"
-            "from kgrag_neo4j.cli import main\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print('PARALLELISM=' + os.environ.get('TOKENIZERS_PARALLELISM', '<unset>'))")
+    code = (
+        "import os, sys; sys.argv = ['kgrag', '--help']\n"
+        "from kgrag_neo4j.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('PARALLELISM=' + os.environ.get('TOKENIZERS_PARALLELISM', '<unset>'))"
+    )
     run_env = {k: v for k, v in os.environ.items() if k != "TOKENIZERS_PARALLELISM"} | env
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=run_env).stdout
     return out.strip().splitlines()[-1]

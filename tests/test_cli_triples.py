@@ -153,7 +153,13 @@ def test_clear_force_json_touches_one_namespace(kgrag, graph, make_namespace):
         result = kgrag("clear", "--force", "--namespace", ns, "--json")
         assert result.exit_code == 0 and result.stderr == ""  # no prompt with --force
         entities = len({n for t in TRIPLES for n in (t.subject, t.object)})
-        assert json.loads(result.stdout) == {"namespace": ns, "edges": len(TRIPLES), "mentions": 2, "kept_mentions": 0, "entities": entities}
+        assert json.loads(result.stdout) == {
+            "namespace": ns,
+            "edges": len(TRIPLES),
+            "mentions": 2,
+            "kept_mentions": 0,
+            "entities": entities,
+        }
         assert graph.count_triples() == 0 and other.count_triples() == 2
         assert json.loads(kgrag("stats", "--namespace", other.namespace, "--json").stdout)["total_triples"] == 2
     finally:
@@ -169,10 +175,16 @@ def test_prune_dry_run_then_real(kgrag, graph, driver, neo4j_settings):
     dry = kgrag("prune", "--dry-run", "--namespace", ns)
     assert dry.stdout == "would remove 1 orphan chunks and 1 chunk edges\n"
     assert json.loads(kgrag("prune", "--dry-run", "--namespace", ns, "--json").stdout) == {
-        "namespace": ns, "dry_run": True, "chunks": 1, "edges": 1,
+        "namespace": ns,
+        "dry_run": True,
+        "chunks": 1,
+        "edges": 1,
     }
     assert json.loads(kgrag("prune", "--namespace", ns, "--json").stdout) == {
-        "namespace": ns, "dry_run": False, "chunks": 1, "edges": 1,
+        "namespace": ns,
+        "dry_run": False,
+        "chunks": 1,
+        "edges": 1,
     }
     assert kgrag("prune", "--namespace", ns).stdout == "removed 0 orphan chunks and 0 chunk edges\n"
     assert graph.count_triples() == len(TRIPLES)  # pruning chunks never touches triples
@@ -187,8 +199,10 @@ def test_every_triples_command_has_help(kgrag):
 
 def test_query_refuses_an_unknown_predicate_and_names_the_allowed_ones(kgrag, graph):
     ns = graph.namespace
-    graph.add_triples([Triple("svc", "deployed_on", "host")], registry=__import__(
-        "kgrag_neo4j.types.triples", fromlist=["PredicateRegistry"]).PredicateRegistry(["deployed_on"]))
+    graph.add_triples(
+        [Triple("svc", "deployed_on", "host")],
+        registry=__import__("kgrag_neo4j.types.triples", fromlist=["PredicateRegistry"]).PredicateRegistry(["deployed_on"]),
+    )
     typo = kgrag("query", "--predicate", "casued_by", "--namespace", ns)
     assert typo.exit_code == 1
     assert "unknown predicate 'casued_by'" in typo.stderr and "caused_by" in typo.stderr

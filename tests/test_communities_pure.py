@@ -96,9 +96,7 @@ def test_hierarchy_levels_coarsen_and_link_parents():
         assert parent.level == 1 and set(child.members) <= set(parent.members)
     assert all(c.parent_id is None for c in levels[1])
     only_finest = leiden_communities(nodes, edges, levels=1)
-    assert only_finest == [
-        Community(c.id, c.level, c.members, None, c.size) for c in levels[0]
-    ]
+    assert only_finest == [Community(c.id, c.level, c.members, None, c.size) for c in levels[0]]
 
 
 def test_a_level_that_merges_nothing_is_not_emitted():
@@ -137,9 +135,7 @@ def test_bad_edges_are_input_errors(edges, message):
         leiden_communities(["a", "b"], edges)
 
 
-@pytest.mark.parametrize(
-    "kwargs", [{"levels": 0}, {"resolution": 0}, {"level_decay": 0}, {"level_decay": 1.5}, {"min_size": 0}]
-)
+@pytest.mark.parametrize("kwargs", [{"levels": 0}, {"resolution": 0}, {"level_decay": 0}, {"level_decay": 1.5}, {"min_size": 0}])
 def test_bad_options_are_input_errors(kwargs):
     with pytest.raises(InputError):
         leiden_communities(["a", "b"], [("a", "b", 1.0)], **kwargs)
@@ -264,13 +260,15 @@ class ScriptedChat:
 
 def test_llm_report_uses_the_model_title_summary_and_rating():
     chat = ScriptedChat(
-        "```json\n" + json.dumps({"title": "The Stark alliance", "summary": "Ned and Robert are allies.", "rating": 7.5}) + "\n```"
+        "```json\n"
+        + json.dumps({"title": "The Stark alliance", "summary": "Ned and Robert are allies.", "rating": 7.5})
+        + "\n```"
     )
     report = llm_report(chat, COMMUNITY, MEMBERS, RELATIONS)
     assert (report.title, report.summary, report.rating) == ("The Stark alliance", "Ned and Robert are allies.", 7.5)
     assert report.rank == extractive_report(COMMUNITY, MEMBERS, RELATIONS).rank
     assert report.full_content.startswith("# The Stark alliance\n\nNed and Robert are allies.")
-    (messages, schema), = chat.calls
+    ((messages, schema),) = chat.calls
     assert "Ned Stark -[ALLY 0.90]-> Robert Baratheon" in messages[-1]["content"]
     assert schema["required"] == ["title", "summary", "rating"]
 

@@ -65,8 +65,15 @@ def test_build_writes_communities_with_extractive_reports(store, driver):
 
 
 def test_hierarchy_levels_and_parent_links(store, driver):
-    links = [("A 0", "B 0", 0.9), ("A 1", "B 1", 0.9), ("A 2", "B 2", 0.9),
-             ("C 0", "D 0", 0.9), ("C 1", "D 1", 0.9), ("C 2", "D 2", 0.9), ("A 3", "C 3", 0.1)]
+    links = [
+        ("A 0", "B 0", 0.9),
+        ("A 1", "B 1", 0.9),
+        ("A 2", "B 2", 0.9),
+        ("C 0", "D 0", 0.9),
+        ("C 1", "D 1", 0.9),
+        ("C 2", "D 2", 0.9),
+        ("A 3", "C 3", 0.1),
+    ]
     clusters(store, {"A": 4, "B": 4, "C": 4, "D": 4}, links=links)
     summary = build_communities(store, levels=2)
     assert summary.by_level == {0: 4, 1: 2}
@@ -193,6 +200,7 @@ def test_namespaces_keep_their_own_communities(store, driver, make_namespace):
     records, _, _ = driver.execute_query(
         "MATCH (e:Entity)-[:IN_COMMUNITY]->(m:Community) WHERE e.namespace <> m.namespace "
         "AND (e.namespace IN [$a, $b] OR m.namespace IN [$a, $b]) RETURN count(*) AS n",
-        a=store.namespace, b=other.namespace,
+        a=store.namespace,
+        b=other.namespace,
     )
     assert records[0]["n"] == 0

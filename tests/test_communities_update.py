@@ -49,7 +49,10 @@ def _membership(store) -> dict[int, set[frozenset[str]]]:
         """
         MATCH (e:Entity)-[:IN_COMMUNITY]->(m:Community {namespace: $ns})
         RETURN m.level AS level, m.id AS id, collect(e.name) AS names
-        """, ns=store.namespace, database_=store.runner.database).records
+        """,
+        ns=store.namespace,
+        database_=store.runner.database,
+    ).records
     out: dict[int, set[frozenset[str]]] = {}
     for r in rows:
         out.setdefault(r["level"], set()).add(frozenset(r["names"]))
@@ -61,14 +64,18 @@ def _community_of(store, name: str, level: int = 0) -> str | None:
         """
         MATCH (e:Entity {namespace: $ns, name: $name})-[:IN_COMMUNITY]->(m:Community {level: $level})
         RETURN m.id AS id
-        """, ns=store.namespace, name=name, level=level, database_=store.runner.database).records
+        """,
+        ns=store.namespace,
+        name=name,
+        level=level,
+        database_=store.runner.database,
+    ).records
     assert len(rows) <= 1
     return rows[0]["id"] if rows else None
 
 
 def _reports(store) -> dict[str, tuple]:
-    return {c.id: (c.title, c.summary, c.full_content, c.rank, c.size, c.reported_at, c.stale)
-            for c in store.list_communities()}
+    return {c.id: (c.title, c.summary, c.full_content, c.rank, c.size, c.reported_at, c.stale) for c in store.list_communities()}
 
 
 def test_update_places_new_entities_from_their_neighbours_and_rewrites_only_their_reports(store):
@@ -101,8 +108,15 @@ def test_update_places_new_entities_from_their_neighbours_and_rewrites_only_thei
 
 
 def test_a_placed_entity_joins_every_level_above_its_community(store):
-    links = [("A 0", "B 0", 0.9), ("A 1", "B 1", 0.9), ("A 2", "B 2", 0.9),
-             ("C 0", "D 0", 0.9), ("C 1", "D 1", 0.9), ("C 2", "D 2", 0.9), ("A 3", "C 3", 0.1)]
+    links = [
+        ("A 0", "B 0", 0.9),
+        ("A 1", "B 1", 0.9),
+        ("A 2", "B 2", 0.9),
+        ("C 0", "D 0", 0.9),
+        ("C 1", "D 1", 0.9),
+        ("C 2", "D 2", 0.9),
+        ("A 3", "C 3", 0.1),
+    ]
     e = clusters(store, {"A": 4, "B": 4, "C": 4, "D": 4}, links=links)
     assert build_communities(store, levels=2).by_level == {0: 4, 1: 2}
     before = _reports(store)
@@ -146,8 +160,10 @@ def test_placement_does_not_depend_on_the_page_size(driver, neo4j_settings, sche
         assert (summary.placed, summary.rounds) == (3, 3)
         got.append(_membership(store))
     assert got[0] == got[1]
-    assert got[0][0] == {frozenset({"Beta 0", "Beta 1", "Beta 2", "Aaron"}),
-                         frozenset({"Alpha 0", "Alpha 1", "Alpha 2", "Abel", "Abigail"})}
+    assert got[0][0] == {
+        frozenset({"Beta 0", "Beta 1", "Beta 2", "Aaron"}),
+        frozenset({"Alpha 0", "Alpha 1", "Alpha 2", "Abel", "Abigail"}),
+    }
 
 
 def test_an_emptied_community_is_pruned_and_a_shrunk_one_rewritten(store, driver):
@@ -155,8 +171,7 @@ def test_an_emptied_community_is_pruned_and_a_shrunk_one_rewritten(store, driver
     build_communities(store, levels=1)
     alpha, beta = _community_of(store, "Alpha 0"), _community_of(store, "Beta 0")
     # entities going without a word to their community: as a cleared entity graph leaves it
-    driver.execute_query("MATCH (e:Entity {namespace: $ns}) WHERE e.name STARTS WITH 'Alpha' DETACH DELETE e",
-                         ns=store.namespace)
+    driver.execute_query("MATCH (e:Entity {namespace: $ns}) WHERE e.name STARTS WITH 'Alpha' DETACH DELETE e", ns=store.namespace)
     driver.execute_query("MATCH (e:Entity {namespace: $ns, name: 'Beta 2'}) DETACH DELETE e", ns=store.namespace)
     (empty,) = store.community_snapshots([alpha])
     assert empty.community.members == () and empty.community.level == 0
@@ -176,13 +191,11 @@ def test_a_community_that_changes_while_its_report_is_made_stays_stale(store, dr
     from kgrag_neo4j.communities import extractive_report
 
     report = extractive_report(snapshot.community, snapshot.entities, snapshot.relations)
-    driver.execute_query("MATCH (e:Entity {namespace: $ns, name: 'Alpha 1'}) SET e.description = 'changed'",
-                         ns=store.namespace)
+    driver.execute_query("MATCH (e:Entity {namespace: $ns, name: 'Alpha 1'}) SET e.description = 'changed'", ns=store.namespace)
     assert store.write_community_reports([(snapshot, report)]) == 0
     assert store.get_community(alpha).stale
     (fresh,) = store.community_snapshots([alpha])
-    assert store.write_community_reports([(fresh, extractive_report(fresh.community, fresh.entities,
-                                                                    fresh.relations))]) == 1
+    assert store.write_community_reports([(fresh, extractive_report(fresh.community, fresh.entities, fresh.relations))]) == 1
     assert not store.get_community(alpha).stale
 
 
@@ -197,7 +210,12 @@ def test_a_model_writes_only_the_stale_reports(store):
     assert len(chat.calls) == 1 and "Newcomer" in chat.calls[0][-1]["content"]
     alpha = store.get_community(_community_of(store, "Alpha 0"))
     assert (alpha.title, alpha.summary, alpha.rating, alpha.members, alpha.stale) == (
-        "The Alpha circle", "Alphas and a newcomer.", 6.0, 4, False)
+        "The Alpha circle",
+        "Alphas and a newcomer.",
+        6.0,
+        4,
+        False,
+    )
     assert _reports(store)[_community_of(store, "Beta 0")] == beta
 
 
@@ -215,19 +233,19 @@ def test_update_refuses_a_namespace_without_communities(store, kgrag_cli):
 
 STARKS = {
     "ned.txt": "Ned Stark rode to Winterfell with Jon Snow. Ned Stark and Jon Snow watched Winterfell burn. "
-               "Ned Stark told Jon Snow about Winterfell.",
+    "Ned Stark told Jon Snow about Winterfell.",
     "jon.txt": "Jon Snow left Winterfell for Castle Black. Jon Snow and Ned Stark spoke of Castle Black. "
-               "Castle Black stood cold above Winterfell.",
+    "Castle Black stood cold above Winterfell.",
 }
 STARS = {
     "galileo.txt": "Galileo Galilei watched Jupiter from Padua. Galileo Galilei drew Jupiter at Padua. "
-                   "Johannes Kepler wrote to Galileo Galilei about Jupiter.",
+    "Johannes Kepler wrote to Galileo Galilei about Jupiter.",
     "kepler.txt": "Johannes Kepler studied Jupiter in Prague. Johannes Kepler and Galileo Galilei argued about Prague. "
-                  "Prague welcomed Johannes Kepler.",
+    "Prague welcomed Johannes Kepler.",
 }
 LATER = {
     "arya.txt": "Arya Stark trained at Winterfell with Jon Snow. Arya Stark and Jon Snow rode to Winterfell. "
-                "Arya Stark missed Jon Snow.",
+    "Arya Stark missed Jon Snow.",
 }
 
 
@@ -241,6 +259,7 @@ def _write(tmp_path, files: dict[str, str]) -> list[str]:
 
 def _history(kgrag_cli, namespace: str, tmp_path) -> list[dict]:
     """build, ingest more, update, delete, update; returns what each step reported."""
+
     def run(*args: str) -> str:
         result = kgrag_cli(*args, "--namespace", namespace)
         assert result.exit_code == 0, result.output
@@ -264,7 +283,8 @@ def _history(kgrag_cli, namespace: str, tmp_path) -> list[dict]:
 
 def test_update_after_ingest_and_delete_from_the_cli(kgrag_cli, store, tmp_path):
     built, listed, status, updated, status_after, listed_after, after_delete, listed_last = _history(
-        kgrag_cli, store.namespace, tmp_path)
+        kgrag_cli, store.namespace, tmp_path
+    )
     assert built["communities"] >= 2
     assert status["stale_communities"] >= 1 and status["documents"] == status["documents_linked"] == 5
 
@@ -278,8 +298,9 @@ def test_update_after_ingest_and_delete_from_the_cli(kgrag_cli, store, tmp_path)
     stars = [c for c in listed if "Galileo Galilei" in c["full_content"] or "Johannes Kepler" in c["full_content"]]
     assert stars
     for c in stars:
-        assert {k: by_id[c["id"]][k] for k in ("full_content", "reported_at", "size")} == \
-               {k: c[k] for k in ("full_content", "reported_at", "size")}
+        assert {k: by_id[c["id"]][k] for k in ("full_content", "reported_at", "size")} == {
+            k: c[k] for k in ("full_content", "reported_at", "size")
+        }
     starks = [c for c in listed_after if "Arya Stark" in c["full_content"]]
     assert starks and all(c["reported_at"] > stars[0]["reported_at"] for c in starks)
 
@@ -288,13 +309,13 @@ def test_update_after_ingest_and_delete_from_the_cli(kgrag_cli, store, tmp_path)
     assert not any("Castle Black" in c["full_content"] for c in listed_last)
     assert all(c["size"] == c["members"] and not c["stale"] for c in listed_last)
     orphans = store.runner.driver.execute_query(
-        "MATCH (m:Community {namespace: $ns}) WHERE COUNT { (:Entity)-[:IN_COMMUNITY]->(m) } <> m.size "
-        "RETURN count(m) AS n", ns=store.namespace).records[0]["n"]
+        "MATCH (m:Community {namespace: $ns}) WHERE COUNT { (:Entity)-[:IN_COMMUNITY]->(m) } <> m.size RETURN count(m) AS n",
+        ns=store.namespace,
+    ).records[0]["n"]
     assert orphans == 0
 
 
-def test_the_same_history_gives_the_same_communities(kgrag_cli, driver, neo4j_settings, make_namespace,
-                                                      tmp_path):
+def test_the_same_history_gives_the_same_communities(kgrag_cli, driver, neo4j_settings, make_namespace, tmp_path):
     got = []
     for i in range(2):
         namespace = make_namespace()
@@ -328,8 +349,9 @@ def test_local_search_marks_a_stale_report(store, hashing_embedder, kgrag_cli, t
     marked = [r for r in stale.community_reports if r.stale]
     assert f"### {marked[0].title} (stale: its members changed since this report)" in stale.to_text()
     assert any(r["stale"] is True for r in stale.to_json()["reports"])
-    searched = kgrag_cli("search", "Jon Snow at Winterfell", "--mode", "local", "--embedder", "hashing", "--json",
-                         "--namespace", store.namespace)
+    searched = kgrag_cli(
+        "search", "Jon Snow at Winterfell", "--mode", "local", "--embedder", "hashing", "--json", "--namespace", store.namespace
+    )
     assert any(r["stale"] is True for r in json.loads(searched.stdout)["reports"])
 
     update_communities(store)

@@ -142,7 +142,14 @@ def test_a_deadlock_is_retried_not_surfaced(store, hashing_embedder):
         store.store_document(doc, [Chunk(id=f"{doc.id}-c", document_id=doc.id, content=name, embedding=vector)])
         props[name] = {
             "id": doc.id,
-            "props": {"source": doc.source, "title": "", "content": name, "content_hash": name, "created_at": 1, "metadata": "{}"},
+            "props": {
+                "source": doc.source,
+                "title": "",
+                "content": name,
+                "content_hash": name,
+                "created_at": 1,
+                "metadata": "{}",
+            },
         }
     barrier = threading.Barrier(2, timeout=20)
     attempts = {"ab": 0, "ba": 0}
@@ -208,8 +215,13 @@ def test_replacing_a_document_while_others_delete_it_never_refuses_it(store):
         v = rng.randint(0, 3)
         doc = Document(id=doc_id, source="race/one.txt", title=f"v{v}", content=f"version {v}", content_hash=f"h{v}")
         chunks = [
-            Chunk(id=f"{doc_id}-{v}-{i}", document_id=doc_id, content=f"version {v} part {i}", chunk_index=i,
-                  embedding=[rng.random() + 0.01 for _ in range(TEST_DIMENSIONS)])
+            Chunk(
+                id=f"{doc_id}-{v}-{i}",
+                document_id=doc_id,
+                content=f"version {v} part {i}",
+                chunk_index=i,
+                embedding=[rng.random() + 0.01 for _ in range(TEST_DIMENSIONS)],
+            )
             for i in range(3)
         ]
         return doc, chunks

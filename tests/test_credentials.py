@@ -37,8 +37,16 @@ def test_reprs_and_public_forms_hide_the_password(driver):
     info = ServerInfo(running=True, uri="bolt://127.0.0.1:7687", version="5", pid=1, data_dir="/x", password=SECRET)
     app = AppContext(uri="bolt://127.0.0.1:7687", password=SECRET)
     store = Neo4jStore(driver, namespace="repr-test")
-    for shown in (repr(settings), str(settings), repr(info), str(info), repr(app), repr(store),
-                  str(settings.public_dict()), str(info.public_dict())):
+    for shown in (
+        repr(settings),
+        str(settings),
+        repr(info),
+        str(info),
+        repr(app),
+        repr(store),
+        str(settings.public_dict()),
+        str(info.public_dict()),
+    ):
         assert SECRET not in shown
     assert "password" not in info.public_dict() and "password" not in settings.public_dict()
 
@@ -57,7 +65,10 @@ def test_a_password_inside_the_uri_is_redacted(uri):
     assert SECRET not in settings.redacted_uri and SECRET not in str(settings.public_dict())
 
 
-@pytest.mark.parametrize("uri", ["neo4j+s://db.example.com", "bolt+s://db.example.com:7687", "neo4j+ssc://db.example.com", "bolt+ssc://db.example.com:7687"])
+@pytest.mark.parametrize(
+    "uri",
+    ["neo4j+s://db.example.com", "bolt+s://db.example.com:7687", "neo4j+ssc://db.example.com", "bolt+ssc://db.example.com:7687"],
+)
 def test_tls_schemes_are_accepted(uri):
     settings = Neo4jSettings(uri=uri, password=SECRET)
     assert settings.redacted_uri == uri
@@ -124,7 +135,10 @@ def test_wrong_password_is_one_clear_error_in_library_and_logs(own_server, caplo
 def _kgrag(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "kgrag_neo4j", *args],
-        capture_output=True, text=True, timeout=120, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
     )
 

@@ -32,16 +32,21 @@ def crowd(store, make_namespace):
 def _fill_tenant(store) -> dict[str, Any]:
     q = unit(0)
     _, near = put_document(
-        store, "near.md",
-        ["The quokka migration starts in spring and crosses the island, with many other words around it.",
-         "Rottnest is home to the quokka, a small marsupial that lives near the coast of the island.",
-         "Unrelated text about harbour ferries and their timetables."],
+        store,
+        "near.md",
+        [
+            "The quokka migration starts in spring and crosses the island, with many other words around it.",
+            "Rottnest is home to the quokka, a small marsupial that lives near the coast of the island.",
+            "Unrelated text about harbour ferries and their timetables.",
+        ],
         embeddings=[unit(0, 1, 0.9), unit(0, 2, 0.8), unit(3)],
     )
     _, (c1,) = put_document(store, "pair-a.md", ["A ferry timetable for the island."], embeddings=[unit(10)])
     _, (c2,) = put_document(store, "pair-b.md", ["Island ferries sail every hour."], embeddings=[unit(10, 11, 0.947)])
-    entities = [make_entity(store, name, "ANIMAL", vec) for name, vec in
-                (("Quokka", unit(0, 4, 0.95)), ("Wallaby", unit(0, 5, 0.7)), ("Ferry", unit(3)))]
+    entities = [
+        make_entity(store, name, "ANIMAL", vec)
+        for name, vec in (("Quokka", unit(0, 4, 0.95)), ("Wallaby", unit(0, 5, 0.7)), ("Ferry", unit(3)))
+    ]
     store.upsert_entities(entities)
     store.upsert_mentions([mention(near[0], entities[0]), mention(near[1], entities[0]), mention(near[2], entities[2])])
     return {"q": q, "c1": c1, "c2": c2}
@@ -52,10 +57,12 @@ def _fill_crowd(crowd) -> None:
     vector, denser in the query's terms, nearer to the tenant's pair than its partner is."""
     texts = [f"quokka migration quokka migration {i}" for i in range(CROWD)]
     put_document(crowd, "crowd-query.md", texts, embeddings=[unit(0)] * CROWD)
-    put_document(crowd, "crowd-pair.md", [f"ferry timetable copy {i}" for i in range(CROWD)],
-                 embeddings=[unit(10, 12, 0.999)] * CROWD)
-    crowd.upsert_entities([Entity.create(f"Crowd {i}", "ANIMAL", namespace=crowd.namespace, embedding=unit(0))
-                           for i in range(CROWD)])
+    put_document(
+        crowd, "crowd-pair.md", [f"ferry timetable copy {i}" for i in range(CROWD)], embeddings=[unit(10, 12, 0.999)] * CROWD
+    )
+    crowd.upsert_entities(
+        [Entity.create(f"Crowd {i}", "ANIMAL", namespace=crowd.namespace, embedding=unit(0)) for i in range(CROWD)]
+    )
 
 
 def _answers(store, tenant: dict[str, Any]) -> dict[str, Callable[[], Any]]:
@@ -70,8 +77,10 @@ def _answers(store, tenant: dict[str, Any]) -> dict[str, Callable[[], Any]]:
             for r in store.graph_retrieve(q, QUERY, 5, GraphOptions(blend="seed", seed_keyword_weight=0.5, max_hops=0))
         ],
         "graph_retrieve (keyword only)": lambda: [
-            r.id for r in store.graph_retrieve(unit(7), QUERY, 5, GraphOptions(blend="seed", seed_keyword_weight=1.0,
-                                                                                  seed_top_k=2, max_hops=0))
+            r.id
+            for r in store.graph_retrieve(
+                unit(7), QUERY, 5, GraphOptions(blend="seed", seed_keyword_weight=1.0, seed_top_k=2, max_hops=0)
+            )
             if any(line.startswith("keyword match") for line in r.explanation)
         ],
         "similar_chunk_pairs": lambda: sorted(

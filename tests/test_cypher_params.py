@@ -31,7 +31,10 @@ REGISTRY = load_registry()
         (":params {}", {}),
         ("{a: null, b: true, c: false, d: -1.5e3, e: .5}", {"a": None, "b": True, "c": False, "d": -1500.0, "e": 0.5}),
         ("{'quoted key': 1, \"dq\": [1, [2, {x: 'y'}]]}", {"quoted key": 1, "dq": [1, [2, {"x": "y"}]]}),
-        ("{s: 'it\\'s a \"test\"\\n', t: \"tab\\there\", u: 'caf\\u00e9 \\\\ end'}", {"s": "it's a \"test\"\n", "t": "tab\there", "u": "café \\ end"}),
+        (
+            "{s: 'it\\'s a \"test\"\\n', t: \"tab\\there\", u: 'caf\\u00e9 \\\\ end'}",
+            {"s": 'it\'s a "test"\n', "t": "tab\there", "u": "café \\ end"},
+        ),
         ("{meta_pairs: ['lang\u241fen']}", {"meta_pairs": ["lang\u241fen"]}),
         ("  :params   {  a :1 ,b: [ ] }  ", {"a": 1, "b": []}),
     ],
@@ -66,10 +69,12 @@ def test_bad_lines_are_one_clear_error(line, message):
 
 
 def test_writes_values_back():
-    line = format_params({"namespace": "it's", "k": 3, "w": 0.5, "one": 1.0, "on": True, "none": None,
-                          "xs": [1, "a\nb"], "m": {"weird key": "\\"}})
-    assert line == (":params {namespace: 'it\\'s', k: 3, w: 0.5, one: 1.0, on: true, none: null, "
-                    "xs: [1, 'a\\nb'], m: {'weird key': '\\\\'}}")
+    line = format_params(
+        {"namespace": "it's", "k": 3, "w": 0.5, "one": 1.0, "on": True, "none": None, "xs": [1, "a\nb"], "m": {"weird key": "\\"}}
+    )
+    assert line == (
+        ":params {namespace: 'it\\'s', k: 3, w: 0.5, one: 1.0, on: true, none: null, xs: [1, 'a\\nb'], m: {'weird key': '\\\\'}}"
+    )
     assert parse_params(line)["m"] == {"weird key": "\\"}
 
 
@@ -86,7 +91,11 @@ _scalars = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
     st.text(),
 )
-_values = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(min_size=1), inner, max_size=4)), max_leaves=12)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(min_size=1), inner, max_size=4)),
+    max_leaves=12,
+)
 
 
 @given(st.dictionaries(st.text(min_size=1), _values, max_size=5))
@@ -124,7 +133,13 @@ def test_statement_params_layers_file_namespace_query_and_overrides():
         namespace="mine",
         query_text='expansion AND "hops"*',
         params={"top_k": 3},
-        filter_param={"document_ids": ["doc_1"], "source_prefix": None, "meta_pairs": [], "created_after": None, "created_before": None},
+        filter_param={
+            "document_ids": ["doc_1"],
+            "source_prefix": None,
+            "meta_pairs": [],
+            "created_after": None,
+            "created_before": None,
+        },
         embed=lambda text: [0.25, 0.5],
     )
     values = chosen.values

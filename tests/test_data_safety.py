@@ -125,7 +125,9 @@ def _run(kgrag, name: str, **params):
 
 def test_cypher_run_with_another_namespaces_ids_neither_reads_nor_writes_it(store, other, driver, kgrag):
     victim = store
-    doc_id, chunk_ids = put_document(victim, "secret.md", ["the launch code is 0000", "meet at noon"], embeddings=[unit(1), unit(2)])
+    doc_id, chunk_ids = put_document(
+        victim, "secret.md", ["the launch code is 0000", "meet at noon"], embeddings=[unit(1), unit(2)]
+    )
     before = _snapshot(driver, victim.namespace)
     stored_hash = victim.get_document(doc_id).content_hash
     registry = load_registry()
@@ -143,40 +145,66 @@ def test_cypher_run_with_another_namespaces_ids_neither_reads_nor_writes_it(stor
     assert stored_hash not in out
 
     props = {"source": "stolen.md", "title": "mine", "content": "x", "content_hash": "h", "created_at": 1, "metadata": "{}"}
-    code, _, err = _run(kgrag, "documents/upsert_documents",
-                        **params("documents/upsert_documents", documents=[{"id": doc_id, "props": props}]))
+    code, _, err = _run(
+        kgrag, "documents/upsert_documents", **params("documents/upsert_documents", documents=[{"id": doc_id, "props": props}])
+    )
     assert code == 0, err
 
     # the victim's chunk ids, claimed for the victim's document and for a document of the attacker's own
     attacker_doc = "doc_attacker_" + other.namespace
-    code, _, err = _run(kgrag, "documents/upsert_documents",
-                        **params("documents/upsert_documents", documents=[{"id": attacker_doc, "props": props}]))
+    code, _, err = _run(
+        kgrag,
+        "documents/upsert_documents",
+        **params("documents/upsert_documents", documents=[{"id": attacker_doc, "props": props}]),
+    )
     assert code == 0, err
     for owner in (doc_id, attacker_doc):
-        rows = [{"id": c, "document_id": owner, "props": {"content": "overwritten", "document_hash": "h"},
-                 "embedding": None, "parent_id": None} for c in chunk_ids]
+        rows = [
+            {
+                "id": c,
+                "document_id": owner,
+                "props": {"content": "overwritten", "document_hash": "h"},
+                "embedding": None,
+                "parent_id": None,
+            }
+            for c in chunk_ids
+        ]
         code, out, err = _run(kgrag, "chunks/upsert_chunks", **params("chunks/upsert_chunks", rows=rows))
         assert code == 0, err
         # a large document's steps, by hand, with the victim's document id
-        for name, extra in (("chunks/stage_chunks", {"rows": rows}), ("documents/publish_staged_chunks", {}),
-                            ("documents/park_stale_chunks", {}), ("documents/purge_staged_chunks", {"limit": 1000})):
+        for name, extra in (
+            ("chunks/stage_chunks", {"rows": rows}),
+            ("documents/publish_staged_chunks", {}),
+            ("documents/park_stale_chunks", {}),
+            ("documents/purge_staged_chunks", {"limit": 1000}),
+        ):
             code, _, err = _run(kgrag, name, **params(name, document_id=owner, **extra))
             assert code == 0, (name, err)
 
     # the one-statement write: with the victim's document id it sets nothing and creates no
     # chunk; with a new document of the attacker's, the victim's chunk ids fail it whole
     chunks = [{"id": c, "props": {"content": "overwritten"}, "embedding": None} for c in chunk_ids]
-    code, _, err = _run(kgrag, "documents/write_documents",
-                        **params("documents/write_documents", documents=[{"id": doc_id, "props": props, "chunks": chunks}]))
+    code, _, err = _run(
+        kgrag,
+        "documents/write_documents",
+        **params("documents/write_documents", documents=[{"id": doc_id, "props": props, "chunks": chunks}]),
+    )
     assert code == 0, err
-    code, _, err = _run(kgrag, "documents/write_documents",
-                        **params("documents/write_documents",
-                                 documents=[{"id": "doc_attacker_new_" + other.namespace, "props": props, "chunks": chunks}]))
+    code, _, err = _run(
+        kgrag,
+        "documents/write_documents",
+        **params(
+            "documents/write_documents",
+            documents=[{"id": "doc_attacker_new_" + other.namespace, "props": props, "chunks": chunks}],
+        ),
+    )
     assert code != 0 and "ConstraintValidationFailed" in err and "Traceback" not in err
 
     assert _snapshot(driver, victim.namespace) == before
     assert _fetch(driver, "MATCH (c:Chunk) WHERE c.namespace = $ns RETURN count(c) AS n", ns=other.namespace) == [{"n": 0}]
-    assert _fetch(driver, "MATCH (d:Document {id: $id}) RETURN count(d) AS n", id="doc_attacker_new_" + other.namespace) == [{"n": 0}]
+    assert _fetch(driver, "MATCH (d:Document {id: $id}) RETURN count(d) AS n", id="doc_attacker_new_" + other.namespace) == [
+        {"n": 0}
+    ]
 
 
 # -- 3. clearing triples leaves what the entity extractor wrote ----------------------------------
@@ -194,10 +222,14 @@ def test_graph_clear_keeps_the_mentions_the_extractor_also_wrote(store, triples_
         store.upsert_mentions([EntityMention(c1, ned.id, 2)])
 
     def triple():
-        store.add_triples([Triple("Ned Stark", "related_to", "Winterfell", {"chunk_id": c1}),
-                           Triple("Winterfell", "related_to", "the North", {"chunk_id": c2})])
+        store.add_triples(
+            [
+                Triple("Ned Stark", "related_to", "Winterfell", {"chunk_id": c1}),
+                Triple("Winterfell", "related_to", "the North", {"chunk_id": c2}),
+            ]
+        )
 
-    for step in ((triple, extract) if triples_first else (extract, triple)):
+    for step in (triple, extract) if triples_first else (extract, triple):
         step()
     removed = store.clear_triples()
 
@@ -327,13 +359,17 @@ def _entity_view(store, embedder) -> dict:
         "searched": sorted(s.entity.name for s in store.search_entities(query, 50)),
         "local entities": sorted(e.name for e in local.entities),
         "boost query entities": sorted(e.name for e in boost.query_entities),
-        "entity retrieval": [(r.content, round(r.score, 6)) for r in EntityGraphRetriever(store, embedder).retrieve("Ned Stark", 5)],
+        "entity retrieval": [
+            (r.content, round(r.score, 6)) for r in EntityGraphRetriever(store, embedder).retrieve("Ned Stark", 5)
+        ],
         "local search": sorted(e.name for e in LocalSearchRetriever(store, embedder).context("Ned Stark").entities),
     }
 
 
 @pytest.mark.parametrize("crash_before", ["entity_graph/write_links", "entity_graph/update_entities"])
-def test_an_entity_build_that_dies_shows_nothing_until_a_rerun_finishes_it(store, other, driver, neo4j_settings, hashing_embedder, crash_before):
+def test_an_entity_build_that_dies_shows_nothing_until_a_rerun_finishes_it(
+    store, other, driver, neo4j_settings, hashing_embedder, crash_before
+):
     """New entities are staged until they have their type, description and embedding: a build
     that dies before shows no entity, and the next run finishes what it left."""
     from kgrag_neo4j.entities.pipeline import build_entities
@@ -351,8 +387,12 @@ def test_an_entity_build_that_dies_shows_nothing_until_a_rerun_finishes_it(store
     def crash():
         raise SimulatedCrash(crash_before)
 
-    dying = Neo4jStore(driver, namespace=store.namespace, database=neo4j_settings.database,
-                       registry=TriggerRegistry(load_registry(), name=crash_before, nth=1, action=crash))
+    dying = Neo4jStore(
+        driver,
+        namespace=store.namespace,
+        database=neo4j_settings.database,
+        registry=TriggerRegistry(load_registry(), name=crash_before, nth=1, action=crash),
+    )
     with pytest.raises(SimulatedCrash):
         build_entities(dying, hashing_embedder)
     staged = _fetch(driver, "MATCH (e:Entity {staged_namespace: $ns}) RETURN count(e) AS n", ns=store.namespace)[0]["n"]
@@ -385,16 +425,27 @@ def test_every_retriever_refuses_another_embedding_model(store, driver, neo4j_se
     fresh = Neo4jStore(driver, namespace=store.namespace, database=neo4j_settings.database)  # remembers nothing
     for s in (store, fresh):
         retrievers = [
-            VectorRetriever(s, other_model), HybridRetriever(s, other_model), GraphRetriever(s, other_model),
-            EntityGraphRetriever(s, other_model), LocalSearchRetriever(s, other_model), TripleGraphRetriever(s, other_model),
+            VectorRetriever(s, other_model),
+            HybridRetriever(s, other_model),
+            GraphRetriever(s, other_model),
+            EntityGraphRetriever(s, other_model),
+            LocalSearchRetriever(s, other_model),
+            TripleGraphRetriever(s, other_model),
             PPRRetriever(s, other_model),
         ]
         for retriever in retrievers:
             with pytest.raises(ConfigurationError, match="was embedded with 'hashing-256'"):
                 retriever.retrieve("Ned Stark", 3)
     # the async path checks too (on the async driver), with a store that has checked nothing yet
-    for make in (VectorRetriever, HybridRetriever, GraphRetriever, EntityGraphRetriever, LocalSearchRetriever,
-                 TripleGraphRetriever, PPRRetriever):
+    for make in (
+        VectorRetriever,
+        HybridRetriever,
+        GraphRetriever,
+        EntityGraphRetriever,
+        LocalSearchRetriever,
+        TripleGraphRetriever,
+        PPRRetriever,
+    ):
         unchecked = Neo4jStore(driver, namespace=store.namespace, database=neo4j_settings.database, settings=neo4j_settings)
 
         async def attempt(retriever=make(unchecked, other_model), owner=unchecked):  # noqa: B008 (bound once, on purpose)

@@ -67,8 +67,9 @@ def test_example_runs_as_written(index, demo, neo4j_settings):
     code = examples()[index]
     check = check_for(code)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CO_API", "COHERE_", "KGRAG_"))}
-    env.update({"NEO4J_URI": neo4j_settings.uri, "NEO4J_USERNAME": neo4j_settings.user,
-                "NEO4J_PASSWORD": neo4j_settings.password or ""})
+    env.update(
+        {"NEO4J_URI": neo4j_settings.uri, "NEO4J_USERNAME": neo4j_settings.user, "NEO4J_PASSWORD": neo4j_settings.password or ""}
+    )
     if neo4j_settings.database:
         env["NEO4J_DATABASE"] = neo4j_settings.database
     with LocalOpenAIServer() as server:
@@ -76,7 +77,10 @@ def test_example_runs_as_written(index, demo, neo4j_settings):
         env["OPENAI_BASE_URL"] = server.base_url
         run = subprocess.run(
             [sys.executable, "-c", code.replace('namespace="demo"', f'namespace="{demo}"')],
-            capture_output=True, text=True, env=env, timeout=300,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
         )
     assert run.returncode == 0, run.stderr
     assert check(run.stdout.strip()), run.stdout

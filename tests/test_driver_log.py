@@ -51,8 +51,10 @@ def test_a_write_and_a_search_log_no_vectors(store, hashing_embedder, caplog):
     texts = [f"paragraph {i} about graphs and vectors" for i in range(200)]
     vectors = hashing_embedder.embed(texts)
     doc = Document(id="log-" + store.namespace, source="log.txt", content="\n".join(texts), content_hash="h1")
-    chunks = [Chunk(id=f"log-{store.namespace}-{i}", document_id=doc.id, content=t, chunk_index=i, embedding=v)
-              for i, (t, v) in enumerate(zip(texts, vectors))]
+    chunks = [
+        Chunk(id=f"log-{store.namespace}-{i}", document_id=doc.id, content=t, chunk_index=i, embedding=v)
+        for i, (t, v) in enumerate(zip(texts, vectors))
+    ]
     caplog.set_level(logging.DEBUG, logger="neo4j")
     store.store_document(doc, chunks)
     assert [r.id for r in store.search_chunks(vectors[7], 1)] == [chunks[7].id]

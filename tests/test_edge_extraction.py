@@ -38,8 +38,7 @@ R = RelationType
 
 def chunks(n: int, *, parent: str | None = None, start: int = 0) -> list[Chunk]:
     return [
-        Chunk(id=f"c{i}", document_id="d", content=f"text {i}", chunk_index=i, parent_id=parent)
-        for i in range(start, start + n)
+        Chunk(id=f"c{i}", document_id="d", content=f"text {i}", chunk_index=i, parent_id=parent) for i in range(start, start + n)
     ]
 
 
@@ -77,9 +76,7 @@ class ScriptedChat:
 
 
 def answer(*edges) -> str:
-    rows = [
-        {"source": s, "target": t, "relation": r, "weight": w, "description": f"{s}->{t}"} for s, t, r, w in edges
-    ]
+    rows = [{"source": s, "target": t, "relation": r, "weight": w, "description": f"{s}->{t}"} for s, t, r, w in edges]
     return json.dumps({"edges": rows})
 
 
@@ -100,9 +97,7 @@ def test_sequence_edges_parent_child_link_only_siblings():
     b = chunks(2, parent="PB", start=5)  # c5, c6
     edges = build_sequence_edges([pb, *b, pa, *a])
     # parents share the top-level group, so consecutive parents are linked too
-    assert sorted((e.source_id, e.target_id) for e in edges) == [
-        ("PA", "PB"), ("c1", "c2"), ("c2", "c3"), ("c5", "c6")
-    ]
+    assert sorted((e.source_id, e.target_id) for e in edges) == [("PA", "PB"), ("c1", "c2"), ("c2", "c3"), ("c5", "c6")]
 
 
 def _pc(cid, index, parent=None):
@@ -115,13 +110,27 @@ def _pc(cid, index, parent=None):
     "given, expected",
     [
         (  # the Ingestor's numbering: P0 {a0 a1 a2}, P1 {b3 b4}
-            [_pc("P0", 0), _pc("a0", 0, "P0"), _pc("a1", 1, "P0"), _pc("a2", 2, "P0"),
-             _pc("P1", 1), _pc("b3", 3, "P1"), _pc("b4", 4, "P1")],
+            [
+                _pc("P0", 0),
+                _pc("a0", 0, "P0"),
+                _pc("a1", 1, "P0"),
+                _pc("a2", 2, "P0"),
+                _pc("P1", 1),
+                _pc("b3", 3, "P1"),
+                _pc("b4", 4, "P1"),
+            ],
             {("P0", "P1"), ("a0", "a1"), ("a1", "a2"), ("b3", "b4")},
         ),
         (  # a parent whose index equals a child's sits between siblings after a global sort
-            [_pc("P0", 0), _pc("P1", 1), _pc("P2", 2), _pc("x0", 0, "P0"), _pc("x1", 1, "P0"),
-             _pc("x2", 2, "P0"), _pc("x3", 3, "P0")],
+            [
+                _pc("P0", 0),
+                _pc("P1", 1),
+                _pc("P2", 2),
+                _pc("x0", 0, "P0"),
+                _pc("x1", 1, "P0"),
+                _pc("x2", 2, "P0"),
+                _pc("x3", 3, "P0"),
+            ],
             {("P0", "P1"), ("P1", "P2"), ("x0", "x1"), ("x1", "x2"), ("x2", "x3")},
         ),
         (  # children given out of order and mixed with another group
@@ -356,9 +365,7 @@ def test_extract_dedupes_across_overlapping_batches():
     assert chat.schemas == [EDGE_RESPONSE_SCHEMA] * 3
 
 
-@pytest.mark.parametrize(
-    "failure", [ProviderError("rate limited"), "this is not json"], ids=["provider-error", "invalid-json"]
-)
+@pytest.mark.parametrize("failure", [ProviderError("rate limited"), "this is not json"], ids=["provider-error", "invalid-json"])
 def test_extract_skips_a_failing_batch_with_a_warning(caplog, failure):
     chat = ScriptedChat(
         {
@@ -406,7 +413,7 @@ def test_extract_runs_batches_concurrently():
     # Three workers must be inside chat() at the same time to pass the barrier; run one at
     # a time and the barrier breaks, every batch fails and no edge comes back.
     barrier = threading.Barrier(3, timeout=10)
-    script = {tuple(f"c{i}" for i in range(s, s + 2)): answer((f"c{s}", f"c{s+1}", "sequence", 1.0)) for s in (0, 2, 4)}
+    script = {tuple(f"c{i}" for i in range(s, s + 2)): answer((f"c{s}", f"c{s + 1}", "sequence", 1.0)) for s in (0, 2, 4)}
     chat = ScriptedChat(script, on_call=lambda ids: barrier.wait())
     edges = extract_llm_edges(chunks(6), chat, batch_size=2, workers=3)
     assert sorted(as_tuples(edges)) == [(f"c{s}", f"c{s + 1}", "sequence", 1.0) for s in (0, 2, 4)]

@@ -22,10 +22,14 @@ from .conftest import TEST_DIMENSIONS
 #: a size no other test uses, so this file's slot is its own
 OTHER_DIMENSIONS = 96
 
-NORTH = {"north.txt": "Ned Stark rules Winterfell in the north. Winterfell is cold and grey.",
-         "wall.txt": "Jon Snow guards the Wall with the Night's Watch beyond Winterfell."}
-SOUTH = {"reach.txt": "Olenna Tyrell schemes in Highgarden among the roses of the Reach.",
-         "dorne.txt": "Oberyn Martell rides from Sunspear across the sands of Dorne."}
+NORTH = {
+    "north.txt": "Ned Stark rules Winterfell in the north. Winterfell is cold and grey.",
+    "wall.txt": "Jon Snow guards the Wall with the Night's Watch beyond Winterfell.",
+}
+SOUTH = {
+    "reach.txt": "Olenna Tyrell schemes in Highgarden among the roses of the Reach.",
+    "dorne.txt": "Oberyn Martell rides from Sunspear across the sands of Dorne.",
+}
 
 
 def _fill(store, embedder, texts) -> set[str]:
@@ -51,8 +55,10 @@ def two_models(store, make_namespace, hashing_embedder):
 @pytest.mark.parametrize("mode", MODES)
 def test_two_namespaces_of_different_sizes_each_answer_from_their_own_documents(two_models, mode):
     store, big, north_ids, other, small, south_ids = two_models
-    for ns_store, embedder, own, query in ((store, big, north_ids, "Winterfell Ned Stark"),
-                                           (other, small, south_ids, "Highgarden Olenna Tyrell")):
+    for ns_store, embedder, own, query in (
+        (store, big, north_ids, "Winterfell Ned Stark"),
+        (other, small, south_ids, "Highgarden Olenna Tyrell"),
+    ):
         response = search(mode, ns_store, embedder, query, 3)
         assert response.results, (mode, ns_store.namespace)
         assert {r.document_id for r in response.results} <= own, mode
@@ -110,20 +116,28 @@ def test_ingest_during_a_reembed_is_refused_with_one_line(store, hashing_embedde
 
 # -- re-embedding a namespace with another model --------------------------------------------------
 
-CORPUS = {f"doc{i}.txt": text for i, text in enumerate([
-    "Ned Stark rules Winterfell in the north. Winterfell is cold and grey.",
-    "Jon Snow guards the Wall with the Night's Watch beyond Winterfell.",
-    "Olenna Tyrell schemes in Highgarden among the roses of the Reach.",
-    "Oberyn Martell rides from Sunspear across the sands of Dorne.",
-    "Tyrion Lannister drinks wine at Casterly Rock and reads books.",
-])}
+CORPUS = {
+    f"doc{i}.txt": text
+    for i, text in enumerate(
+        [
+            "Ned Stark rules Winterfell in the north. Winterfell is cold and grey.",
+            "Jon Snow guards the Wall with the Night's Watch beyond Winterfell.",
+            "Olenna Tyrell schemes in Highgarden among the roses of the Reach.",
+            "Oberyn Martell rides from Sunspear across the sands of Dorne.",
+            "Tyrion Lannister drinks wine at Casterly Rock and reads books.",
+        ]
+    )
+}
 
 
 def _vectors(driver, namespace: str, prop: str) -> dict[str, int]:
     """How many chunks and entities of ``namespace`` hold a vector in ``prop``."""
     rows, _, _ = driver.execute_query(
         "MATCH (n) WHERE (n:Chunk OR n:Entity) AND n.namespace = $ns AND $prop IN keys(n) "
-        "RETURN labels(n)[0] AS label, count(*) AS n", ns=namespace, prop=prop)
+        "RETURN labels(n)[0] AS label, count(*) AS n",
+        ns=namespace,
+        prop=prop,
+    )
     return {r["label"]: r["n"] for r in rows}
 
 
@@ -248,9 +262,15 @@ def test_cli_reembed_then_search_without_embedder_uses_the_recorded_model(kgrag_
         assert refused.exit_code == 1 and "wordllama" in refused.stderr and "Traceback" not in refused.stderr
         params = kgrag_cli("cypher", "params", "chunks/search_vector", "--namespace", ns, "--query", "Tyrion")
         slot = store.with_namespace(ns).vector_slot()
-        assert f"chunk_index: '{slot.chunk_index}'" in params.stdout and f"vector_property: '{slot.vector_property}'" in params.stdout
+        assert (
+            f"chunk_index: '{slot.chunk_index}'" in params.stdout
+            and f"vector_property: '{slot.vector_property}'" in params.stdout
+        )
         status = kgrag_cli("schema", "status", "--namespace", ns)
-        assert re.search(rf"slot {slot.number}: 256 dimensions, {slot.chunk_index} \+ {slot.entity_index} \[.*wordllama.*\]: .*{ns}", status.stdout), status.stdout
+        assert re.search(
+            rf"slot {slot.number}: 256 dimensions, {slot.chunk_index} \+ {slot.entity_index} \[.*wordllama.*\]: .*{ns}",
+            status.stdout,
+        ), status.stdout
         refused = kgrag_cli("namespace", "reembed", "no-such-namespace-x", "--embedder", "hashing")
         assert refused.exit_code == 1 and "records no embedding model" in refused.stderr
     finally:
@@ -317,8 +337,10 @@ def _drop(kgrag_cli, store, *namespaces: str) -> None:
 def test_a_wordllama_and_a_minilm_namespace_each_answer_from_their_own_documents(kgrag_cli, store, make_namespace, tmp_path):
     north, sea = make_namespace("wl"), make_namespace("ml")
     try:
-        for ns, folder, embedder in ((north, _folder(tmp_path, "north", NORTH_FILES), "wordllama"),
-                                     (sea, _folder(tmp_path, "sea", SEA_FILES), "minilm")):
+        for ns, folder, embedder in (
+            (north, _folder(tmp_path, "north", NORTH_FILES), "wordllama"),
+            (sea, _folder(tmp_path, "sea", SEA_FILES), "minilm"),
+        ):
             done = kgrag_cli("ingest", str(folder), "--namespace", ns, "--embedder", embedder, "--json")
             assert done.exit_code == 0, done.stderr
         assert store.with_namespace(north).embedding_model().startswith("wordllama-")
@@ -359,7 +381,9 @@ def test_reembed_to_minilm_answers_as_a_fresh_minilm_ingest(kgrag_cli, store, ma
                 want = _search(kgrag_cli, query, fresh, mode, "--embedder", "minilm")
                 assert got, (query, mode)
                 # chunk ids embed the namespace: the same chunks are the same document and text
-                assert [(r["content"], round(r["score"], 4)) for r in got] == [(r["content"], round(r["score"], 4)) for r in want], (query, mode)
+                assert [(r["content"], round(r["score"], 4)) for r in got] == [
+                    (r["content"], round(r["score"], 4)) for r in want
+                ], (query, mode)
         # the chunk ids did not change in the re-embed
         after = {r["id"] for r in _search(kgrag_cli, "whales eat krill", moved, "vector", top_k=24)}
         assert before <= after

@@ -245,50 +245,92 @@ KNOWN = Entity.create("Cersei Lannister", "PERSON")
         pytest.param([{"type": "PERSON"}], [], set(), set(), {"empty_name": 1}, id="missing-name"),
         pytest.param(["Ned Stark"], [], set(), set(), {"malformed": 1}, id="entity-not-object"),
         pytest.param(
-            [ent("Ned Stark", chunk_ids=["c1", "c99"])], [], {"Ned Stark"}, set(), {"unknown_chunk": 1},
+            [ent("Ned Stark", chunk_ids=["c1", "c99"])],
+            [],
+            {"Ned Stark"},
+            set(),
+            {"unknown_chunk": 1},
             id="unknown-chunk-dropped",
         ),
         pytest.param(
-            [ent("Jon Arryn", chunk_ids=["nope"])], [], {"Jon Arryn"}, set(), {"unknown_chunk": 1},
+            [ent("Jon Arryn", chunk_ids=["nope"])],
+            [],
+            {"Jon Arryn"},
+            set(),
+            {"unknown_chunk": 1},
             id="unknown-chunk-grounded-by-text",
         ),
         pytest.param(
-            [ent("Tyrion Lannister", chunk_ids=["nope"])], [], set(), set(), {"unknown_chunk": 1, "ungrounded": 1},
+            [ent("Tyrion Lannister", chunk_ids=["nope"])],
+            [],
+            set(),
+            set(),
+            {"unknown_chunk": 1, "ungrounded": 1},
             id="ungrounded",
         ),
         pytest.param(
-            [ent("Ned Stark")], [rel("Ned Stark", "Arya Stark")], {"Ned Stark"}, set(), {"unknown_endpoint": 1},
+            [ent("Ned Stark")],
+            [rel("Ned Stark", "Arya Stark")],
+            {"Ned Stark"},
+            set(),
+            {"unknown_endpoint": 1},
             id="unknown-endpoint",
         ),
         pytest.param(
-            [ent("Ned Stark")], [rel("Ned Stark", "the NED STARK")], {"Ned Stark"}, set(), {"self_relation": 1},
+            [ent("Ned Stark")],
+            [rel("Ned Stark", "the NED STARK")],
+            {"Ned Stark"},
+            set(),
+            {"self_relation": 1},
             id="self-relation",
         ),
         pytest.param(
-            [ent("Ned Stark"), ent("Robert Baratheon")], [rel("Ned Stark", "Robert Baratheon", 1.5)],
-            {"Ned Stark", "Robert Baratheon"}, set(), {"bad_strength": 1}, id="strength-above-one",
+            [ent("Ned Stark"), ent("Robert Baratheon")],
+            [rel("Ned Stark", "Robert Baratheon", 1.5)],
+            {"Ned Stark", "Robert Baratheon"},
+            set(),
+            {"bad_strength": 1},
+            id="strength-above-one",
         ),
         pytest.param(
-            [ent("Ned Stark"), ent("Robert Baratheon")], [rel("Ned Stark", "Robert Baratheon", -0.2)],
-            {"Ned Stark", "Robert Baratheon"}, set(), {"bad_strength": 1}, id="strength-negative",
+            [ent("Ned Stark"), ent("Robert Baratheon")],
+            [rel("Ned Stark", "Robert Baratheon", -0.2)],
+            {"Ned Stark", "Robert Baratheon"},
+            set(),
+            {"bad_strength": 1},
+            id="strength-negative",
         ),
         pytest.param(
-            [ent("Ned Stark"), ent("Robert Baratheon")], [rel("Ned Stark", "Robert Baratheon", "strong")],
-            {"Ned Stark", "Robert Baratheon"}, set(), {"bad_strength": 1}, id="strength-not-number",
+            [ent("Ned Stark"), ent("Robert Baratheon")],
+            [rel("Ned Stark", "Robert Baratheon", "strong")],
+            {"Ned Stark", "Robert Baratheon"},
+            set(),
+            {"bad_strength": 1},
+            id="strength-not-number",
         ),
         pytest.param(
-            [ent("Ned Stark"), ent("Robert Baratheon")], [rel("Ned Stark", "Robert Baratheon", "0.4")],
-            {"Ned Stark", "Robert Baratheon"}, {("Ned Stark", "Robert Baratheon", 0.4)}, {},
+            [ent("Ned Stark"), ent("Robert Baratheon")],
+            [rel("Ned Stark", "Robert Baratheon", "0.4")],
+            {"Ned Stark", "Robert Baratheon"},
+            {("Ned Stark", "Robert Baratheon", 0.4)},
+            {},
             id="strength-numeric-string",
         ),
         pytest.param(
-            [ent("Ned Stark"), ent("Robert Baratheon")], [rel("Ned Stark", "Robert Baratheon", ...)],
-            {"Ned Stark", "Robert Baratheon"}, {("Ned Stark", "Robert Baratheon", 1.0)}, {},
+            [ent("Ned Stark"), ent("Robert Baratheon")],
+            [rel("Ned Stark", "Robert Baratheon", ...)],
+            {"Ned Stark", "Robert Baratheon"},
+            {("Ned Stark", "Robert Baratheon", 1.0)},
+            {},
             id="strength-missing-defaults-to-one",
         ),
         pytest.param(
-            [ent("Ned Stark")], [rel("Ned Stark", "cersei lannister", 0.3)],
-            {"Ned Stark"}, {("Ned Stark", "Cersei Lannister", 0.3)}, {}, id="known-entity-endpoint",
+            [ent("Ned Stark")],
+            [rel("Ned Stark", "cersei lannister", 0.3)],
+            {"Ned Stark"},
+            {("Ned Stark", "Cersei Lannister", 0.3)},
+            {},
+            id="known-entity-endpoint",
         ),
     ],
 )
@@ -481,7 +523,9 @@ def test_offline_cooccurrence_weights_closeness_and_count():
     ]
     result = OfflineEntityExtractor().extract(chunks)
     names = names_by_id(result)
-    got = {frozenset((names[r.source_id], names[r.target_id])): (round(r.weight, 4), r.metadata["count"]) for r in result.relations}
+    got = {
+        frozenset((names[r.source_id], names[r.target_id])): (round(r.weight, 4), r.metadata["count"]) for r in result.relations
+    }
     # closeness 1 / (1 + gap / 10), strength summed over sentences, weight s / (s + 1):
     # Ned-Robert: one word apart twice -> s = 2 / 1.1 = 1.818 -> 0.6452
     # Ned-Jon: "and Robert Baratheon met" (4 words) -> s = 1 / 1.4 = 0.714 -> 0.4167
@@ -497,8 +541,18 @@ def test_offline_cooccurrence_weights_closeness_and_count():
 
 def test_offline_cooccurrence_is_not_a_chunk_clique():
     # ten names in one chunk, one per sentence: no pair shares a sentence, so no relation
-    people = ["Ned Stark", "Jon Arryn", "Robert Baratheon", "Catelyn Stark", "Tywin Lannister",
-              "Lysa Arryn", "Jaime Lannister", "Sansa Stark", "Arya Stark", "Bran Stark"]
+    people = [
+        "Ned Stark",
+        "Jon Arryn",
+        "Robert Baratheon",
+        "Catelyn Stark",
+        "Tywin Lannister",
+        "Lysa Arryn",
+        "Jaime Lannister",
+        "Sansa Stark",
+        "Arya Stark",
+        "Bran Stark",
+    ]
     text = " ".join(f"{p} arrived late." for p in people)
     result = OfflineEntityExtractor().extract([chunk("c", text)])
     assert len(result.entities) == 10
@@ -566,9 +620,7 @@ def test_offline_is_deterministic_and_fast():
     assert len(first.mentions) >= 3000 * 5
 
 
-@pytest.mark.parametrize(
-    "kwargs", [{"window": "paragraph"}, {"min_mentions": 0}, {"max_entities_per_chunk": -1}]
-)
+@pytest.mark.parametrize("kwargs", [{"window": "paragraph"}, {"min_mentions": 0}, {"max_entities_per_chunk": -1}])
 def test_offline_rejects_bad_options(kwargs):
     with pytest.raises(ConfigurationError):
         OfflineEntityExtractor(**kwargs)
@@ -583,7 +635,13 @@ def test_merge_similar_entities_same_type_transitively():
     c = Entity.create("Lord Eddard", "PERSON")
     d = Entity.create("Stark", "LOCATION")  # same vector, other type: never merged
     e = Entity.create("Robert", "PERSON")
-    vectors = {a.id: [1.0, 0.0, 0.0], b.id: [0.95, 0.31, 0.0], c.id: [0.81, 0.59, 0.0], d.id: [1.0, 0.0, 0.0], e.id: [0.0, 0.0, 1.0]}
+    vectors = {
+        a.id: [1.0, 0.0, 0.0],
+        b.id: [0.95, 0.31, 0.0],
+        c.id: [0.81, 0.59, 0.0],
+        d.id: [1.0, 0.0, 0.0],
+        e.id: [0.0, 0.0, 1.0],
+    }
     mapping = merge_similar_entities([a, b, c, d, e], vectors, threshold=0.94)
     canonical = min(a.id, b.id, c.id)
     # a~b (0.95) and b~c (0.95) merge a, b, c although a~c is only 0.81

@@ -82,8 +82,12 @@ def test_upsert_entities_keeps_the_longer_description_with_its_embedding(store, 
     short = make_entity(store, "Ned Stark", "PERSON", unit(1), description="A lord")
     assert store.upsert_entities([short]) == 1
     longer = Entity.create(
-        "ned  STARK", "person", namespace=store.namespace, description="Lord of Winterfell, Warden of the North",
-        embedding=unit(2), source_chunk_id="chk_other",
+        "ned  STARK",
+        "person",
+        namespace=store.namespace,
+        description="Lord of Winterfell, Warden of the North",
+        embedding=unit(2),
+        source_chunk_id="chk_other",
     )
     assert longer.id == short.id
     store.upsert_entities([longer])
@@ -130,7 +134,8 @@ def test_upsert_relations_keeps_max_weight_longest_description_earliest_sequence
     records, _, _ = driver.execute_query(
         "MATCH (:Entity {id: $a})-[r:RELATED_TO {type: 'ALLY'}]->(:Entity {id: $b}) "
         "RETURN r.weight AS w, r.sequence AS s, r.description AS d, count(*) AS n",
-        a=a.id, b=b.id,
+        a=a.id,
+        b=b.id,
     )
     row = records[0]
     assert (row["w"], row["s"], row["d"], row["n"]) == (0.9, 3, "fought together at the Trident", 1)
@@ -386,9 +391,7 @@ def test_offline_build_on_a_small_fixture(store, hashing_embedder, driver):
     assert all(r["type"] == "CO_OCCURS" for r in ned.relations)
     assert ned.entity.source_chunk_id == chunks_a[0]
     # every entity got its description embedding
-    assert count(
-        driver, "MATCH (e:Entity {namespace: $ns}) WHERE e.embedding IS NULL RETURN count(e)", ns=store.namespace
-    ) == 0
+    assert count(driver, "MATCH (e:Entity {namespace: $ns}) WHERE e.embedding IS NULL RETURN count(e)", ns=store.namespace) == 0
 
 
 def test_build_is_idempotent(store, hashing_embedder, driver):
@@ -464,8 +467,13 @@ def test_parent_chunks_are_not_extracted_twice(store, hashing_embedder):
     parent = Chunk(id=chunk_id(doc_id, "parent", 0, parent_text), document_id=doc_id, content=parent_text, token_count=8)
     children = [
         Chunk(
-            id=chunk_id(doc_id, "child", k, t), document_id=doc_id, content=t, chunk_index=k, parent_id=parent.id,
-            embedding=hashing_embedder.embed([t])[0], token_count=4,
+            id=chunk_id(doc_id, "child", k, t),
+            document_id=doc_id,
+            content=t,
+            chunk_index=k,
+            parent_id=parent.id,
+            embedding=hashing_embedder.embed([t])[0],
+            token_count=4,
         )
         for k, t in enumerate(child_text)
     ]
@@ -488,17 +496,17 @@ def test_deleting_a_document_leaves_no_entity_only_it_mentioned(store, hashing_e
     assert ("Tywin Lannister", "PERSON") in before and ("Robert Baratheon", "PERSON") in before
     communities_before = store.list_communities()
     assert communities_before
-    membership = (
-        "MATCH (e:Entity)-[:IN_COMMUNITY]->(m:Community {namespace: $ns}) RETURN e.name AS name, m.id AS community"
-    )
+    membership = "MATCH (e:Entity)-[:IN_COMMUNITY]->(m:Community {namespace: $ns}) RETURN e.name AS name, m.id AS community"
     links_before = {(r["name"], r["community"]) for r in driver.execute_query(membership, ns=store.namespace)[0]}
 
     assert store.delete_document(doc_b)
     after = _entities_of(store)
     # entities only B mentioned are gone; Robert (also in A) stays, with A's mention only
-    assert after == {k: v for k, v in before.items() if k in {
-        ("Ned Stark", "PERSON"), ("Catelyn Stark", "PERSON"), ("Winterfell", "LOCATION"), ("Robert Baratheon", "PERSON")
-    }} | {("Robert Baratheon", "PERSON"): 1}
+    assert after == {
+        k: v
+        for k, v in before.items()
+        if k in {("Ned Stark", "PERSON"), ("Catelyn Stark", "PERSON"), ("Winterfell", "LOCATION"), ("Robert Baratheon", "PERSON")}
+    } | {("Robert Baratheon", "PERSON"): 1}
     # the memberships of the deleted entities went with them; the others are untouched
     links_after = {(r["name"], r["community"]) for r in driver.execute_query(membership, ns=store.namespace)[0]}
     kept_names = {name for name, _ in after}
@@ -508,9 +516,7 @@ def test_deleting_a_document_leaves_no_entity_only_it_mentioned(store, hashing_e
     remaining = {c.id for c in store.list_communities()}
     emptied = [c for c in communities_before if c.id not in remaining]
     for c in store.list_communities():
-        assert c.members == count(
-            driver, "MATCH (:Entity)-[:IN_COMMUNITY]->(m:Community {id: $id}) RETURN count(*)", id=c.id
-        )
+        assert c.members == count(driver, "MATCH (:Entity)-[:IN_COMMUNITY]->(m:Community {id: $id}) RETURN count(*)", id=c.id)
     assert store.prune_communities() == len(emptied)
     assert count(driver, "MATCH (m:Community {namespace: $ns}) RETURN count(m)", ns=store.namespace) == len(remaining)
     assert store.prune_communities() == 0
@@ -531,12 +537,16 @@ def test_namespaces_never_mix(store, hashing_embedder, driver, make_namespace):
     assert set(store.entity_neighbours([ned.id], 3)) <= {x.entity.id for x in mine}
     assert other.entity_neighbours([ned.id], 3) == {}
     assert other.entity_text_units([ned.id]) == []
-    assert count(
-        driver,
-        "MATCH (a:Entity)-[r:RELATED_TO|MENTIONS]-(b) WHERE a.namespace IN [$a, $b] AND b.namespace <> a.namespace "
-        "RETURN count(r)",
-        a=store.namespace, b=other.namespace,
-    ) == 0
+    assert (
+        count(
+            driver,
+            "MATCH (a:Entity)-[r:RELATED_TO|MENTIONS]-(b) WHERE a.namespace IN [$a, $b] AND b.namespace <> a.namespace "
+            "RETURN count(r)",
+            a=store.namespace,
+            b=other.namespace,
+        )
+        == 0
+    )
     # deleting in one namespace leaves the other whole
     other_doc = document_id(other.namespace, "a.txt")
     assert other.delete_document(other_doc)

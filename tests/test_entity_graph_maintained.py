@@ -62,8 +62,9 @@ def test_span_keys_hold_every_name_the_gazetteer_can_match():
 
 
 def test_link_document_short_forms_and_lowercase_words():
-    vocabulary = {k: VocabularyName(k, d) for k, d in
-                  [("robert baratheon", "Robert Baratheon"), ("robert", "Robert"), ("bank", "Bank")]}
+    vocabulary = {
+        k: VocabularyName(k, d) for k, d in [("robert baratheon", "Robert Baratheon"), ("robert", "Robert"), ("bank", "Bank")]
+    }
     chunks = [("a", "Robert Baratheon was king. Robert drank."), ("b", "The bank of the river. A bank. Bank of X.")]
     links = link_document("ns", chunks, vocabulary)
     assert links[0].mentions["robert baratheon"][0] == 2 and "robert" not in links[0].mentions
@@ -98,7 +99,7 @@ def test_reference_updates_match_the_whole_namespace_rule():
 
 CORPUS = {
     "ned.txt": "Ned Stark rode to Winterfell. Mr. Ned Stark met Robert Baratheon in Winterfell.\n\n"
-               "Robert drank with Ned at the Red Keep.",
+    "Robert drank with Ned at the Red Keep.",
     "arya.txt": "Arya Stark trained in Braavos. Arya Stark missed Winterfell and Ned Stark.",
     "jon.txt": "Jon Snow went to the Wall. Jon Snow spoke of Winterfell and Arya Stark near the Wall.",
     "bran.txt": "Bran Stark climbed the towers of Winterfell. Hodor carried Bran Stark.",
@@ -124,7 +125,10 @@ def _dump(store: Neo4jStore) -> dict:
                    WHERE r.origin = 'entities'
                    RETURN collect([xd.source + '#' + toString(x.chunk_index), r.weight]) AS refs }
         RETURN ref, mentions, refs
-        """, ns=store.namespace, database_=store.runner.database).records
+        """,
+        ns=store.namespace,
+        database_=store.runner.database,
+    ).records
     chunks = {r["ref"]: (sorted(map(tuple, r["mentions"])), sorted(map(tuple, r["refs"]))) for r in rows}
     rows = store.runner.driver.execute_query(
         """
@@ -132,14 +136,20 @@ def _dump(store: Neo4jStore) -> dict:
         OPTIONAL MATCH (c:Chunk {id: e.source_chunk_id})<-[:HAS_CHUNK]-(d:Document)
         RETURN e.name_key AS key, e.name AS name, e.type AS type, e.description AS description,
                d.source + '#' + toString(c.chunk_index) AS source
-        """, ns=store.namespace, database_=store.runner.database).records
+        """,
+        ns=store.namespace,
+        database_=store.runner.database,
+    ).records
     entities = {r["key"]: (r["name"], r["type"], r["description"], r["source"]) for r in rows}
     rows = store.runner.driver.execute_query(
         """
         MATCH (a:Entity {namespace: $ns})-[r:RELATED_TO]->(b:Entity)
         RETURN a.name_key AS a, b.name_key AS b, r.type AS type, r.weight AS weight, r.windows AS windows,
                r.description AS description
-        """, ns=store.namespace, database_=store.runner.database).records
+        """,
+        ns=store.namespace,
+        database_=store.runner.database,
+    ).records
     relations = {(r["a"], r["b"], r["type"]): (round(r["weight"], 9), r["windows"], r["description"]) for r in rows}
     return {"chunks": chunks, "entities": entities, "relations": relations}
 
@@ -150,11 +160,13 @@ def _ingest(store, embedder, files: dict[str, str]) -> None:
         ing.ingest_text(text, source=source, title=source)
 
 
-@pytest.mark.parametrize("seed, whole_vocabulary, large_deletes",
-                         [(2026, False, False), (7, False, False), (11, False, False), (23, False, False),
-                          (2026, True, False), (11, False, True)])
-def test_maintained_graph_equals_a_full_build_after_random_changes(store, hashing_embedder, seed, whole_vocabulary,
-                                                                  large_deletes, monkeypatch):
+@pytest.mark.parametrize(
+    "seed, whole_vocabulary, large_deletes",
+    [(2026, False, False), (7, False, False), (11, False, False), (23, False, False), (2026, True, False), (11, False, True)],
+)
+def test_maintained_graph_equals_a_full_build_after_random_changes(
+    store, hashing_embedder, seed, whole_vocabulary, large_deletes, monkeypatch
+):
     import kgrag_neo4j.entities.maintain as maintain
     import kgrag_neo4j.store.documents as store_documents
 
@@ -226,11 +238,15 @@ def test_a_new_name_links_the_older_chunks_that_write_it(store, hashing_embedder
 
 
 def test_a_new_one_word_name_relinks_only_its_capitalised_writers(store, hashing_embedder):
-    _ingest(store, hashing_embedder, {
-        "a.txt": "Hodor. The giant held the door.",  # capitalised, opening its sentence: not a name yet
-        "b.txt": "The stable boy said hodor and hodor again to the horses.",  # lower case only
-        "c.txt": "Ned Stark rode to Winterfell.",
-    })
+    _ingest(
+        store,
+        hashing_embedder,
+        {
+            "a.txt": "Hodor. The giant held the door.",  # capitalised, opening its sentence: not a name yet
+            "b.txt": "The stable boy said hodor and hodor again to the horses.",  # lower case only
+            "c.txt": "Ned Stark rode to Winterfell.",
+        },
+    )
     maintain_entity_graph(store, hashing_embedder, create=True)
     _ingest(store, hashing_embedder, {"d.txt": "They called him Hodor at Winterfell."})
     result = maintain_entity_graph(store, hashing_embedder)
@@ -258,20 +274,32 @@ def test_documents_writing_reads_every_page_of_full_text_hits(store, hashing_emb
     assert store.documents_writing(["Ned Stark"], ["ned stark"], limit=2) == whole
 
 
-@pytest.mark.parametrize("text, found", [
-    ("Hodor held the door", True), ("HODOR!", True), ("said \u212Aodor", False), ("hodor hodor", False),
-    ("Hodors", False), ("xHodor", False), ("the (Hodor) way", True), ("line one\nHodor. two", True),
-])
+@pytest.mark.parametrize(
+    "text, found",
+    [
+        ("Hodor held the door", True),
+        ("HODOR!", True),
+        ("said \u212aodor", False),
+        ("hodor hodor", False),
+        ("Hodors", False),
+        ("xHodor", False),
+        ("the (Hodor) way", True),
+        ("line one\nHodor. two", True),
+    ],
+)
 def test_the_capitalised_pattern_is_what_the_server_matches(store, text, found):
     from kgrag_neo4j.store.entity_graph import capitalised_pattern
 
-    rows = store.runner.driver.execute_query("RETURN $text =~ $pattern AS hit", text=text,
-                                             pattern=capitalised_pattern(["hodor"]),
-                                             database_=store.runner.database).records
+    rows = store.runner.driver.execute_query(
+        "RETURN $text =~ $pattern AS hit", text=text, pattern=capitalised_pattern(["hodor"]), database_=store.runner.database
+    ).records
     assert rows[0]["hit"] is found
-    kelvin = store.runner.driver.execute_query("RETURN $text =~ $pattern AS hit", text="\u212Aing Robert",
-                                               pattern=capitalised_pattern(["king"]),
-                                               database_=store.runner.database).records
+    kelvin = store.runner.driver.execute_query(
+        "RETURN $text =~ $pattern AS hit",
+        text="\u212aing Robert",
+        pattern=capitalised_pattern(["king"]),
+        database_=store.runner.database,
+    ).records
     assert kelvin[0]["hit"] is True
 
 
@@ -295,7 +323,9 @@ def test_delete_takes_its_entities_and_links_with_it(store, hashing_embedder):
     assert not _has("Tyrion Lannister", store)
     names = store.runner.driver.execute_query(
         "MATCH (n:EntityName {namespace: $ns, key: 'tyrion lannister'}) RETURN n.support AS s",
-        ns=store.namespace, database_=store.runner.database).records
+        ns=store.namespace,
+        database_=store.runner.database,
+    ).records
     assert not names or names[0]["s"] == 0
 
 
@@ -314,8 +344,10 @@ def test_a_large_document_is_deleted_in_bounded_transactions(store, hashing_embe
     assert store.runner.round_trips - before >= chunks + 2  # a transaction per chunk, then the park
     assert not store.delete_document(doc.id)
     parked = store.runner.driver.execute_query(
-        "MATCH (c:Chunk) WHERE c.namespace STARTS WITH $p RETURN count(c) AS n", p="\x1f" + store.namespace,
-        database_=store.runner.database).records[0]["n"]
+        "MATCH (c:Chunk) WHERE c.namespace STARTS WITH $p RETURN count(c) AS n",
+        p="\x1f" + store.namespace,
+        database_=store.runner.database,
+    ).records[0]["n"]
     assert parked == 0
     maintain_entity_graph(store, hashing_embedder)
     assert not _has("Tyrion Lannister", store)
@@ -365,8 +397,11 @@ def test_concurrent_ingests_into_one_namespace_end_linked(store, hashing_embedde
     maintain_entity_graph(store, hashing_embedder, rebuild=True)
     expect = _dump(store)
     for part in ("entities", "relations", "chunks"):
-        diff = {k: (got[part].get(k), expect[part].get(k)) for k in set(got[part]) | set(expect[part])
-                if got[part].get(k) != expect[part].get(k)}
+        diff = {
+            k: (got[part].get(k), expect[part].get(k))
+            for k in set(got[part]) | set(expect[part])
+            if got[part].get(k) != expect[part].get(k)
+        }
         assert not diff, (part, diff)
 
 
@@ -390,7 +425,9 @@ def test_replaced_then_deleted_text_is_not_searchable_through_entities(store, ha
     assert "swordfish" not in said and "Zorblax" not in said
     orphans = store.runner.driver.execute_query(
         "MATCH (e:Entity {namespace: $ns}) WHERE NOT EXISTS { (e)<-[:MENTIONS]-() } RETURN count(e) AS n",
-        ns=store.namespace, database_=store.runner.database).records[0]["n"]
+        ns=store.namespace,
+        database_=store.runner.database,
+    ).records[0]["n"]
     assert orphans == 0
     ned = store.get_entity_by_name("Ned Stark", limit=5)[0]
     assert "swordfish" not in ned.entity.description

@@ -76,7 +76,12 @@ def supported(text: str, title: str = "") -> set[str]:
         ("Apple and Microsoft met. Later, Apple left.", "", {"apple", "microsoft"}, set()),
         ("Later NED  STARK rode north.", "", {"ned stark"}, set()),
         ("She studied at the University of Oxford.", "", {"university of oxford"}, set()),
-        ("He married Berenice II of Egypt and Jesus of Nazareth spoke.", "", {"berenice ii of egypt", "jesus of nazareth"}, set()),
+        (
+            "He married Berenice II of Egypt and Jesus of Nazareth spoke.",
+            "",
+            {"berenice ii of egypt", "jesus of nazareth"},
+            set(),
+        ),
         ("The Winter Olympics were held in St. Moritz that year.", "", {"st. moritz", "winter olympics"}, {"moritz"}),
         # two names side by side
         (

@@ -31,11 +31,15 @@ QUERY = "Who are Ned Stark's allies?"
 
 def build_world(store):
     doc1, (a, c) = put_document(
-        store, "one.txt", ["Robert and Ned fought together.", "Varys whispers."],
+        store,
+        "one.txt",
+        ["Robert and Ned fought together.", "Varys whispers."],
         embeddings=[unit(0, 10, 0.72), unit(0, 11, 0.8)],
     )
     doc2, (d, b) = put_document(
-        store, "two.txt", ["Cersei plots.", "Tywin sent a raven."],
+        store,
+        "two.txt",
+        ["Cersei plots.", "Tywin sent a raven."],
         embeddings=[unit(0, 12, 0.65), unit(0, 13, 0.55)],
     )
     e = {
@@ -55,8 +59,7 @@ def build_world(store):
         ]
     )
     store.upsert_mentions(
-        [mention(a, e["Ned"]), mention(a, e["Robert"]), mention(c, e["Varys"]), mention(d, e["Cersei"]),
-         mention(b, e["Tywin"])]
+        [mention(a, e["Ned"]), mention(a, e["Robert"]), mention(c, e["Varys"]), mention(d, e["Cersei"]), mention(b, e["Tywin"])]
     )
     return {"A": a, "B": b, "C": c, "D": d, "doc1": doc1, "doc2": doc2, **e}
 
@@ -124,8 +127,7 @@ def test_top_k_takes_k_times_two_candidates_then_trims(store, world, embedder):
         ({"max_hops": 2, "max_sequence": 10}, {"A": 1.32, "C": 0.80, "D": 0.72, "B": 0.55}),
         ({"max_hops": 2, "max_sequence": 3}, {"A": 1.32, "C": 0.80, "D": 0.65, "B": 0.55}),
         ({"max_hops": 2, "use_relationship_strength": False}, {"A": 1.32, "C": 0.80, "D": 0.75, "B": 0.60}),
-        ({"max_hops": 2, "entity_boost_direct": 0.5, "entity_boost_indirect": 0.2},
-         {"A": 1.72, "C": 0.80, "D": 0.79, "B": 0.64}),
+        ({"max_hops": 2, "entity_boost_direct": 0.5, "entity_boost_indirect": 0.2}, {"A": 1.72, "C": 0.80, "D": 0.79, "B": 0.64}),
         ({"max_hops": 2, "query_entities_top_k": 1}, {"A": 0.72 + 0.3 + 0.09, "C": 0.80, "D": 0.65 + 0.1 * 0.5 * 0.7, "B": 0.55}),
     ],
 )
@@ -197,9 +199,7 @@ def test_expansion_reaches_chunks_without_embeddings(store, world, embedder):
 
 def test_filters_apply_to_candidates_and_expansion(store, world, embedder):
     w = world
-    results = EntityGraphRetriever(store, embedder, max_hops=2, filters=[by_document(w["doc1"])]).retrieve(
-        QUERY, top_k=4
-    )
+    results = EntityGraphRetriever(store, embedder, max_hops=2, filters=[by_document(w["doc1"])]).retrieve(QUERY, top_k=4)
     # doc1 holds A and C only; B and D (doc2) may not come back through the expansion either
     assert [r.id for r in results] == [w["A"], w["C"]]
 
@@ -208,9 +208,7 @@ def test_traversal_matches_entity_neighbours(store, world, embedder):
     w = world
     query_ids = [w["Ned"].id, w["Robert"].id, w["Jon"].id]
     for hops, types, seq in [(1, None, None), (2, None, None), (3, None, 10), (2, ["SPOUSE", "PARENT"], None)]:
-        ctx = store.entity_boost_context(
-            unit(0), chunk_k=4, entity_k=3, max_hops=hops, relation_types=types, max_sequence=seq
-        )
+        ctx = store.entity_boost_context(unit(0), chunk_k=4, entity_k=3, max_hops=hops, relation_types=types, max_sequence=seq)
         assert sorted(q.id for q in ctx.query_entities) == sorted(query_ids)
         from_ctx = {r.id: (r.distance, r.strength, r.path) for r in ctx.related}
         assert from_ctx == dict(store.entity_neighbours(query_ids, hops, relation_types=types, max_sequence=seq))
@@ -219,8 +217,13 @@ def test_traversal_matches_entity_neighbours(store, world, embedder):
 def test_defaults_work_and_bad_options_are_refused(store, world, embedder):
     results = EntityGraphRetriever(store, embedder).retrieve(QUERY)
     assert len(results) == 4 and results[0].id == world["A"]
-    for bad in ({"max_hops": 4}, {"centrality": "closeness"}, {"query_entities_top_k": 0},
-                {"entity_boost_direct": -1}, {"max_sequence": "10"}):
+    for bad in (
+        {"max_hops": 4},
+        {"centrality": "closeness"},
+        {"query_entities_top_k": 0},
+        {"entity_boost_direct": -1},
+        {"max_sequence": "10"},
+    ):
         with pytest.raises(ConfigurationError):
             EntityGraphRetriever(store, embedder, **bad)
     with pytest.raises(ConfigurationError, match="entity capability"):

@@ -50,9 +50,7 @@ def make_pdf(pages: list[list[str]]) -> bytes:
     )
     for lines in pages:
         page = writer.add_blank_page(612, 792)
-        page[NameObject("/Resources")] = DictionaryObject(
-            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})}
-        )
+        page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
         ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td", *(f"({line}) Tj T*" for line in lines), "ET"]
         stream = DecodedStreamObject()
         stream.set_data("\n".join(ops).encode("latin-1"))
@@ -133,8 +131,7 @@ def test_plain_text_refuses_str() -> None:
         ("<style>p { color: red }</style><p>styled</p>", "styled"),
         ("<noscript>enable js</noscript><p>content</p>", "content"),
         (
-            "<html><head><title>T</title><meta name='d' content='meta text'></head>"
-            "<body><p>body</p></body></html>",
+            "<html><head><title>T</title><meta name='d' content='meta text'></head><body><p>body</p></body></html>",
             "body",
         ),
         ("<head><title>never closed<body><p>still found</p>", "still found"),

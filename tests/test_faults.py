@@ -101,8 +101,18 @@ def test_an_outage_stops_a_folder_ingest_with_one_line_and_a_summary(own_server,
     try:
         result = CliRunner().invoke(
             cli,
-            ["--uri", settings.uri, "--password", settings.password, "ingest", str(folder),
-             "--namespace", namespace, "--embedder", "hashing"],
+            [
+                "--uri",
+                settings.uri,
+                "--password",
+                settings.password,
+                "ingest",
+                str(folder),
+                "--namespace",
+                namespace,
+                "--embedder",
+                "hashing",
+            ],
         )
         assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
         assert result.exit_code == 1
@@ -117,8 +127,19 @@ def test_an_outage_stops_a_folder_ingest_with_one_line_and_a_summary(own_server,
         monkeypatch.setattr(DocumentWriter, "write", real_write)
         again = CliRunner().invoke(
             cli,
-            ["--uri", settings.uri, "--password", settings.password, "ingest", str(folder),
-             "--namespace", namespace, "--embedder", "hashing", "--json"],
+            [
+                "--uri",
+                settings.uri,
+                "--password",
+                settings.password,
+                "ingest",
+                str(folder),
+                "--namespace",
+                namespace,
+                "--embedder",
+                "hashing",
+                "--json",
+            ],
         )
         assert again.exit_code == 0, again.output
         summary = json.loads(again.stdout)["summary"]
@@ -185,8 +206,20 @@ def test_server_killed_mid_ingest_then_restarted(own_server, hashing_embedder):
         started = time.monotonic()
         result = CliRunner().invoke(
             cli,
-            ["--uri", settings.uri, "--password", settings.password, "search", "river",
-             "--mode", "vector", "--embedder", "hashing", "--namespace", namespace],
+            [
+                "--uri",
+                settings.uri,
+                "--password",
+                settings.password,
+                "search",
+                "river",
+                "--mode",
+                "vector",
+                "--embedder",
+                "hashing",
+                "--namespace",
+                namespace,
+            ],
         )
         assert time.monotonic() - started < OUTAGE_BOUND_SECONDS
         assert result.exit_code == 1, result.output

@@ -128,8 +128,12 @@ def test_fifos_devices_and_symlinks_to_them_are_reported_and_skipped(neo4j_setti
     report = json.loads(done.stdout)
     status = {Path(r["path"]).name: r["status"] for r in report["files"]}
     assert status == {
-        "good.md": "new", "also.txt": "new",
-        "pipe.txt": "skipped", "zero.txt": "skipped", "null.md": "skipped", "far-pipe.txt": "skipped",
+        "good.md": "new",
+        "also.txt": "new",
+        "pipe.txt": "skipped",
+        "zero.txt": "skipped",
+        "null.md": "skipped",
+        "far-pipe.txt": "skipped",
         "secret.txt": "skipped",  # a symlink that leaves the folder
     }
     reasons = {Path(r["path"]).name: r.get("error", "") for r in report["files"]}
@@ -137,15 +141,33 @@ def test_fifos_devices_and_symlinks_to_them_are_reported_and_skipped(neo4j_setti
     assert "--follow-symlinks" in reasons["secret.txt"]
     assert done.returncode == 0  # what a folder holds besides documents is not an error
 
-    followed = run_cli(neo4j_settings, "ingest", str(hostile_folder), "--namespace", namespace, "--embedder", "hashing",
-                       "--follow-symlinks", "--json")
+    followed = run_cli(
+        neo4j_settings,
+        "ingest",
+        str(hostile_folder),
+        "--namespace",
+        namespace,
+        "--embedder",
+        "hashing",
+        "--follow-symlinks",
+        "--json",
+    )
     status = {Path(r["path"]).name: r["status"] for r in json.loads(followed.stdout)["files"]}
     assert status["secret.txt"] == "new" and status["far-pipe.txt"] == "skipped" and status["good.md"] == "unchanged"
 
 
 def test_a_named_fifo_or_device_fails_without_being_read(neo4j_settings, schema_ready, namespace, hostile_folder):
-    done = run_cli(neo4j_settings, "ingest", str(hostile_folder / "pipe.txt"), "/dev/zero",
-                   str(hostile_folder / "good.md"), "--namespace", namespace, "--embedder", "hashing")
+    done = run_cli(
+        neo4j_settings,
+        "ingest",
+        str(hostile_folder / "pipe.txt"),
+        "/dev/zero",
+        str(hostile_folder / "good.md"),
+        "--namespace",
+        namespace,
+        "--embedder",
+        "hashing",
+    )
     stderr = done.stderr.decode(errors="replace")
     assert done.returncode == 1 and "Traceback" not in stderr
     assert "1 new" in done.stdout.decode() and "2 failed" in done.stdout.decode()
@@ -225,8 +247,11 @@ def test_a_file_name_that_is_not_utf8_fails_alone(neo4j_settings, schema_ready, 
 
 def test_a_query_that_is_not_unicode_is_one_error(store, hashing_embedder, kgrag):
     Ingestor(store, hashing_embedder).ingest_text("Neo4j keeps the graph.", "a.txt")
-    for retriever in (VectorRetriever(store, hashing_embedder), HybridRetriever(store, hashing_embedder),
-                      GraphRetriever(store, hashing_embedder)):
+    for retriever in (
+        VectorRetriever(store, hashing_embedder),
+        HybridRetriever(store, hashing_embedder),
+        GraphRetriever(store, hashing_embedder),
+    ):
         with pytest.raises(InputError, match="not valid Unicode"):
             retriever.retrieve("graph \udcff", 3)
     code, out, err = kgrag("search", "graph \udcff", "--namespace", store.namespace, "--embedder", "hashing")

@@ -60,7 +60,7 @@ def test_server_start_help_shows_the_port_variables_and_the_readme_activates_the
     out = CliRunner().invoke(cli, ["server", "start", "--help"], terminal_width=200).stdout
     assert "env var: KGRAG_PORT" in out and "env var: KGRAG_HTTP_PORT" in out
     readme = (ROOT / "README.md").read_text()
-    cli_block = readme[readme.index("**CLI**"):]
+    cli_block = readme[readme.index("**CLI**") :]
     assert ". .venv/bin/activate" in cli_block[: cli_block.index("kgrag server start")]
 
 
@@ -161,8 +161,16 @@ def _parts_sum(result: dict) -> float:
     return sum(v for k, v in result["scores"].items() if k in ("vector", "fused", "graph", "boost"))
 
 
-@pytest.mark.parametrize("flags", [(), ("--seed-top-k", "1"), ("--blend", "seed", "--seed-top-k", "1"),
-                                   ("--seed-keyword-weight", "0.5", "--blend", "seed"), ("--bidirectional",)])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        (),
+        ("--seed-top-k", "1"),
+        ("--blend", "seed", "--seed-top-k", "1"),
+        ("--seed-keyword-weight", "0.5", "--blend", "seed"),
+        ("--bidirectional",),
+    ],
+)
 def test_graph_json_explains_every_result_with_parts_that_add_up(kgrag, papers, flags):
     code, out, err = kgrag("search", "Who directed Free Guy?", "--embedder", "hashing", "--mode", "graph", "--json", *flags)
     assert code == 0, err
@@ -176,8 +184,7 @@ def test_graph_json_explains_every_result_with_parts_that_add_up(kgrag, papers, 
         assert (r["graph_context"] == []) == seed, r
     if flags == ("--seed-top-k", "1"):
         reached = [r for r in results if r["graph_context"]]
-        assert reached and all(any(r["graph_context"][0]["from_chunk_id"] in line for line in r["explanation"])
-                               for r in reached)
+        assert reached and all(any(r["graph_context"][0]["from_chunk_id"] in line for line in r["explanation"]) for r in reached)
 
 
 def test_the_ids_a_search_prints_can_be_looked_up(kgrag, papers):
@@ -274,14 +281,15 @@ def test_the_graph_view_is_the_retrieval_as_nodes_and_relationships(kgrag, paper
     assert code == 2 and "--graph-view takes --mode graph" in err
     # the library call behind it
     view = GraphRetriever(store, hashing_embedder, seed_top_k=1).graph_view(query, 3)
-    assert [r["id"] for r in view["results"]] == [r.id for r in GraphRetriever(store, hashing_embedder, seed_top_k=1).retrieve(query, 3)]
+    assert [r["id"] for r in view["results"]] == [
+        r.id for r in GraphRetriever(store, hashing_embedder, seed_top_k=1).retrieve(query, 3)
+    ]
 
 
 # --- 6. other namespaces move keyword ranks, never what a namespace finds ---------------------
 
 
-def test_other_namespaces_change_keyword_order_at_most_never_membership_or_vector_ranks(store, make_namespace,
-                                                                                        hashing_embedder):
+def test_other_namespaces_change_keyword_order_at_most_never_membership_or_vector_ranks(store, make_namespace, hashing_embedder):
     """docs/retrieval.md "Namespaces share the full-text statistics" (measured by
     ``python -m bench namespaces``): BM25 statistics are index-wide, so another namespace can
     reorder this one's keyword hits; which chunks match, and the vector list, stay its own."""

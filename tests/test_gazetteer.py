@@ -27,7 +27,11 @@ def found(names, text):
         # whitespace runs and line breaks match one space
         (["New York"], "in New  York\nand New\tYork", [("new york", "New  York"), ("new york", "New\tYork")]),
         # the longest name wins; the shorter one inside it is not a second match
-        (["Robert", "Robert Baratheon"], "Robert Baratheon and Robert", [("robert baratheon", "Robert Baratheon"), ("robert", "Robert")]),
+        (
+            ["Robert", "Robert Baratheon"],
+            "Robert Baratheon and Robert",
+            [("robert baratheon", "Robert Baratheon"), ("robert", "Robert")],
+        ),
         (["New York", "York City", "New York City"], "in New York City today", [("new york city", "New York City")]),
         # overlapping names: the longer, and of equal length the leftmost
         (["New York", "York City"], "New York City", [("york city", "York City")]),
@@ -173,19 +177,27 @@ def test_entity_chunk_edges_weights_by_rarity_and_caps():
         "c4": ["three"],
         "c5": ["three"],
     }
-    edges = {(e.source_id, e.target_id): e.weight for e in entity_chunk_edges(mentions, max_chunks=3)
-             if e.source_id < e.target_id}
+    edges = {
+        (e.source_id, e.target_id): e.weight for e in entity_chunk_edges(mentions, max_chunks=3) if e.source_id < e.target_id
+    }
     both = {(e.source_id, e.target_id) for e in entity_chunk_edges(mentions, max_chunks=3)}
     assert both == set(edges) | {(b, a) for a, b in edges}  # written both ways
     # "rare" (2 chunks) links c1-c2 at 1.0; "common" (3 chunks) adds 1/2 to each of its pairs;
     # "three" (3 chunks) likewise; c1-c2 is capped at 1.0
-    assert edges == {("c1", "c2"): 1.0, ("c1", "c3"): 0.5, ("c2", "c3"): 0.5,
-                     ("c3", "c4"): 0.5, ("c3", "c5"): 0.5, ("c4", "c5"): 0.5}
+    assert edges == {
+        ("c1", "c2"): 1.0,
+        ("c1", "c3"): 0.5,
+        ("c2", "c3"): 0.5,
+        ("c3", "c4"): 0.5,
+        ("c3", "c5"): 0.5,
+        ("c4", "c5"): 0.5,
+    }
     # an entity in more than max_chunks chunks links nothing
     assert {(e.source_id, e.target_id) for e in entity_chunk_edges(mentions, max_chunks=2)} == {("c1", "c2"), ("c2", "c1")}
     # each chunk keeps its heaviest edges; the pair survives if either end keeps it
-    kept = {(e.source_id, e.target_id) for e in entity_chunk_edges(mentions, max_chunks=3, per_chunk=1)
-            if e.source_id < e.target_id}
+    kept = {
+        (e.source_id, e.target_id) for e in entity_chunk_edges(mentions, max_chunks=3, per_chunk=1) if e.source_id < e.target_id
+    }
     assert ("c1", "c2") in kept and len(kept) < 6
     with pytest.raises(ConfigurationError):
         entity_chunk_edges(mentions, max_chunks=1)

@@ -117,8 +117,14 @@ class FailingFetchStore(PerHopStore):
 def put_graph(store, chunk_vectors: dict[str, list[float]], edges: list[ChunkEdge], *, meta=None) -> Document:
     doc = Document(id=f"doc-{store.namespace}", source="graph.txt", title="Graph", content="g", content_hash="h")
     chunks = [
-        Chunk(id=f"{store.namespace}-{cid}", document_id=doc.id, content=f"text of {cid}", chunk_index=i,
-              embedding=vec, metadata=(meta or {}).get(cid, {}))
+        Chunk(
+            id=f"{store.namespace}-{cid}",
+            document_id=doc.id,
+            content=f"text of {cid}",
+            chunk_index=i,
+            embedding=vec,
+            metadata=(meta or {}).get(cid, {}),
+        )
         for i, (cid, vec) in enumerate(chunk_vectors.items())
     ]
     assert store.store_document(doc, chunks) == "new"
@@ -185,7 +191,11 @@ def test_traversal_options(store, chain, options, expected):
 
 
 def test_native_and_per_hop_agree(store, chain):
-    for options in (dict(max_hops=2), dict(max_hops=3, bidirectional=True), dict(max_hops=2, relation_filter=("depends_on", "elaborates"))):
+    for options in (
+        dict(max_hops=2),
+        dict(max_hops=3, bidirectional=True),
+        dict(max_hops=2, relation_filter=("depends_on", "elaborates")),
+    ):
         native = seed_retriever(store, chain, seed_top_k=2, **options)
         loop = seed_retriever(PerHopStore(store), chain, seed_top_k=2, **options)
         assert native.uses_native and not loop.uses_native
@@ -232,8 +242,11 @@ def test_tied_best_edges_resolve_by_from_chunk_then_relation(store):
     put_graph(
         store,
         {"s2": unit(0), "s1": unit(0, 1, 0.99), "t": unit(5)},
-        [ChunkEdge("s2", "t", RelationType.ELABORATES, 0.6), ChunkEdge("s1", "t", RelationType.REFERENCES, 0.6),
-         ChunkEdge("s1", "t", RelationType.DEPENDS_ON, 0.6)],
+        [
+            ChunkEdge("s2", "t", RelationType.ELABORATES, 0.6),
+            ChunkEdge("s1", "t", RelationType.REFERENCES, 0.6),
+            ChunkEdge("s1", "t", RelationType.DEPENDS_ON, 0.6),
+        ],
     )
     for store_ in (store, PerHopStore(store)):
         (t,) = [r for r in seed_retriever(store_, emb, seed_top_k=2).retrieve("q", 10) if r.id.endswith("-t")]
@@ -246,31 +259,54 @@ def test_relates_to_into_foreign_nodes_is_not_followed(store, driver, chain):
     # tenant's chunk, must not leak either into the results
     ns = store.namespace
     with driver.session() as s:
-        s.run("MATCH (a:Chunk {id: $a}) CREATE (a)-[:RELATES_TO {relation: 'references', weight: 1.0}]->(:Note {id: 'n1'}) "
-              "CREATE (a)<-[:RELATES_TO {relation: 'references', weight: 1.0}]-(:Chunk {id: $other, namespace: $other_ns, content: 'x'})",
-              a=f"{ns}-a", other=f"{ns}-foreign", other_ns=ns + "-other").consume()
+        s.run(
+            "MATCH (a:Chunk {id: $a}) CREATE (a)-[:RELATES_TO {relation: 'references', weight: 1.0}]->(:Note {id: 'n1'}) "
+            "CREATE (a)<-[:RELATES_TO {relation: 'references', weight: 1.0}]-(:Chunk {id: $other, namespace: $other_ns, content: 'x'})",
+            a=f"{ns}-a",
+            other=f"{ns}-foreign",
+            other_ns=ns + "-other",
+        ).consume()
     try:
         for bidirectional in (False, True):
-            got = [r.id for r in seed_retriever(store, chain, seed_top_k=1, max_hops=2, bidirectional=bidirectional).retrieve("q", 10)]
+            got = [
+                r.id
+                for r in seed_retriever(store, chain, seed_top_k=1, max_hops=2, bidirectional=bidirectional).retrieve("q", 10)
+            ]
             assert f"{ns}-a" in got and f"{ns}-b" in got
             assert "n1" not in got and f"{ns}-foreign" not in got
     finally:
         with driver.session() as s:
-            s.run("MATCH (n) WHERE (n:Note AND n.id = 'n1') OR (n:Chunk AND n.id = $other) DETACH DELETE n",
-                  other=f"{ns}-foreign").consume()
+            s.run(
+                "MATCH (n) WHERE (n:Note AND n.id = 'n1') OR (n:Chunk AND n.id = $other) DETACH DELETE n", other=f"{ns}-foreign"
+            ).consume()
 
 
 def test_hybrid_seeding_finds_keyword_only_seeds(store):
     emb = FixedEmbedder({"zebra crossing": unit(0)})
     doc = Document(id=f"doc-{store.namespace}", source="k.txt", title="K", content="k", content_hash="h")
-    chunks = [Chunk(id=f"{store.namespace}-v{i}", document_id=doc.id, content=f"plain text {i}", chunk_index=i, embedding=unit(0, i + 1, 0.9 - i * 0.01)) for i in range(5)]
-    chunks.append(Chunk(id=f"{store.namespace}-kw", document_id=doc.id, content="the zebra crossing rule", chunk_index=9, embedding=unit(100)))
+    chunks = [
+        Chunk(
+            id=f"{store.namespace}-v{i}",
+            document_id=doc.id,
+            content=f"plain text {i}",
+            chunk_index=i,
+            embedding=unit(0, i + 1, 0.9 - i * 0.01),
+        )
+        for i in range(5)
+    ]
+    chunks.append(
+        Chunk(
+            id=f"{store.namespace}-kw", document_id=doc.id, content="the zebra crossing rule", chunk_index=9, embedding=unit(100)
+        )
+    )
     store.store_document(doc, chunks)
     plain = [r.id for r in seed_retriever(store, emb, seed_top_k=2, max_hops=0).retrieve("zebra crossing", 10)]
     hybrid = seed_retriever(store, emb, seed_top_k=2, max_hops=0, seed_keyword_weight=0.5).retrieve("zebra crossing", 10)
     assert f"{store.namespace}-kw" not in plain
     assert f"{store.namespace}-kw" in [r.id for r in hybrid]
-    per_hop = seed_retriever(PerHopStore(store), emb, seed_top_k=2, max_hops=0, seed_keyword_weight=0.5).retrieve("zebra crossing", 10)
+    per_hop = seed_retriever(PerHopStore(store), emb, seed_top_k=2, max_hops=0, seed_keyword_weight=0.5).retrieve(
+        "zebra crossing", 10
+    )
     assert sorted(r.id for r in hybrid) == sorted(r.id for r in per_hop)
     assert {r.id: round(r.score, 6) for r in hybrid} == {r.id: round(r.score, 6) for r in per_hop}
 
@@ -339,7 +375,11 @@ def test_store_edges_rejects_invalid_edges_and_writes_nothing(store, edge, messa
 
 
 def test_prune_orphans_dry_run_then_real(store, driver):
-    put_graph(store, {"a": unit(0), "b": unit(1), "c": unit(2)}, [ChunkEdge("a", "b", RelationType.SEQUENCE, 1.0), ChunkEdge("b", "c", RelationType.SEQUENCE, 1.0)])
+    put_graph(
+        store,
+        {"a": unit(0), "b": unit(1), "c": unit(2)},
+        [ChunkEdge("a", "b", RelationType.SEQUENCE, 1.0), ChunkEdge("b", "c", RelationType.SEQUENCE, 1.0)],
+    )
     ns = store.namespace
     # an interrupted foreign writer: b loses its document link (test setup only)
     driver.execute_query("MATCH (:Document)-[r:HAS_CHUNK]->(c:Chunk {id: $id}) DELETE r", id=f"{ns}-b")
@@ -371,4 +411,3 @@ def test_one_round_trip_per_native_retrieval(store, chain):
     before = store.runner.round_trips
     seed_retriever(store, chain, seed_top_k=1).retrieve("q", 5)
     assert store.runner.round_trips - before == 1
-

@@ -36,23 +36,41 @@ def random_graph(store):
     ids = []
     for d in range(3):
         doc = Document(id=f"{store.namespace}-d{d}", source=f"d{d}.txt", title=f"D{d}", content="x", content_hash=f"h{d}")
-        chunks = [Chunk(id=f"{store.namespace}-d{d}c{i:02d}", document_id=doc.id, content=f"chunk {d}/{i}", chunk_index=i,
-                        embedding=vector(rng, topics[(d + i) % 4], noise=0.08))
-                  for i in range(20)]
+        chunks = [
+            Chunk(
+                id=f"{store.namespace}-d{d}c{i:02d}",
+                document_id=doc.id,
+                content=f"chunk {d}/{i}",
+                chunk_index=i,
+                embedding=vector(rng, topics[(d + i) % 4], noise=0.08),
+            )
+            for i in range(20)
+        ]
         store.store_document(doc, chunks)
         ids += [c.id for c in chunks]
     edges = [ChunkEdge(a, b, RelationType.SEQUENCE, 1.0) for a, b in zip(ids, ids[1:]) if a[:-2] == b[:-2]]
     for _ in range(150):
         a, b = rng.sample(ids, 2)
-        edges.append(ChunkEdge(a, b, rng.choice(RELATIONS), rng.choice([0.4, 0.6, 0.6, 0.8, 1.0]),
-                               description=rng.choice(["", "why", "because"])))
+        edges.append(
+            ChunkEdge(
+                a, b, rng.choice(RELATIONS), rng.choice([0.4, 0.6, 0.6, 0.8, 1.0]), description=rng.choice(["", "why", "because"])
+            )
+        )
     store.store_edges(edges)
     return rng, topics
 
 
 def full_params(lean: dict) -> dict:
-    return dict(lean, keyword_query="", keyword_weight=0.0, rrf_k=60, filter=NO_FILTER,
-                entity_keys=[], entity_seed_weight=0.0, entity_max_chunks=25)
+    return dict(
+        lean,
+        keyword_query="",
+        keyword_weight=0.0,
+        rrf_k=60,
+        filter=NO_FILTER,
+        entity_keys=[],
+        entity_seed_weight=0.0,
+        entity_max_chunks=25,
+    )
 
 
 def lean_rows(store, params: dict, q) -> list[dict]:
@@ -66,16 +84,37 @@ def test_the_lean_statement_returns_graph_retrieve_rows_exactly(store, random_gr
     rng, topics = random_graph
     queries = [vector(rng, t, noise=0.3) for t in topics]
     compared = hop2_rows = 0
-    grid = itertools.product(["seed", "propagate"], [True, False], [0, 1, 2], [None, ["similar_to", "sequence"]],
-                             [0.0, 0.7], [3, 25], [2, 8], [(1.0, 0.7, 0.5), (1.0, 0.2, 0.9)])
+    grid = itertools.product(
+        ["seed", "propagate"],
+        [True, False],
+        [0, 1, 2],
+        [None, ["similar_to", "sequence"]],
+        [0.0, 0.7],
+        [3, 25],
+        [2, 8],
+        [(1.0, 0.7, 0.5), (1.0, 0.2, 0.9)],
+    )
     for i, (blend, both, hops, relations, min_weight, top_k, seeds, decay) in enumerate(grid):
         # refined seeds on every other combination; with as few candidates as seeds on some,
         # so the seeds come from the index's few (on 60 chunks the index is exact, so
         # test_refine_seeds.py shows what refining finds)
         refine = i % 2 == 1
-        lean = dict(namespace=store.namespace, **SLOT_1, seed_top_k=seeds, fetch_k=seeds if i % 4 == 1 else 200, max_hops=hops,
-                    hop_decay=list(decay), vector_weight=0.7, graph_weight=0.3, bidirectional=both, relations=relations,
-                    min_weight=min_weight, top_k=top_k, blend=blend, refine_seeds=refine)
+        lean = dict(
+            namespace=store.namespace,
+            **SLOT_1,
+            seed_top_k=seeds,
+            fetch_k=seeds if i % 4 == 1 else 200,
+            max_hops=hops,
+            hop_decay=list(decay),
+            vector_weight=0.7,
+            graph_weight=0.3,
+            bidirectional=both,
+            relations=relations,
+            min_weight=min_weight,
+            top_k=top_k,
+            blend=blend,
+            refine_seeds=refine,
+        )
         for q in queries[:2]:
             a = store.runner.read("graph/retrieve", **full_params(lean), embedding=q)
             b = lean_rows(store, lean, q)
@@ -92,9 +131,21 @@ def test_hop_two_is_skipped_only_when_it_cannot_place_a_row(store, random_graph)
     top_k hop 2 is expanded and its rows appear."""
     rng, topics = random_graph
     q = vector(rng, topics[0], noise=0.3)
-    base = dict(namespace=store.namespace, **SLOT_1, seed_top_k=8, fetch_k=200, max_hops=2, hop_decay=[1.0, 0.7, 0.5],
-                vector_weight=0.7, graph_weight=0.3, bidirectional=True, relations=None, min_weight=0.0, blend="seed",
-                refine_seeds=False)
+    base = dict(
+        namespace=store.namespace,
+        **SLOT_1,
+        seed_top_k=8,
+        fetch_k=200,
+        max_hops=2,
+        hop_decay=[1.0, 0.7, 0.5],
+        vector_weight=0.7,
+        graph_weight=0.3,
+        bidirectional=True,
+        relations=None,
+        min_weight=0.0,
+        blend="seed",
+        refine_seeds=False,
+    )
     small = dict(base, top_k=10)
     rows = lean_rows(store, small, q)
     assert [r["hop"] for r in rows].count(2) == 0

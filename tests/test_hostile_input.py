@@ -55,7 +55,11 @@ INJECTIONS = [
 ]
 DB_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=30),
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
     max_leaves=12,
 )
@@ -119,10 +123,11 @@ def _registry_texts() -> set[str]:
 def _doc(store, source, *, text="alpha beta gamma", metadata=None, chunk_meta=None, embedder=None):
     doc_id = "doc_" + content_hash(store.namespace + "\x1f" + source)[:32]
     vector = embedder.embed([text])[0] if embedder else None
-    doc = Document(id=doc_id, source=source, title=source, content=text, content_hash=content_hash(text),
-                   metadata=metadata or {})
-    chunks = [Chunk(id=doc_id + "-0", document_id=doc_id, content=text, embedding=vector, metadata=chunk_meta or {}),
-              Chunk(id=doc_id + "-1", document_id=doc_id, content=text + " delta", embedding=vector)]
+    doc = Document(id=doc_id, source=source, title=source, content=text, content_hash=content_hash(text), metadata=metadata or {})
+    chunks = [
+        Chunk(id=doc_id + "-0", document_id=doc_id, content=text, embedding=vector, metadata=chunk_meta or {}),
+        Chunk(id=doc_id + "-1", document_id=doc_id, content=text + " delta", embedding=vector),
+    ]
     return doc, chunks
 
 
@@ -136,21 +141,29 @@ def victim(driver, neo4j_settings, schema_ready, hashing_embedder, make_namespac
     return store, counts(driver, store.namespace)
 
 
-def test_user_strings_reach_cypher_only_as_parameters(driver, neo4j_settings, schema_ready, hashing_embedder, victim, make_namespace):
+def test_user_strings_reach_cypher_only_as_parameters(
+    driver, neo4j_settings, schema_ready, hashing_embedder, victim, make_namespace
+):
     spy = SpyDriver(driver)
     hostile_ns = make_namespace(INJECTIONS[0])
     store = Neo4jStore(spy, namespace=hostile_ns, database=neo4j_settings.database)
     vector = hashing_embedder.embed(["alpha"])[0]
     for i, evil in enumerate(INJECTIONS[:4]):  # every attack gets its own explicit tests below
-        doc, chunks = _doc(store, evil, text=f"alpha {evil}", metadata={evil: evil, "k": evil},
-                           chunk_meta={evil: i}, embedder=hashing_embedder)
+        doc, chunks = _doc(
+            store, evil, text=f"alpha {evil}", metadata={evil: evil, "k": evil}, chunk_meta={evil: i}, embedder=hashing_embedder
+        )
         doc = dataclasses.replace(doc, title=evil)
         assert store.store_document(doc, chunks) == "new"
         store.store_edges([ChunkEdge(chunks[0].id, chunks[1].id, RelationType.REFERENCES, 0.5, description=evil)])
         store.search_chunks(vector, 5, [by_meta(evil, evil), by_source(evil), by_document(doc.id, evil)])
         store.search_chunks_keyword(evil, 5, [by_meta("k", evil)])
-        store.graph_retrieve(vector, evil, 5, GraphOptions(blend="seed", seed_keyword_weight=0.5, relation_filter=["references"]),
-                             [by_meta(evil, evil)])
+        store.graph_retrieve(
+            vector,
+            evil,
+            5,
+            GraphOptions(blend="seed", seed_keyword_weight=0.5, relation_filter=["references"]),
+            [by_meta(evil, evil)],
+        )
         store.get_chunks_by_ids([evil, chunks[0].id])
         store.get_edges([evil])
         assert store.document_state(evil) is None
@@ -219,8 +232,22 @@ def test_relation_names_come_only_from_the_allow_list(store, hashing_embedder, e
     assert store.get_edges([chunks[0].id]) == []
     result = CliRunner().invoke(
         cli,
-        ["--uri", neo4j_settings.uri, "--password", neo4j_settings.password, "search", "alpha", "--mode", "graph",
-         "--relations", evil, "--embedder", "hashing", "--namespace", store.namespace],
+        [
+            "--uri",
+            neo4j_settings.uri,
+            "--password",
+            neo4j_settings.password,
+            "search",
+            "alpha",
+            "--mode",
+            "graph",
+            "--relations",
+            evil,
+            "--embedder",
+            "hashing",
+            "--namespace",
+            store.namespace,
+        ],
     )
     assert result.exit_code == 1 and "Traceback" not in result.output
     errors = [line for line in result.stderr.splitlines() if not line.startswith("embedder:")]
@@ -260,15 +287,39 @@ def test_cypher_run_parameters_are_parameters(neo4j_settings, victim, driver):
     for evil in INJECTIONS:
         result = CliRunner().invoke(
             cli,
-            ["--uri", neo4j_settings.uri, "--password", neo4j_settings.password, "cypher", "run",
-             "documents/delete_document", "--param", f"namespace={evil}", "--param", f"document_id={evil}"],
+            [
+                "--uri",
+                neo4j_settings.uri,
+                "--password",
+                neo4j_settings.password,
+                "cypher",
+                "run",
+                "documents/delete_document",
+                "--param",
+                f"namespace={evil}",
+                "--param",
+                f"document_id={evil}",
+            ],
         )
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout) == []
     bad = CliRunner().invoke(
         cli,
-        ["--uri", neo4j_settings.uri, "--password", neo4j_settings.password, "cypher", "run",
-         "documents/list_documents", "--param", "namespace=x", "--param", "limit=1", "--param", "n})DETACH=1"],
+        [
+            "--uri",
+            neo4j_settings.uri,
+            "--password",
+            neo4j_settings.password,
+            "cypher",
+            "run",
+            "documents/list_documents",
+            "--param",
+            "namespace=x",
+            "--param",
+            "limit=1",
+            "--param",
+            "n})DETACH=1",
+        ],
     )
     assert bad.exit_code == 1 and len(bad.stderr.strip().splitlines()) == 1
     assert counts(driver, victim_store.namespace) == victim_counts
@@ -277,10 +328,35 @@ def test_cypher_run_parameters_are_parameters(neo4j_settings, victim, driver):
 # -- Lucene syntax in keyword search --------------------------------------------------------------
 
 LUCENE = [
-    "alpha AND NOT beta", "content:alpha", "alpha*", "*", "?", "alpha~2", '"alpha', "(alpha", "alpha)",
-    "[a TO z]", "{a TO z}", "\\", "/alph.*/", "alpha^10", "&&", "||", "!", "-alpha", "+alpha", "NOT", "AND OR",
-    "namespace:victim", "*:*", "alpha\u0000beta", "\ufeffalpha", "a" * 5000, " ".join(["alpha"] * 3000),
-    " ".join(f"w{i}" for i in range(3000)), "".join(chr(0x4E00 + i) for i in range(3000)),
+    "alpha AND NOT beta",
+    "content:alpha",
+    "alpha*",
+    "*",
+    "?",
+    "alpha~2",
+    '"alpha',
+    "(alpha",
+    "alpha)",
+    "[a TO z]",
+    "{a TO z}",
+    "\\",
+    "/alph.*/",
+    "alpha^10",
+    "&&",
+    "||",
+    "!",
+    "-alpha",
+    "+alpha",
+    "NOT",
+    "AND OR",
+    "namespace:victim",
+    "*:*",
+    "alpha\u0000beta",
+    "\ufeffalpha",
+    "a" * 5000,
+    " ".join(["alpha"] * 3000),
+    " ".join(f"w{i}" for i in range(3000)),
+    "".join(chr(0x4E00 + i) for i in range(3000)),
 ]
 
 
@@ -323,7 +399,11 @@ def test_a_broken_pdf_is_an_extraction_error(body):
 @settings(max_examples=150, deadline=None)
 @given(text=st.text(max_size=3000), max_tokens=st.integers(1, 300), markdown=st.booleans())
 def test_chunkers_never_crash_and_keep_the_budget(text, max_tokens, markdown):
-    chunker = MarkdownChunker(max_tokens=max_tokens, overlap_tokens=0) if markdown else RecursiveChunker(max_tokens=max_tokens, overlap_tokens=0)
+    chunker = (
+        MarkdownChunker(max_tokens=max_tokens, overlap_tokens=0)
+        if markdown
+        else RecursiveChunker(max_tokens=max_tokens, overlap_tokens=0)
+    )
     pieces = chunker.chunk(text)
     assert isinstance(pieces, list) and all(isinstance(p.content, str) for p in pieces)
 
@@ -342,12 +422,16 @@ _EDGE = st.fixed_dictionaries(
 
 
 @settings(max_examples=200, deadline=None)
-@given(answer=st.one_of(
-    st.text(max_size=500),
-    st.builds(lambda edges: json.dumps({"edges": edges}), st.lists(_EDGE, max_size=6)),
-    st.builds(lambda edges, pre: pre + "```json\n" + json.dumps(edges) + "\n```", st.lists(_EDGE, max_size=6), st.text(max_size=30)),
-    JSON.map(json.dumps),
-))
+@given(
+    answer=st.one_of(
+        st.text(max_size=500),
+        st.builds(lambda edges: json.dumps({"edges": edges}), st.lists(_EDGE, max_size=6)),
+        st.builds(
+            lambda edges, pre: pre + "```json\n" + json.dumps(edges) + "\n```", st.lists(_EDGE, max_size=6), st.text(max_size=30)
+        ),
+        JSON.map(json.dumps),
+    )
+)
 def test_parse_edges_keeps_only_valid_edges_or_raises_a_response_error(answer):
     try:
         edges = parse_edges(answer, _IDS)
@@ -371,12 +455,16 @@ _TRIPLE_ITEM = st.fixed_dictionaries(
 
 
 @settings(max_examples=200, deadline=None)
-@given(answer=st.one_of(
-    st.text(max_size=600),
-    st.lists(st.tuples(st.text(max_size=20), st.text(max_size=12), st.text(max_size=20)).map("|".join), max_size=8).map("\n".join),
-    st.lists(_TRIPLE_ITEM, max_size=6).map(json.dumps),
-    st.lists(_TRIPLE_ITEM, max_size=6).map(lambda items: json.dumps({"triples": items})),
-))
+@given(
+    answer=st.one_of(
+        st.text(max_size=600),
+        st.lists(st.tuples(st.text(max_size=20), st.text(max_size=12), st.text(max_size=20)).map("|".join), max_size=8).map(
+            "\n".join
+        ),
+        st.lists(_TRIPLE_ITEM, max_size=6).map(json.dumps),
+        st.lists(_TRIPLE_ITEM, max_size=6).map(lambda items: json.dumps({"triples": items})),
+    )
+)
 def test_parse_triples_never_crashes_and_keeps_only_allowed_predicates(answer):
     registry = PredicateRegistry()
     parsed = parse_triples(answer, registry)
@@ -415,8 +503,12 @@ def test_namespace_validation_gives_a_name_or_a_configuration_error(name):
     try:
         assert validate_namespace(name) == name
     except ConfigurationError as exc:
-        assert re.match(r"namespace (must|is longer|.* starts or ends with a space|.* is not in Unicode normal form"
-                        r"|.* mixes the letters of)", str(exc), re.S)
+        assert re.match(
+            r"namespace (must|is longer|.* starts or ends with a space|.* is not in Unicode normal form"
+            r"|.* mixes the letters of)",
+            str(exc),
+            re.S,
+        )
         assert "\n" not in str(exc) or "\n" in name
         return
     # what is accepted prints as itself and as nothing else
@@ -471,9 +563,16 @@ _ALPHABETS = [
     "العربية",
     "עברית",
 ]
-VALID_NAMES = st.sampled_from(_ALPHABETS).flatmap(
-    lambda letters: st.text(st.sampled_from(letters + "0123456789 -_.:/'\"`$!{}()[]<>;=@#%&*+,?|~^"), min_size=1, max_size=126)
-).map(str.strip).filter(lambda n: bool(n) and unicodedata.normalize("NFKC", n) == n)
+VALID_NAMES = (
+    st.sampled_from(_ALPHABETS)
+    .flatmap(
+        lambda letters: st.text(
+            st.sampled_from(letters + "0123456789 -_.:/'\"`$!{}()[]<>;=@#%&*+,?|~^"), min_size=1, max_size=126
+        )
+    )
+    .map(str.strip)
+    .filter(lambda n: bool(n) and unicodedata.normalize("NFKC", n) == n)
+)
 
 
 @DB_SETTINGS

@@ -44,8 +44,12 @@ def test_a_run_over_a_folder_and_a_glob_records_every_path(store, hashing_embedd
     tally = ingestor.ingest_run([root / "kb", str(root / "*.txt")], observer=seen)
     by_name = {os.path.basename(r["path"]): r for r in tally.rows}
     assert {n: r["status"] for n, r in by_name.items()} == {
-        "note-0.md": "new", "note-1.md": "new", "note-2.md": "new", "loose.txt": "new",
-        "empty.txt": "failed", "pipe.txt": "skipped",
+        "note-0.md": "new",
+        "note-1.md": "new",
+        "note-2.md": "new",
+        "loose.txt": "new",
+        "empty.txt": "failed",
+        "pipe.txt": "skipped",
     }
     assert "empty" in by_name["empty.txt"]["error"]
     assert (tally.counts["new"], tally.counts["failed"], tally.counts["skipped"]) == (4, 1, 1)

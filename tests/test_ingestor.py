@@ -57,8 +57,7 @@ def ids_in(prompt: str) -> list[str]:
 
 
 LONG = "\n\n".join(
-    f"Paragraph {i} talks about topic {i % 3}. " + "It has several sentences with enough words to matter. " * 6
-    for i in range(12)
+    f"Paragraph {i} talks about topic {i % 3}. " + "It has several sentences with enough words to matter. " * 6 for i in range(12)
 )
 
 
@@ -128,7 +127,9 @@ def test_markdown_is_converted_once_per_file(store, hashing_embedder, tmp_path, 
 
 def test_html_and_content_type_override(store, hashing_embedder, tmp_path):
     page = tmp_path / "page.html"
-    page.write_text("<html><head><script>evil()</script><style>p{}</style></head><body><h1>Title</h1><p>Caf&eacute; menu</p></body></html>")
+    page.write_text(
+        "<html><head><script>evil()</script><style>p{}</style></head><body><h1>Title</h1><p>Caf&eacute; menu</p></body></html>"
+    )
     r = Ingestor(store, hashing_embedder).ingest_file(page)
     text = " ".join(c.content for c in store.list_document_chunks(r.document_id))
     assert "Café menu" in text and "evil" not in text and "p{}" not in text
@@ -254,13 +255,17 @@ def test_llm_edges_validated_and_failing_batches_skipped(store, hashing_embedder
         ids = ids_in(prompt)
         if "Section 3." in prompt:
             raise ProviderError("model overloaded")
-        return json.dumps({"edges": [
-            {"source": ids[1], "target": ids[0], "relation": "elaborates", "weight": 0.9, "description": "more detail"},
-            {"source": ids[0], "target": ids[0], "relation": "elaborates", "weight": 0.9},  # self edge
-            {"source": ids[0], "target": "chk_unknown", "relation": "references", "weight": 0.5},  # not in batch
-            {"source": ids[2], "target": ids[1], "relation": "friend_of", "weight": 0.5},  # unknown relation
-            {"source": ids[2], "target": ids[0], "relation": "depends_on", "weight": 1.5},  # out of range
-        ]})
+        return json.dumps(
+            {
+                "edges": [
+                    {"source": ids[1], "target": ids[0], "relation": "elaborates", "weight": 0.9, "description": "more detail"},
+                    {"source": ids[0], "target": ids[0], "relation": "elaborates", "weight": 0.9},  # self edge
+                    {"source": ids[0], "target": "chk_unknown", "relation": "references", "weight": 0.5},  # not in batch
+                    {"source": ids[2], "target": ids[1], "relation": "friend_of", "weight": 0.5},  # unknown relation
+                    {"source": ids[2], "target": ids[0], "relation": "depends_on", "weight": 1.5},  # out of range
+                ]
+            }
+        )
 
     chat = ScriptedChat(answer)
     graph = IngestGraphOptions(graph_extraction=chat, graph_batch_size=3, graph_extraction_workers=2)
@@ -268,7 +273,9 @@ def test_llm_edges_validated_and_failing_batches_skipped(store, hashing_embedder
     from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
 
     with caplog.at_level(logging.WARNING):
-        r = Ingestor(store, hashing_embedder, graph=graph, chunker=RecursiveChunker(max_tokens=200, overlap_tokens=0)).ingest_text(text, "llm.txt")
+        r = Ingestor(
+            store, hashing_embedder, graph=graph, chunker=RecursiveChunker(max_tokens=200, overlap_tokens=0)
+        ).ingest_text(text, "llm.txt")
     chunks = store.list_document_chunks(r.document_id)
     edges = store.get_edges([c.id for c in chunks])
     assert len(chat.prompts) >= 2
@@ -284,8 +291,21 @@ def test_cross_document_edges(store, hashing_embedder):
     ing = Ingestor(store, hashing_embedder)
     a = ing.ingest_text("Graph databases store nodes and relationships.", "a.txt")
     b = ing.ingest_text("Graph databases store nodes and relationships too.", "b.txt")
-    chat = ScriptedChat(lambda p: json.dumps({"edges": [
-        {"source": ids_in(p)[0], "target": ids_in(p)[1], "relation": "similar_to", "weight": 0.8, "description": "same idea"}]}))
+    chat = ScriptedChat(
+        lambda p: json.dumps(
+            {
+                "edges": [
+                    {
+                        "source": ids_in(p)[0],
+                        "target": ids_in(p)[1],
+                        "relation": "similar_to",
+                        "weight": 0.8,
+                        "description": "same idea",
+                    }
+                ]
+            }
+        )
+    )
     cross = Ingestor(store, hashing_embedder, graph=IngestGraphOptions(graph_extraction=chat))
     count = cross.extract_cross_document_edges(similarity_threshold=0.5)
     assert count >= 1

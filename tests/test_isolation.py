@@ -140,7 +140,9 @@ def read_paths(a: Neo4jStore, b_ids: set[str], a_ids: set[str], embedder) -> dic
         "get_chunks_by_ids(both)": lambda: a.get_chunks_by_ids(both),
         "search_chunks": lambda: a.search_chunks(vector, 50),
         "search_chunks_keyword": lambda: a.search_chunks_keyword(QUERY, 50),
-        "graph_retrieve": lambda: a.graph_retrieve(vector, QUERY, 50, GraphOptions(blend="seed", bidirectional=True, seed_keyword_weight=0.3)),
+        "graph_retrieve": lambda: a.graph_retrieve(
+            vector, QUERY, 50, GraphOptions(blend="seed", bidirectional=True, seed_keyword_weight=0.3)
+        ),
         "get_edges(both)": lambda: a.get_edges(both),
         "get_incoming_edges(both)": lambda: a.get_incoming_edges(both),
         "edge_stats": lambda: a.edge_stats(),
@@ -232,9 +234,7 @@ def test_every_read_path_sees_only_its_namespace(pair):
 
 
 def _cli(settings, *args: str) -> Any:
-    result = CliRunner().invoke(
-        cli, ["--uri", settings.uri, "--user", settings.user, "--password", settings.password, *args]
-    )
+    result = CliRunner().invoke(cli, ["--uri", settings.uri, "--user", settings.user, "--password", settings.password, *args])
     return result
 
 
@@ -248,8 +248,11 @@ def test_cli_commands_see_only_their_namespace(pair, neo4j_settings):
     ]
     commands += [["search", QUERY, "--mode", m, "--embedder", "hashing", "--json"] for m in ("vector", "hybrid", "graph")]
     if HAS_ENTITIES:
-        commands += [["search", QUERY, "--mode", "entity", "--embedder", "hashing", "--json"],
-                     ["entities", "list", "--json"], ["entities", "show", "Ned Stark", "--json"]]
+        commands += [
+            ["search", QUERY, "--mode", "entity", "--embedder", "hashing", "--json"],
+            ["entities", "list", "--json"],
+            ["entities", "show", "Ned Stark", "--json"],
+        ]
     if HAS_COMMUNITIES:
         commands += [["search", QUERY, "--mode", "local", "--embedder", "hashing", "--json"], ["communities", "list", "--json"]]
     if HAS_TRIPLES:

@@ -93,9 +93,7 @@ def test_core_imports_no_layer_above_it(core):
 
 def test_retrieval_and_ingestion_import_no_provider_and_no_store():
     banned = ("kgrag_neo4j.providers", "kgrag_neo4j.store")
-    assert _breaks(
-        lambda file, name: file.startswith(("retrieval/", "ingestion/")) and _under(name, *banned)
-    ) == []
+    assert _breaks(lambda file, name: file.startswith(("retrieval/", "ingestion/")) and _under(name, *banned)) == []
 
 
 @pytest.mark.parametrize("domain", ["entities/", "communities/", "triples/"])
@@ -153,8 +151,11 @@ def _module_graph() -> dict[str, set[str]]:
     graph = _graph()
     names = {f: "kgrag_neo4j." + f[: -len(".py")].replace("/", ".").removesuffix(".__init__") for f in graph}
     modules = {n for f, n in names.items() if not f.endswith("__init__.py")}
-    return {names[f]: {i for i in imports if i in modules and i != names[f]} for f, imports in graph.items()
-            if not f.endswith("__init__.py")}
+    return {
+        names[f]: {i for i in imports if i in modules and i != names[f]}
+        for f, imports in graph.items()
+        if not f.endswith("__init__.py")
+    }
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

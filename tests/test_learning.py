@@ -34,8 +34,12 @@ def test_error_pattern_needs_text():
 @pytest.mark.parametrize(
     "pattern, known, threshold, expected",
     [
-        ("http <n> from upstream service api", ["http <n> from upstream service payments", "disk full"], 0.6,
-         ["http <n> from upstream service payments"]),
+        (
+            "http <n> from upstream service api",
+            ["http <n> from upstream service payments", "disk full"],
+            0.6,
+            ["http <n> from upstream service payments"],
+        ),
         ("http <n> from upstream service api", ["http <n> from upstream service payments"], 0.8, []),
         ("a b c d", ["a b c d", "a b c", "a b", "x y"], 0.5, ["a b c", "a b"]),  # itself is not similar
         ("a b c d", [], 0.5, []),

@@ -41,8 +41,14 @@ def build_world(store):
     }
     store.upsert_entities(list(e.values()))
     store.upsert_mentions(
-        [mention(t1, e["Alpha"]), mention(t2, e["Beta"]), mention(t3, e["Alpha"]), mention(t3, e["Gamma"]),
-         mention(t4, e["Delta"]), mention(t5, e["Beta"])]
+        [
+            mention(t1, e["Alpha"]),
+            mention(t2, e["Beta"]),
+            mention(t3, e["Alpha"]),
+            mention(t3, e["Gamma"]),
+            mention(t4, e["Delta"]),
+            mention(t5, e["Beta"]),
+        ]
     )
     store.upsert_relations(
         [
@@ -116,9 +122,7 @@ def test_top_k_limits(store, world, embedder):
     assert [e.name for e in full.entities] == ["Alpha", "Beta", "Gamma", "Delta", "Zeta"]
     assert full.entities[0].score == pytest.approx(1.0, abs=1e-6)
 
-    ctx = LocalSearchRetriever(
-        store, embedder, top_k_entities=2, top_k_relationships=2, top_k_community_reports=1
-    ).context(QUERY)
+    ctx = LocalSearchRetriever(store, embedder, top_k_entities=2, top_k_relationships=2, top_k_community_reports=1).context(QUERY)
     assert [e.name for e in ctx.entities] == ["Alpha", "Beta"]
     # only units of Alpha and Beta: T4 (Delta) is out
     assert [u.id for u in ctx.text_units] == [w["T1"], w["T2"], w["T3"], w["T5"]]
@@ -166,8 +170,7 @@ def test_to_text_renders_the_four_sections(store, world, embedder):
     assert "Alpha one." in text and "Beta two." in text and "Alpha and Gamma three." not in text
     assert "### Everything\nAbout all of them." in text
     assert LocalContext().to_text().count("(none)") == 4
-    assert set(ctx.to_json()) == {"entities", "text_units", "relationships", "reports",
-                                  "candidate_units", "total_tokens"}
+    assert set(ctx.to_json()) == {"entities", "text_units", "relationships", "reports", "candidate_units", "total_tokens"}
 
 
 def test_defaults_and_bad_options(store, world, embedder):

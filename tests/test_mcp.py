@@ -49,14 +49,24 @@ def test_mcp_server_tools_over_stdio(neo4j_settings, schema_ready, namespace, tm
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             tools = {t.name: t for t in (await session.list_tools()).tools}
-            assert {"search_vector", "search_hybrid", "search_graph", "search_ppr", "search_entity", "search_local",
-                    "ingest_text", "ingest_path", "list_documents"} <= set(tools)
+            assert {
+                "search_vector",
+                "search_hybrid",
+                "search_graph",
+                "search_ppr",
+                "search_entity",
+                "search_local",
+                "ingest_text",
+                "ingest_path",
+                "list_documents",
+            } <= set(tools)
             assert set(_field(tools["search_graph"], "input_schema")["properties"]) == {"query", "top_k"}
 
             added = _payload(await session.call_tool("ingest_path", {"path": str(folder)}))
             assert sorted(r["status"] for r in added["files"]) == ["new", "new"] and added["failed"] == 0
-            text = _payload(await session.call_tool("ingest_text", {"text": "Lucene serves full-text search.",
-                                                                    "source": "notes/lucene.txt"}))
+            text = _payload(
+                await session.call_tool("ingest_text", {"text": "Lucene serves full-text search.", "source": "notes/lucene.txt"})
+            )
             assert text["status"] == "new" and text["chunks"] == 1
 
             refused = await session.call_tool("ingest_path", {"path": str(outside)})
@@ -65,7 +75,8 @@ def test_mcp_server_tools_over_stdio(neo4j_settings, schema_ready, namespace, tm
             docs = _payload(await session.call_tool("list_documents", {}))
             assert docs["namespace"] == namespace
             assert sorted(d["source"] for d in docs["documents"]) == sorted(
-                [str(folder / "cats.md"), str(folder / "indexes.md"), "notes/lucene.txt"])
+                [str(folder / "cats.md"), str(folder / "indexes.md"), "notes/lucene.txt"]
+            )
 
             for mode in ("vector", "hybrid", "graph", "ppr"):
                 found = _payload(await session.call_tool(f"search_{mode}", {"query": "vector indexes", "top_k": 2}))
@@ -75,7 +86,6 @@ def test_mcp_server_tools_over_stdio(neo4j_settings, schema_ready, namespace, tm
 
             bad = await session.call_tool("search_vector", {"query": "   ", "top_k": 2})
             assert _error(bad) and "InputError" in bad.content[0].text
-
 
     asyncio.run(scenario())
 

@@ -68,16 +68,19 @@ def test_token_ids_are_sentence_transformers_ids_cut_at_256(embedder):
 
 
 def test_paraphrases_are_closer_than_unrelated_texts(embedder):
-    q, near, far = embedder.embed(["Who painted the Mona Lisa?", "Leonardo da Vinci painted the Mona Lisa.",
-                                   "The railway station closed in 1962."])
+    q, near, far = embedder.embed(
+        ["Who painted the Mona Lisa?", "Leonardo da Vinci painted the Mona Lisa.", "The railway station closed in 1962."]
+    )
     assert dot(q, near) > dot(q, far) + 0.3
 
 
 def test_results_come_back_in_input_order_whatever_the_batches(embedder):
     texts = REFERENCE["sentences"]
     alone = [embedder.embed([t])[0] for t in texts]
-    for batched in (MiniLMEmbedder(batch_size=3).embed(texts),  # sorted by length, three per batch
-                    MiniLMEmbedder(batch_tokens=300).embed(texts)):  # the 256-piece text alone, the rest together
+    for batched in (
+        MiniLMEmbedder(batch_size=3).embed(texts),  # sorted by length, three per batch
+        MiniLMEmbedder(batch_tokens=300).embed(texts),
+    ):  # the 256-piece text alone, the rest together
         for a, b in zip(alone, batched):
             assert dot(a, b) > 0.99999
             assert abs(dot(a, a) - 1.0) < 1e-5

@@ -85,9 +85,7 @@ def test_a_declaration_the_retriever_contradicts_is_refused():
     assert "toy2" not in mode_names()
 
 
-def test_a_registered_mode_is_built_searched_from_the_cli_and_offered_as_an_mcp_tool(
-    toy, corpus, hashing_embedder, kgrag_cli
-):
+def test_a_registered_mode_is_built_searched_from_the_cli_and_offered_as_an_mcp_tool(toy, corpus, hashing_embedder, kgrag_cli):
     assert isinstance(toy, RetrievalMode) and mode_names()[-1] == "toy"
     with pytest.raises(ConfigurationError, match="already registered"):
         register_mode(TOY_MODE)
@@ -107,8 +105,9 @@ def test_a_registered_mode_is_built_searched_from_the_cli_and_offered_as_an_mcp_
 
     # kgrag search --mode toy against the server: its flags reach the retriever
     def search(*args: str) -> list[dict]:
-        result = kgrag_cli("search", "Ned Stark Winterfell", *args, "--json", "--namespace", corpus.namespace,
-                           "--embedder", "hashing")
+        result = kgrag_cli(
+            "search", "Ned Stark Winterfell", *args, "--json", "--namespace", corpus.namespace, "--embedder", "hashing"
+        )
         assert result.exit_code == 0, result.stderr
         return json.loads(result.stdout)["results"]
 
@@ -130,8 +129,9 @@ def test_a_registered_mode_is_built_searched_from_the_cli_and_offered_as_an_mcp_
     from kgrag_neo4j.integrations.mcp import build_server
 
     retrievers = {mode: build_retriever(mode, corpus, hashing_embedder) for mode in mode_names()}
-    server = build_server(namespace=corpus.namespace, store=corpus, retrievers=retrievers,
-                          ingestor=Ingestor(corpus, hashing_embedder))
+    server = build_server(
+        namespace=corpus.namespace, store=corpus, retrievers=retrievers, ingestor=Ingestor(corpus, hashing_embedder)
+    )
 
     async def tools_and_call():
         tools = {t.name: t.description for t in await server.list_tools()}
@@ -139,8 +139,9 @@ def test_a_registered_mode_is_built_searched_from_the_cli_and_offered_as_an_mcp_
         return tools, json.loads(result.content[0].text)
 
     tools, found = asyncio.run(tools_and_call())
-    assert tools["search_toy"] == ("Search the knowledge graph: vector search with every score multiplied "
-                                   "(a test mode). Returns the top_k passages.")
+    assert tools["search_toy"] == (
+        "Search the knowledge graph: vector search with every score multiplied (a test mode). Returns the top_k passages."
+    )
     assert found["mode"] == "toy" and found["results"][0]["id"] == plain[0]["id"]
     assert found["results"][0]["score"] == pytest.approx(1.5 * plain[0]["score"])
 
@@ -166,8 +167,9 @@ def test_an_installed_packages_entry_point_adds_its_mode_to_kgrag(corpus, neo4j_
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "NEO4J_PASSWORD": neo4j_settings.password or ""}
 
     def kgrag(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "kgrag_neo4j", *args], capture_output=True, text=True, env=env,
-                              cwd=tmp_path, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "kgrag_neo4j", *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+        )
 
     shown = kgrag("search", "--help")
     assert shown.returncode == 0, shown.stderr
@@ -175,8 +177,20 @@ def test_an_installed_packages_entry_point_adds_its_mode_to_kgrag(corpus, neo4j_
     connect = ["--uri", neo4j_settings.uri, "--user", neo4j_settings.user]
     if neo4j_settings.database:
         connect += ["--database", neo4j_settings.database]
-    found = kgrag(*connect, "search", "Ned Stark Winterfell", "--mode", "toy", "--boost", "3", "--json",
-                  "--namespace", corpus.namespace, "--embedder", "hashing")
+    found = kgrag(
+        *connect,
+        "search",
+        "Ned Stark Winterfell",
+        "--mode",
+        "toy",
+        "--boost",
+        "3",
+        "--json",
+        "--namespace",
+        corpus.namespace,
+        "--embedder",
+        "hashing",
+    )
     assert found.returncode == 0, found.stderr
     results = json.loads(found.stdout)["results"]
     assert results and results[0]["explanation"] == ["toy x3.0"]
@@ -186,11 +200,13 @@ def test_an_installed_packages_entry_point_adds_its_mode_to_kgrag(corpus, neo4j_
 def test_kgrag_help_reads_no_retriever_and_no_plugin():
     """The modes are read when a command that takes them is parsed, not when ``kgrag`` starts:
     ``kgrag --help`` imports no retriever module and looks up no entry point."""
-    code = ("import sys; sys.argv = ['kgrag', '--help']\n"
-            "from kgrag_neo4j.cli import main\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('kgrag_neo4j.retrieval.retrievers', 'kgrag_neo4j.retrieval.ppr', "
-            "'importlib.metadata') if m in sys.modules))")
+    code = (
+        "import sys; sys.argv = ['kgrag', '--help']\n"
+        "from kgrag_neo4j.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('kgrag_neo4j.retrieval.retrievers', 'kgrag_neo4j.retrieval.ppr', "
+        "'importlib.metadata') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[]"

@@ -31,5 +31,9 @@ def test_unique_properties_match_the_installed_constraints(store, driver):
     )
     installed = {(r["label"], r["property"]) for r in records}
     for model in (Document, Chunk, Entity, Community):
-        unique = {prop.get_db_property_name(name) for name, prop in model.defined_properties(rels=False, aliases=False).items() if prop.unique_index}
+        unique = {
+            prop.get_db_property_name(name)
+            for name, prop in model.defined_properties(rels=False, aliases=False).items()
+            if prop.unique_index
+        }
         assert {(model.__label__, p) for p in unique} <= installed

@@ -17,8 +17,10 @@ QUERY = "Ned Stark Winterfell"
 @pytest.fixture
 def corpus(store, hashing_embedder):
     ingestor = Ingestor(store, hashing_embedder, graph=IngestGraphOptions(sequence_edges=True))
-    for source, text in (("north.txt", "Ned Stark rules Winterfell in the north. Winterfell is cold."),
-                         ("south.txt", "Ned Stark rides south to Kings Landing with his daughters.")):
+    for source, text in (
+        ("north.txt", "Ned Stark rules Winterfell in the north. Winterfell is cold."),
+        ("south.txt", "Ned Stark rides south to Kings Landing with his daughters."),
+    ):
         ingestor.ingest_text(text, source)
     build_entities(store, hashing_embedder)  # for the entity, local and ppr modes
     return store

@@ -75,7 +75,14 @@ def test_ppr_rank_reset_and_ranking_by_hand():
     w1 = 1 / (1 + math.exp(-4))
     nodes = ["c:s1", "c:s2", "c:far", "c:x", "c:y", "e:Q", "e:common"]
     edges = []
-    for c, e, df in (("s1", "Q", 2), ("far", "Q", 2), ("s1", "common", 4), ("s2", "common", 4), ("x", "common", 4), ("y", "common", 4)):
+    for c, e, df in (
+        ("s1", "Q", 2),
+        ("far", "Q", 2),
+        ("s1", "common", 4),
+        ("s2", "common", 4),
+        ("x", "common", 4),
+        ("y", "common", 4),
+    ):
         edges += [("c:" + c, "e:" + e, 1 / df), ("e:" + e, "c:" + c, 1 / df)]
     degree = {"c:s1": 0.75, "c:s2": 0.25, "c:far": 0.5, "c:x": 0.25, "c:y": 0.25, "e:Q": 1.0, "e:common": 1.0}
     exact = dense_ppr(nodes, edges, degree, {"c:s1": 0.5 * w1, "c:s2": 0.5 * (1 - w1), "e:Q": 0.5}, 0.5)
@@ -95,8 +102,18 @@ def test_ppr_rank_without_query_entities_gives_the_seeds_all_the_reset():
     assert ppr_rank(Neighbourhood(), PPROptions()).mass == {}
 
 
-@pytest.mark.parametrize("kwargs", [{"damping": 1.0}, {"damping": -0.1}, {"temperature": 0}, {"entity_share": 1.5},
-                                    {"seed_top_k": 0}, {"max_entity_chunks": 0}, {"relation_weight": float("nan")}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"damping": 1.0},
+        {"damping": -0.1},
+        {"temperature": 0},
+        {"entity_share": 1.5},
+        {"seed_top_k": 0},
+        {"max_entity_chunks": 0},
+        {"relation_weight": float("nan")},
+    ],
+)
 def test_ppr_options_validation(kwargs):
     with pytest.raises(ConfigurationError):
         PPROptions(**kwargs)

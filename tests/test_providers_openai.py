@@ -203,8 +203,10 @@ def test_timeouts_and_dead_servers_are_retried_then_named(fake, http, sleeps):
 
 
 def test_a_reply_without_choices_is_a_response_error(fake, http, sleeps):
-    fake.queue("/v1/chat/completions", httpx.Response(200, json={"id": "x", "object": "chat.completion",
-                                                                "created": 1, "model": "m", "choices": []}))
+    fake.queue(
+        "/v1/chat/completions",
+        httpx.Response(200, json={"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": []}),
+    )
     with pytest.raises(ProviderResponseError, match="no choices"):
         chat(http, sleeps).chat([{"role": "user", "content": "hi"}])
 
@@ -260,8 +262,13 @@ def test_chat_stream_opening_is_retried_but_a_broken_stream_raises(fake, http, s
     assert len(sleeps) == 1
 
     def broken(request: httpx.Request) -> httpx.Response:
-        first = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
-                 "choices": [{"index": 0, "delta": {"content": "part"}, "finish_reason": None}]}
+        first = {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "m",
+            "choices": [{"index": 0, "delta": {"content": "part"}, "finish_reason": None}],
+        }
         body = f"data: {json.dumps(first)}\n\ndata: {json.dumps({'error': {'message': 'overloaded'}})}\n\n"
         return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())
 

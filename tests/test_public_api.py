@@ -95,7 +95,9 @@ def test_wheel_ships_the_cypher_files(tmp_path):
     pytest.importorskip("build")
     subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path), str(ROOT)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     (wheel,) = tmp_path.glob("kgrag_neo4j-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())

@@ -31,10 +31,19 @@ def _vector(i: int) -> list[float]:
 
 @pytest.fixture
 def stored(store):
-    chunks = [Chunk(id=f"{store.namespace}-c{i}", document_id=f"{store.namespace}-d", content=f"chunk {i}",
-                    chunk_index=i, embedding=_vector(i)) for i in range(6)]
-    store.store_documents([(Document(id=f"{store.namespace}-d", source="round-trips.md", title="t", content="x",
-                                     content_hash="h"), chunks)])
+    chunks = [
+        Chunk(
+            id=f"{store.namespace}-c{i}",
+            document_id=f"{store.namespace}-d",
+            content=f"chunk {i}",
+            chunk_index=i,
+            embedding=_vector(i),
+        )
+        for i in range(6)
+    ]
+    store.store_documents(
+        [(Document(id=f"{store.namespace}-d", source="round-trips.md", title="t", content="x", content_hash="h"), chunks)]
+    )
     yield store
     store.delete_document(f"{store.namespace}-d")
 

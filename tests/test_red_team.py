@@ -60,7 +60,10 @@ def escape(tmp_path) -> Path:
 
 def mcp_server(store, embedder, roots=(), retrievers=None, ingestor=None):
     return kgrag_mcp.build_server(
-        namespace=store.namespace, store=store, retrievers=retrievers or {}, ingestor=ingestor or Ingestor(store, embedder),
+        namespace=store.namespace,
+        store=store,
+        retrievers=retrievers or {},
+        ingestor=ingestor or Ingestor(store, embedder),
         allowed_roots=[str(r) for r in roots],
     )
 
@@ -277,13 +280,16 @@ def test_ppr_ranks_a_neighbourhood_read_while_its_chunks_were_deleted():
 # -- 9. look-alike namespaces ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "why"), [
-    (" victim", "starts or ends with a space"),
-    ("victim ", "starts or ends with a space"),
-    ("v\u0456ctim", "mixes the letters of CYRILLIC, LATIN"),  # a Cyrillic i
-    ("\uff56ictim", "not in Unicode normal form NFKC"),  # a full-width v
-    ("vic\u200btim", "only visible characters"),
-])
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        (" victim", "starts or ends with a space"),
+        ("victim ", "starts or ends with a space"),
+        ("v\u0456ctim", "mixes the letters of CYRILLIC, LATIN"),  # a Cyrillic i
+        ("\uff56ictim", "not in Unicode normal form NFKC"),  # a full-width v
+        ("vic\u200btim", "only visible characters"),
+    ],
+)
 def test_a_namespace_that_looks_like_another_is_refused(kgrag_cli, name, why):
     from kgrag_neo4j.errors import ConfigurationError
     from kgrag_neo4j.settings import validate_namespace
@@ -331,10 +337,15 @@ def test_an_over_long_entity_name_is_dropped_and_the_build_goes_on(driver, store
     Ingestor(store, hashing_embedder).ingest_text("Alice works for Acme in Paris.", source="a.txt")
     [chunk] = store.list_document_chunks(store.list_documents()[0].id)
     long_name = "Acme " * 4000
-    reply = json.dumps({"entities": [
-        {"name": "Alice", "type": "PERSON", "description": "a person", "chunk_ids": [chunk.id]},
-        {"name": long_name, "type": "ORGANIZATION", "description": "a model's runaway", "chunk_ids": [chunk.id]},
-    ], "relationships": [{"source": "Alice", "target": long_name, "type": "WORKS_FOR", "strength": 0.9}]})
+    reply = json.dumps(
+        {
+            "entities": [
+                {"name": "Alice", "type": "PERSON", "description": "a person", "chunk_ids": [chunk.id]},
+                {"name": long_name, "type": "ORGANIZATION", "description": "a model's runaway", "chunk_ids": [chunk.id]},
+            ],
+            "relationships": [{"source": "Alice", "target": long_name, "type": "WORKS_FOR", "strength": 0.9}],
+        }
+    )
     extractor = LLMEntityExtractor(_Chat(reply), namespace=store.namespace)
     result = build_entities(store, hashing_embedder, extractor=extractor, entity_edges=False)
     assert result.entities == 1 and result.dropped.get("long_name") == 1
@@ -346,11 +357,15 @@ def test_a_name_the_database_cannot_index_is_refused_before_anything_is_staged(d
     from kgrag_neo4j.store.entities import ENTITY_ROWS
     from kgrag_neo4j.types.entities import Entity
 
-    candidates = sorted((Entity.create(f"Name {i}", "CONCEPT", namespace=store.namespace)
-                         for i in range(2 * ENTITY_ROWS)), key=lambda e: e.id)
+    candidates = sorted(
+        (Entity.create(f"Name {i}", "CONCEPT", namespace=store.namespace) for i in range(2 * ENTITY_ROWS)), key=lambda e: e.id
+    )
     # the giant in a later transaction than the first: the one before it would have been committed
-    giant = next(g for g in (Entity.create("x" * 20_000 + str(k), "CONCEPT", namespace=store.namespace)
-                             for k in range(1000)) if g.id > candidates[ENTITY_ROWS].id)
+    giant = next(
+        g
+        for g in (Entity.create("x" * 20_000 + str(k), "CONCEPT", namespace=store.namespace) for k in range(1000))
+        if g.id > candidates[ENTITY_ROWS].id
+    )
     entities = [*candidates, giant]
     with pytest.raises(InputError, match="the limit is"):
         store.upsert_entities(entities, build="b1")
@@ -401,8 +416,9 @@ def test_a_malformed_body_is_one_response_error_whole_or_streamed():
     with pytest.raises(ProviderResponseError, match="not the expected JSON") as info:
         chat.chat([{"role": "user", "content": "hi"}])
     assert "\n" not in str(info.value)
-    fake.queue("/v1/chat/completions", httpx.Response(200, headers={"content-type": "text/event-stream"},
-                                                      content=b"data: {broken\n\n"))
+    fake.queue(
+        "/v1/chat/completions", httpx.Response(200, headers={"content-type": "text/event-stream"}, content=b"data: {broken\n\n")
+    )
     with pytest.raises(ProviderResponseError, match="not the expected JSON"):
         list(chat.chat_stream([{"role": "user", "content": "hi"}]))
     fake.queue("/v1/chat/completions", malformed)  # not an event stream at all: no text
@@ -436,16 +452,18 @@ def test_a_silent_server_times_out_in_about_twice_the_timeout():
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(16)  # connections are accepted by the kernel; nothing ever answers
-        chat = OpenAIChat(api_key=KEY, base_url=f"http://127.0.0.1:{silent.getsockname()[1]}/v1", env={},
-                          timeout=0.5, max_retries=4)
+        chat = OpenAIChat(
+            api_key=KEY, base_url=f"http://127.0.0.1:{silent.getsockname()[1]}/v1", env={}, timeout=0.5, max_retries=4
+        )
         started = time.monotonic()
         with pytest.raises(ProviderTimeout, match="timed out"):
             chat.chat([{"role": "user", "content": "hi"}])
         assert time.monotonic() - started < 2.5  # 5 attempts and their backoff took ~7 s
 
 
-@pytest.mark.parametrize("echo", [KEY[:14] + "...", KEY.upper(), KEY.replace("+", "%2B").replace("/", "%2F").replace("=", "%3D"),
-                                  KEY[5:]])
+@pytest.mark.parametrize(
+    "echo", [KEY[:14] + "...", KEY.upper(), KEY.replace("+", "%2B").replace("/", "%2F").replace("=", "%3D"), KEY[5:]]
+)
 def test_the_api_key_is_masked_however_a_server_echoes_it(echo):
     from kgrag_neo4j.errors import ProviderError
 
@@ -502,9 +520,13 @@ def test_the_http_endpoint_answers_only_its_own_origin(driver, neo4j_settings):
     if os.environ.get("NEO4J_URI"):
         pytest.skip("an external server was given; its configuration is not ours")
     with driver.session() as session:
-        settings = {r["name"]: r["value"] for r in session.run(
-            "SHOW SETTINGS YIELD name, value WHERE name IN ['server.http.listen_address', "
-            "'dbms.security.http_access_control_allow_origin'] RETURN name, value")}
+        settings = {
+            r["name"]: r["value"]
+            for r in session.run(
+                "SHOW SETTINGS YIELD name, value WHERE name IN ['server.http.listen_address', "
+                "'dbms.security.http_access_control_allow_origin'] RETURN name, value"
+            )
+        }
     if not settings.get("server.http.listen_address"):
         pytest.skip("this server does not report its HTTP address")
     own = f"http://{settings['server.http.listen_address']}"
@@ -516,13 +538,19 @@ def test_the_http_endpoint_answers_only_its_own_origin(driver, neo4j_settings):
     assert allowed == own and allowed != "*"
 
 
-def test_a_replace_with_similarity_edges_links_in_memory_when_the_namespace_fits(driver, neo4j_settings, namespace, schema_ready, hashing_embedder, tmp_path):
+def test_a_replace_with_similarity_edges_links_in_memory_when_the_namespace_fits(
+    driver, neo4j_settings, namespace, schema_ready, hashing_embedder, tmp_path
+):
     from kgrag_neo4j.options import IngestGraphOptions
     from kgrag_neo4j.store import Neo4jStore
 
     statements: list[str] = []
-    store = Neo4jStore(driver, namespace=namespace, database=neo4j_settings.database,
-                       tracer=lambda name, params, seconds: statements.append(name))
+    store = Neo4jStore(
+        driver,
+        namespace=namespace,
+        database=neo4j_settings.database,
+        tracer=lambda name, params, seconds: statements.append(name),
+    )
     folder = tmp_path / "kb"
     folder.mkdir()
     words = "neo4j graph vector index chunk entity lucene cypher".split()
@@ -549,15 +577,26 @@ def test_chunks_left_staged_by_a_killed_write_are_not_counted_as_chunks(store, k
     # what a large document's write leaves when its process is killed between staging
     # transactions (an MCP client that disconnects and kills the server mid-ingest)
     document_id = store.document_id_of_source("big.txt")
-    rows = [{"id": f"staged-{i}", "document_id": document_id, "props": {"content": f"piece {i}", "chunk_index": i},
-             "embedding": None, "parent_id": None} for i in range(3)]
-    store.runner.write("chunks/stage_chunks", namespace=store.namespace, document_id=document_id, rows=rows,
-                       vector_property="embedding")
+    rows = [
+        {
+            "id": f"staged-{i}",
+            "document_id": document_id,
+            "props": {"content": f"piece {i}", "chunk_index": i},
+            "embedding": None,
+            "parent_id": None,
+        }
+        for i in range(3)
+    ]
+    store.runner.write(
+        "chunks/stage_chunks", namespace=store.namespace, document_id=document_id, rows=rows, vector_property="embedding"
+    )
     [row] = [r for r in store.list_namespaces() if r.namespace == store.namespace]
     assert (row.documents, row.chunks, row.staged) == (0, 0, 3)
     code, out, _ = kgrag("namespace", "list", "--json")
-    assert code == 0 and {"chunks": 0, "staged": 3}.items() <= next(
-        r for r in json.loads(out) if r["namespace"] == store.namespace).items()
+    assert (
+        code == 0
+        and {"chunks": 0, "staged": 3}.items() <= next(r for r in json.loads(out) if r["namespace"] == store.namespace).items()
+    )
     # listed, so they can be seen and deleted with the namespace
     code, out, _ = kgrag("namespace", "delete", store.namespace, "--yes", "--json")
     assert code == 0 and json.loads(out)["chunks"] == 3

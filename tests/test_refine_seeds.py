@@ -36,14 +36,25 @@ def near_copies(store):
     items = []
     for d in range(0, len(vectors), 500):
         doc = Document(id=f"{store.namespace}-d{d}", source=f"d{d}.txt", title="D", content="x", content_hash=f"h{d}")
-        items.append((doc, [Chunk(id=ids[i], document_id=doc.id, content=f"chunk {i}", chunk_index=i - d,
-                                  embedding=vectors[i].tolist()) for i in range(d, d + 500)]))
+        items.append(
+            (
+                doc,
+                [
+                    Chunk(id=ids[i], document_id=doc.id, content=f"chunk {i}", chunk_index=i - d, embedding=vectors[i].tolist())
+                    for i in range(d, d + 500)
+                ],
+            )
+        )
     assert store.store_documents(items) == ["new"] * len(items)
     sims = vectors @ vectors.T
     np.fill_diagonal(sims, -2.0)
     nearest = np.argpartition(-sims, 5, axis=1)[:, :5]
-    assert store.store_edges([ChunkEdge(ids[i], ids[j], RelationType.SIMILAR_TO, float(sims[i, j]))
-                              for i in range(len(ids)) for j in nearest[i]]) > 0
+    assert (
+        store.store_edges(
+            [ChunkEdge(ids[i], ids[j], RelationType.SIMILAR_TO, float(sims[i, j])) for i in range(len(ids)) for j in nearest[i]]
+        )
+        > 0
+    )
     return rng, topics, vectors, ids
 
 
@@ -114,14 +125,28 @@ def test_the_cli_takes_the_flags_in_graph_mode(kgrag_cli, namespace, tmp_path):
     ingest = kgrag_cli("ingest", str(tmp_path), "--namespace", namespace, "--embedder", "hashing", "--similarity-edges")
     assert ingest.exit_code == 0, ingest.output
     for flag in ("--refine-seeds", "--no-refine-seeds"):
-        done = kgrag_cli("search", "near copies", "--mode", "graph", flag, "--vector-candidates", "20",
-                         "--namespace", namespace, "--embedder", "hashing", "--json")
+        done = kgrag_cli(
+            "search",
+            "near copies",
+            "--mode",
+            "graph",
+            flag,
+            "--vector-candidates",
+            "20",
+            "--namespace",
+            namespace,
+            "--embedder",
+            "hashing",
+            "--json",
+        )
         assert done.exit_code == 0, done.output
         assert "near copies" in done.output
-    deep = kgrag_cli("search", "x", "--mode", "graph", "--refine-seeds", "--hops", "5", "--namespace", namespace,
-                     "--embedder", "hashing")
+    deep = kgrag_cli(
+        "search", "x", "--mode", "graph", "--refine-seeds", "--hops", "5", "--namespace", namespace, "--embedder", "hashing"
+    )
     assert deep.exit_code != 0 and "one-statement graph retrieval" in deep.stderr.strip().splitlines()[-1]
-    too_few = kgrag_cli("search", "x", "--mode", "graph", "--vector-candidates", "3", "--namespace", namespace,
-                        "--embedder", "hashing")
+    too_few = kgrag_cli(
+        "search", "x", "--mode", "graph", "--vector-candidates", "3", "--namespace", namespace, "--embedder", "hashing"
+    )
     assert too_few.exit_code != 0 and "Traceback" not in too_few.output
     assert "vector_candidates (3) must be at least seed_top_k (10)" in too_few.stderr.strip().splitlines()[-1]

@@ -87,8 +87,9 @@ def cypher_languages(driver, neo4j_settings) -> tuple[str, ...]:
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
-def test_every_statement_plans_without_a_notification_in_each_cypher_language(name, driver, neo4j_settings, schema_ready,
-                                                                             cypher_languages):
+def test_every_statement_plans_without_a_notification_in_each_cypher_language(
+    name, driver, neo4j_settings, schema_ready, cypher_languages
+):
     """No deprecation (a removal to come), performance or shadowing warning on either line; the
     driver drops the UNRECOGNIZED ones (labels a fresh database lacks)."""
     q = REGISTRY[name]

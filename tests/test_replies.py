@@ -31,7 +31,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "kgrag_neo4j"
         ('{"a": 1}', {"a": 1}),
         ("[1, 2]", [1, 2]),
         ('```json\n{"a": 1}\n```', {"a": 1}),
-        ('```\n[1]\n```', [1]),
+        ("```\n[1]\n```", [1]),
         ('Sure! {"a": [1, {"b": 2}]} Hope that helps.', {"a": [1, {"b": 2}]}),
         ('Here:\n```json\n{"a": 1}\n```\nand more ```text``` after', {"a": 1}),
         # the first fence that holds JSON wins, not the first fence
@@ -67,7 +67,7 @@ def test_find_json_refuses_a_reply_that_is_not_text(value):
         (CommunityReportReply, '{"title": " ", "summary": "s"}', r"title is ' ': must be non-empty text"),
         (CommunityReportReply, '{"title": 3, "summary": "s"}', r"title is 3: must be text"),
         (CommunityReportReply, '[{"title": "t"}]', r"must be an object"),
-        (EntitiesReply, '[1, 2]', r"must be a JSON object"),
+        (EntitiesReply, "[1, 2]", r"must be a JSON object"),
         (EntitiesReply, '{"entities": null}', r"entities is None: must be a list"),
     ],
 )
@@ -99,8 +99,10 @@ def test_ratings_accept_a_bare_list_and_ints_as_floats():
     assert parse_reply("[10, 0, 7.5]", RatingsReply).scores == [10.0, 0.0, 7.5]
 
 
-@pytest.mark.parametrize("rating, kept", [(7, 7.0), (0, 0.0), (10.0, 10.0), (11, None), (-1, None),
-                                          (True, None), ("5", None), (None, None), (float("nan"), None)])
+@pytest.mark.parametrize(
+    "rating, kept",
+    [(7, 7.0), (0, 0.0), (10.0, 10.0), (11, None), (-1, None), (True, None), ("5", None), (None, None), (float("nan"), None)],
+)
 def test_a_report_rating_outside_0_to_10_is_recorded_as_none(rating, kept):
     reply = parse_reply(json.dumps({"title": " T ", "summary": " S ", "rating": rating}), CommunityReportReply)
     assert (reply.title, reply.summary, reply.rating) == ("T", "S", kept)
@@ -153,7 +155,12 @@ def test_no_other_module_decodes_model_replies_itself():
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and node.attr == "raw_decode":
                 offenders.append(f"{path.relative_to(PACKAGE)}: raw_decode")
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("```") and "(" in node.value:
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and node.value.startswith("```")
+                and "(" in node.value
+            ):
                 offenders.append(f"{path.relative_to(PACKAGE)}: a fence pattern")
     assert [o for o in offenders if not o.startswith("replies.py")] == []
 

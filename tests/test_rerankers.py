@@ -78,7 +78,7 @@ def test_rerankers_refuse_a_bad_top_k(top_k):
         ('{"scores": [3, 9.5, 0]}', 3, [3.0, 9.5, 0.0]),
         ("[10, 1]", 2, [10.0, 1.0]),
         ('```json\n{"scores": [7]}\n```', 1, [7.0]),
-        ('```\n[4, 5]\n```', 2, [4.0, 5.0]),
+        ("```\n[4, 5]\n```", 2, [4.0, 5.0]),
         ('  {"scores": [], "note": "none"}  ', 0, []),
         ('Here are the ratings: {"scores": [2, 8]} as asked.', 2, [2.0, 8.0]),
     ],
@@ -143,7 +143,7 @@ def test_llm_reranker_prompt_carries_query_passages_and_schema():
     incoming = make([0.5, 0.4])
     incoming[1].content = "x" * 5000
     LLMReranker(chat, max_chars=100).rerank("graph databases", incoming, 2)
-    (messages, schema), = chat.calls
+    ((messages, schema),) = chat.calls
     assert schema == RATINGS_SCHEMA
     assert [m["role"] for m in messages] == ["system", "user"]
     user = messages[1]["content"]

@@ -93,7 +93,10 @@ def test_failed_statements_do_not_leak_sessions(neo4j_settings):
     its connection and the next acquisition would time out."""
     auth = (neo4j_settings.user, neo4j_settings.password)
     with neo4j.GraphDatabase.driver(
-        neo4j_settings.uri, auth=auth, max_connection_pool_size=2, connection_acquisition_timeout=5,
+        neo4j_settings.uri,
+        auth=auth,
+        max_connection_pool_size=2,
+        connection_acquisition_timeout=5,
         notifications_disabled_categories=["UNRECOGNIZED"],
     ) as drv:
         runner = CypherRunner(drv, database=neo4j_settings.database)
@@ -151,12 +154,31 @@ def test_real_sigint_during_an_ingest(neo4j_settings, tmp_path, make_namespace):
     # transaction, and a SIGINT that arrives while Python is shutting down kills it silently
     for i in range(4_000):
         (tmp_path / f"f{i:04d}.txt").write_text(f"File {i} about rivers and bridges. " * 40)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NEO4J_URI": neo4j_settings.uri,
-           "NEO4J_PASSWORD": neo4j_settings.password or "", "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "NEO4J_URI": neo4j_settings.uri,
+        "NEO4J_PASSWORD": neo4j_settings.password or "",
+        "PYTHONUNBUFFERED": "1",
+    }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kgrag_neo4j", "ingest", str(tmp_path), "--embedder", "hashing",
-         "--namespace", make_namespace("sigint"), "--sequence-edges"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
+        [
+            sys.executable,
+            "-m",
+            "kgrag_neo4j",
+            "ingest",
+            str(tmp_path),
+            "--embedder",
+            "hashing",
+            "--namespace",
+            make_namespace("sigint"),
+            "--sequence-edges",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=env,
         # a shell gives the command SIGINT's default disposition; inside a long pytest run an
         # earlier library may have left it ignored, and Python keeps an inherited SIG_IGN
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
@@ -217,7 +239,9 @@ def test_extraction_and_retrieval_pools_end_even_when_they_fail(store, hashing_e
     text = "\n\n".join(f"Paragraph {i} with words about rivers." * 3 for i in range(8))
     from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
 
-    Ingestor(store, hashing_embedder, chunker=RecursiveChunker(max_tokens=30, overlap_tokens=0), graph=graph).ingest_text(text, "pool.txt")
+    Ingestor(store, hashing_embedder, chunker=RecursiveChunker(max_tokens=30, overlap_tokens=0), graph=graph).ingest_text(
+        text, "pool.txt"
+    )
 
     class BrokenKeyword(Neo4jStore):
         def search_chunks_keyword(self, *args, **kwargs):

@@ -41,22 +41,30 @@ R = RelationType
 #    a = 0.7/61 + 0.3/62 = 0.0163141...; z = 0.3/61 = 0.0049180...
 RRF_CASES = [
     pytest.param(
-        ["a", "b", "c"], ["c", "a"], dict(keyword_weight=0.3),
+        ["a", "b", "c"],
+        ["c", "a"],
+        dict(keyword_weight=0.3),
         [("a", 0.7 + 18.3 / 62), ("c", 42.7 / 63 + 0.3), ("b", 42.7 / 62)],
         id="A-normalised",
     ),
     pytest.param(
-        ["x", "y"], ["y", "x"], dict(keyword_weight=0.5, normalize=False),
+        ["x", "y"],
+        ["y", "x"],
+        dict(keyword_weight=0.5, normalize=False),
         [("x", 0.5 / 61 + 0.5 / 62), ("y", 0.5 / 61 + 0.5 / 62)],
         id="B-tie-first-appearance",
     ),
     pytest.param(
-        ["a", "b"], ["b"], dict(keyword_weight=0.3, k=0, normalize=False),
+        ["a", "b"],
+        ["b"],
+        dict(keyword_weight=0.3, k=0, normalize=False),
         [("a", 0.7), ("b", 0.65)],
         id="C-k0",
     ),
     pytest.param(
-        ["a"], ["z", "a"], dict(keyword_weight=0.3, normalize=False),
+        ["a"],
+        ["z", "a"],
+        dict(keyword_weight=0.3, normalize=False),
         [("a", 0.7 / 61 + 0.3 / 62), ("z", 0.3 / 61)],
         id="D-keyword-only-id",
     ),
@@ -102,9 +110,7 @@ def test_rrf_repeated_id_keeps_first_rank():
     assert got == [("a", pytest.approx(1 / 61)), ("b", pytest.approx(1 / 62))]
 
 
-@pytest.mark.parametrize(
-    "kwargs", [dict(keyword_weight=-0.1), dict(keyword_weight=1.5), dict(keyword_weight=True), dict(k=-1)]
-)
+@pytest.mark.parametrize("kwargs", [dict(keyword_weight=-0.1), dict(keyword_weight=1.5), dict(keyword_weight=True), dict(k=-1)])
 def test_rrf_rejects_bad_options(kwargs):
     with pytest.raises(ConfigurationError):
         reciprocal_rank_fusion(["a"], ["b"], **kwargs)

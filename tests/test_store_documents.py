@@ -25,7 +25,9 @@ from kgrag_neo4j.types import (
 from .conftest import TEST_DIMENSIONS
 
 
-def make_doc(store, source: str, texts: list[str], embedder, *, metadata=None, created_at=0, chunk_meta=None) -> tuple[Document, list[Chunk]]:
+def make_doc(
+    store, source: str, texts: list[str], embedder, *, metadata=None, created_at=0, chunk_meta=None
+) -> tuple[Document, list[Chunk]]:
     content = "\n\n".join(texts)
     doc = Document(
         id=ids.document_id(store.namespace, source),
@@ -119,8 +121,14 @@ def test_parent_child_links(store, driver, hashing_embedder):
     doc = Document(id="pc-" + store.namespace, source="pc.txt", content="x", content_hash="h")
     parent = Chunk(id=f"{doc.id}-p", document_id=doc.id, content="parent text", chunk_index=0)
     kids = [
-        Chunk(id=f"{doc.id}-c{i}", document_id=doc.id, content=f"child {i}", chunk_index=i, parent_id=parent.id,
-              embedding=hashing_embedder.embed([f"child {i}"])[0])
+        Chunk(
+            id=f"{doc.id}-c{i}",
+            document_id=doc.id,
+            content=f"child {i}",
+            chunk_index=i,
+            parent_id=parent.id,
+            embedding=hashing_embedder.embed([f"child {i}"])[0],
+        )
         for i in range(2)
     ]
     store.store_document(doc, kids + [parent])  # parent after its children: order does not matter
@@ -129,8 +137,10 @@ def test_parent_child_links(store, driver, hashing_embedder):
     )
     assert dict(records[0]) == {"n": 2, "bare": True}
     with pytest.raises(InputError, match="not in this document"):
-        store.store_document(Document(id="x-" + store.namespace, source="x", content="x", content_hash="x"),
-                             [Chunk(id="orphan-kid", document_id="", content="c", parent_id="missing")])
+        store.store_document(
+            Document(id="x-" + store.namespace, source="x", content="x", content_hash="x"),
+            [Chunk(id="orphan-kid", document_id="", content="c", parent_id="missing")],
+        )
 
 
 def test_vector_search_orders_by_similarity(store, hashing_embedder):
@@ -149,7 +159,7 @@ def test_keyword_search_and_lucene_syntax_cannot_break_or_widen_it(store, hashin
     doc, chunks = make_doc(store, "k.txt", texts, hashing_embedder)
     store.store_document(doc, chunks)
     assert [r.content for r in store.search_chunks_keyword("lucene", 5)] == ["full text search with lucene"]
-    for hostile in ['lucene AND (', '"unterminated', "content:*", "*", "lucene~2 OR ]", "\\", "a:b:c", "NOT lucene"]:
+    for hostile in ["lucene AND (", '"unterminated', "content:*", "*", "lucene~2 OR ]", "\\", "a:b:c", "NOT lucene"]:
         got = store.search_chunks_keyword(hostile, 5)
         assert all("lucene" in r.content or "not" in r.content for r in got), hostile
     assert store.search_chunks_keyword("*", 5) == []  # a wildcard is not a query here
@@ -169,7 +179,9 @@ def test_keyword_search_and_lucene_syntax_cannot_break_or_widen_it(store, hashin
 )
 def test_filters_apply_to_vector_and_keyword_search(store, hashing_embedder, filters, expected):
     a, ca = make_doc(store, "docs/a.txt", ["shared words here"], hashing_embedder, metadata={"lang": "en"}, created_at=1000)
-    b, cb = make_doc(store, "other/b.txt", ["shared words there"], hashing_embedder, created_at=2000, chunk_meta={0: {"section": "intro"}})
+    b, cb = make_doc(
+        store, "other/b.txt", ["shared words there"], hashing_embedder, created_at=2000, chunk_meta={0: {"section": "intro"}}
+    )
     store.store_document(a, ca)
     store.store_document(b, cb)
     q = hashing_embedder.embed(["shared words"], input_type="query")[0]
@@ -186,8 +198,14 @@ def test_a_one_percent_filter_keeps_full_recall(store):
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     doc = Document(id="recall-" + store.namespace, source="recall.txt", content="r", content_hash="r")
     chunks = [
-        Chunk(id=f"{doc.id}-{i}", document_id=doc.id, content=f"chunk {i}", chunk_index=i,
-              embedding=vectors[i].tolist(), metadata={"group": "rare" if i % rare_every == 0 else "common"})
+        Chunk(
+            id=f"{doc.id}-{i}",
+            document_id=doc.id,
+            content=f"chunk {i}",
+            chunk_index=i,
+            embedding=vectors[i].tolist(),
+            metadata={"group": "rare" if i % rare_every == 0 else "common"},
+        )
         for i in range(n)
     ]
     store.store_document(doc, chunks)
@@ -211,10 +229,22 @@ def test_an_unfiltered_search_never_pays_for_the_exact_fallback(store):
     vectors[:, 7] += 1.0
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     doc = Document(id="scan-" + store.namespace, source="scan.txt", content="s", content_hash="s")
-    store.store_document(doc, [Chunk(id=f"{doc.id}-{i}", document_id=doc.id, content=f"chunk {i}", chunk_index=i,
-                                     embedding=v.tolist()) for i, v in enumerate(vectors)])
-    params = dict(namespace=store.namespace, embedding=vectors[5].tolist(), top_k=10, fetch_k=40, filter=filters_to_param(()),
-                  vector_property="embedding", chunk_index="chunk_embedding")
+    store.store_document(
+        doc,
+        [
+            Chunk(id=f"{doc.id}-{i}", document_id=doc.id, content=f"chunk {i}", chunk_index=i, embedding=v.tolist())
+            for i, v in enumerate(vectors)
+        ],
+    )
+    params = dict(
+        namespace=store.namespace,
+        embedding=vectors[5].tolist(),
+        top_k=10,
+        fetch_k=40,
+        filter=filters_to_param(()),
+        vector_property="embedding",
+        chunk_index="chunk_embedding",
+    )
     unfiltered = store.runner.profile("chunks/search_vector", **params)
     assert unfiltered["rows"] == 10 and unfiltered["db_hits"] < 600
     short = store.runner.profile("chunks/search_vector", **{**params, "filter": filters_to_param([by_meta("group", "none")])})

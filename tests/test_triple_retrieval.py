@@ -198,8 +198,10 @@ def test_two_phase_retrieval_and_its_context(store, hashing_embedder, corpus):
         ({"max_expansion_results": 0}, []),
         ({"predicates": ("resolved_by", "similar_to")}, []),  # caused_by is the only way in
         ({"predicates": ("caused_by", "in_session")}, ["error:timeout", "session:abc"]),
-        ({"max_traversal_depth": 3, "predicates": ("caused_by", "in_session", "learned_from")},
-         ["error:timeout", "session:abc", "fix:retry_logic"]),
+        (
+            {"max_traversal_depth": 3, "predicates": ("caused_by", "in_session", "learned_from")},
+            ["error:timeout", "session:abc", "fix:retry_logic"],
+        ),
     ],
 )
 def test_expansion_options(store, hashing_embedder, corpus, options, names):
@@ -246,7 +248,13 @@ def test_retrieve_is_phase_one_and_options_are_checked(store, hashing_embedder, 
     ]
     with pytest.raises(InputError, match="query"):
         retriever.search("  ")
-    for bad in ({"max_traversal_depth": 0}, {"max_traversal_depth": 4}, {"max_expansion_results": -1},
-                {"top_k": 0}, {"predicates": ()}, {"predicates": "caused_by"}):
+    for bad in (
+        {"max_traversal_depth": 0},
+        {"max_traversal_depth": 4},
+        {"max_expansion_results": -1},
+        {"top_k": 0},
+        {"predicates": ()},
+        {"predicates": "caused_by"},
+    ):
         with pytest.raises(ConfigurationError):
             TripleGraphRetriever(store, hashing_embedder, **bad)

@@ -32,8 +32,15 @@ REGISTRY = PredicateRegistry()
 
 def test_the_seed_predicates():
     assert DEFAULT_PREDICATES == {
-        "related_to", "caused_by", "resolved_by", "follows", "similar_to",
-        "contains", "in_session", "reflects_on", "learned_from",
+        "related_to",
+        "caused_by",
+        "resolved_by",
+        "follows",
+        "similar_to",
+        "contains",
+        "in_session",
+        "reflects_on",
+        "learned_from",
     }
     assert set(EXPANSION_PREDICATES) == {"related_to", "resolved_by", "caused_by", "similar_to"}
     assert REGISTRY.names == tuple(sorted(DEFAULT_PREDICATES))
@@ -96,7 +103,11 @@ def test_triple_equality_ignores_metadata():
     [
         ("error:timeout|caused_by|tool:http_client", [("error:timeout", "caused_by", "tool:http_client")], 0),
         ("  a | related_to | b  ", [("a", "related_to", "b")], 0),
-        ("- a|Resolved By|b\n* c|similar-to|d\n1. e|follows|f", [("a", "resolved_by", "b"), ("c", "similar_to", "d"), ("e", "follows", "f")], 0),
+        (
+            "- a|Resolved By|b\n* c|similar-to|d\n1. e|follows|f",
+            [("a", "resolved_by", "b"), ("c", "similar_to", "d"), ("e", "follows", "f")],
+            0,
+        ),
         ("| a | contains | b |", [("a", "contains", "b")], 0),
         ("```\na|in_session|s1\n```", [("a", "in_session", "s1")], 0),
         ("# comment\n\na|learned_from|s1\n\n", [("a", "learned_from", "s1")], 0),
@@ -120,9 +131,27 @@ def test_parse_triple_lines(text, expected, dropped):
 @pytest.mark.parametrize(
     "text",
     [
-        json.dumps([{"subject": "a", "predicate": "caused_by", "object": "b"}, {"subject": "c", "predicate": "nope", "object": "d"}, "junk"]),
-        json.dumps({"triples": [{"subject": "a", "predicate": "Caused By", "object": "b"}, {"subject": "c", "predicate": "nope", "object": "d"}, {"subject": "x"}]}),
-        "```json\n" + json.dumps([{"subject": "a", "predicate": "caused_by", "object": "b"}, {"subject": "", "predicate": "follows", "object": "d"}, 3]) + "\n```",
+        json.dumps(
+            [
+                {"subject": "a", "predicate": "caused_by", "object": "b"},
+                {"subject": "c", "predicate": "nope", "object": "d"},
+                "junk",
+            ]
+        ),
+        json.dumps(
+            {
+                "triples": [
+                    {"subject": "a", "predicate": "Caused By", "object": "b"},
+                    {"subject": "c", "predicate": "nope", "object": "d"},
+                    {"subject": "x"},
+                ]
+            }
+        ),
+        "```json\n"
+        + json.dumps(
+            [{"subject": "a", "predicate": "caused_by", "object": "b"}, {"subject": "", "predicate": "follows", "object": "d"}, 3]
+        )
+        + "\n```",
     ],
 )
 def test_parse_triple_json(text):
@@ -138,9 +167,9 @@ def test_parse_json_metadata_and_extra_predicates():
     assert t.metadata == {"confidence": "0.7"}
 
 
-_term = st.text(alphabet=st.characters(blacklist_characters="|\n\r`#", blacklist_categories=("Cs", "Zl", "Zp", "Cc")), min_size=1, max_size=30).filter(
-    lambda s: s.strip() and not s.lstrip().startswith(("-", "*", "+", "\u2022")) and not s.strip()[0].isdigit()
-)
+_term = st.text(
+    alphabet=st.characters(blacklist_characters="|\n\r`#", blacklist_categories=("Cs", "Zl", "Zp", "Cc")), min_size=1, max_size=30
+).filter(lambda s: s.strip() and not s.lstrip().startswith(("-", "*", "+", "\u2022")) and not s.strip()[0].isdigit())
 
 
 @settings(max_examples=100)
@@ -314,12 +343,14 @@ def test_without_a_thread_flush_and_stop_write_in_the_caller():
 def test_failed_flush_is_retried_then_reported_and_kept():
     rec = Recorder(failures=10**6)
     reported = []
-    buf = GraphBuffer(rec, retries=2, retry_backoff=0.01, flush_interval=60, on_error=lambda exc, batch: reported.append((exc, batch)))
+    buf = GraphBuffer(
+        rec, retries=2, retry_backoff=0.01, flush_interval=60, on_error=lambda exc, batch: reported.append((exc, batch))
+    )
     with buf:
         buf.enqueue(triples(5))
         assert buf.flush(timeout=5)
     assert rec.calls == 3  # the first attempt and two retries
-    (exc, batch), = reported
+    ((exc, batch),) = reported
     assert isinstance(exc, RuntimeError) and [t.subject for t in batch] == [f"s{i}" for i in range(5)]
     assert buf.failed == batch
     stats = buf.stats
@@ -388,7 +419,14 @@ def test_blocking_enqueue_waits_for_room():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"batch_size": 0}, {"max_queue": 10, "batch_size": 64}, {"flush_interval": 0}, {"retries": -1}, {"retry_backoff": -1}, {"on_error": 3}],
+    [
+        {"batch_size": 0},
+        {"max_queue": 10, "batch_size": 64},
+        {"flush_interval": 0},
+        {"retries": -1},
+        {"retry_backoff": -1},
+        {"on_error": 3},
+    ],
 )
 def test_buffer_rejects_bad_options(kwargs):
     with pytest.raises(KgragError):
@@ -403,6 +441,7 @@ def test_enqueue_rejects_non_triples():
 def test_concurrent_producers_lose_nothing():
     rec = Recorder()
     with GraphBuffer(rec, batch_size=16, flush_interval=0.01, max_queue=100) as buf:
+
         def produce(k):
             for i in range(200):
                 buf.enqueue(Triple(f"p{k}", RESOLVED_BY, f"o{i}"), block=True, timeout=5)

@@ -48,9 +48,15 @@ LOOKUPS = [
 
 INDEX_SEEKS = {"NodeIndexSeek", "NodeUniqueIndexSeek", "DirectedRelationshipIndexSeek", "UndirectedRelationshipIndexSeek"}
 SCANS = {
-    "AllNodesScan", "NodeByLabelScan", "NodeIndexScan", "DirectedRelationshipTypeScan",
-    "UndirectedRelationshipTypeScan", "DirectedAllRelationshipsScan", "UndirectedAllRelationshipsScan",
-    "DirectedRelationshipIndexScan", "UndirectedRelationshipIndexScan",
+    "AllNodesScan",
+    "NodeByLabelScan",
+    "NodeIndexScan",
+    "DirectedRelationshipTypeScan",
+    "UndirectedRelationshipTypeScan",
+    "DirectedAllRelationshipsScan",
+    "UndirectedAllRelationshipsScan",
+    "DirectedRelationshipIndexScan",
+    "UndirectedRelationshipIndexScan",
 }
 
 
@@ -125,8 +131,14 @@ def test_lookup_cost_does_not_grow_with_unrelated_triples(store, subject, predic
 @pytest.mark.parametrize(
     "name",
     [
-        "triples/add_triples", "triples/expand", "triples/propagate_confidence", "triples/clear",
-        "triples/count", "triples/predicate_stats", "triples/query_by_subject", "triples/query_by_object",
+        "triples/add_triples",
+        "triples/expand",
+        "triples/propagate_confidence",
+        "triples/clear",
+        "triples/count",
+        "triples/predicate_stats",
+        "triples/query_by_subject",
+        "triples/query_by_object",
         "triples/query_all",
     ],
 )
@@ -308,7 +320,10 @@ def test_clear_removes_only_the_triple_graph(store, driver, neo4j_settings):
         "MERGE (b:Entity {id: $b}) SET b.namespace = $ns, b.name = 'Robb', b.name_key = 'robb', b.type = 'PERSON' "
         "MERGE (c)-[:MENTIONS {count: 1}]->(a) "
         "MERGE (a)-[:RELATED_TO {type: 'FATHER_OF', origin: 'extraction', namespace: $ns}]->(b)",
-        chunk=f"{ns}-c1", a=entity_id(ns, "Ned", "CONCEPT"), b=entity_id(ns, "Robb", "PERSON"), ns=ns,
+        chunk=f"{ns}-c1",
+        a=entity_id(ns, "Ned", "CONCEPT"),
+        b=entity_id(ns, "Robb", "PERSON"),
+        ns=ns,
         database_=neo4j_settings.database,
     )
     store.add_triples(SEED_TRIPLES + [Triple("Ned", "related_to", "winterfell", {"chunk_id": f"{ns}-c2"})])

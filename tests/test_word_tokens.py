@@ -40,8 +40,34 @@ def _words(words, texts):
     return [np.frombuffer(b, dtype=np.uint16).tolist() for b in words.ids(texts)]
 
 
-PIECES = st.sampled_from([" ", "  ", "   ", "\u2581", "\x00", "\n", "\n\n", "\t", "</s>", "<s>", "<unk>", "<", "s>",
-                          "é", "中文", "😀", "\u00a0", "def", "__init__", "x", "-", "the", "ls(1)", "0x1F"])
+PIECES = st.sampled_from(
+    [
+        " ",
+        "  ",
+        "   ",
+        "\u2581",
+        "\x00",
+        "\n",
+        "\n\n",
+        "\t",
+        "</s>",
+        "<s>",
+        "<unk>",
+        "<",
+        "s>",
+        "é",
+        "中文",
+        "😀",
+        "\u00a0",
+        "def",
+        "__init__",
+        "x",
+        "-",
+        "the",
+        "ls(1)",
+        "0x1F",
+    ]
+)
 TEXT = st.lists(st.one_of(PIECES, st.text(max_size=12)), max_size=40).map("".join)
 
 

@@ -55,8 +55,24 @@ def _quiet_driver_logs():
     return undo
 
 
-for _command in (ask, chunks, communities, cypher, docs, edges, entities, graph, ingest, init, mcp, namespace, schema,
-                 search, server, triples):
+for _command in (
+    ask,
+    chunks,
+    communities,
+    cypher,
+    docs,
+    edges,
+    entities,
+    graph,
+    ingest,
+    init,
+    mcp,
+    namespace,
+    schema,
+    search,
+    server,
+    triples,
+):
     cli.add_command(_command)
 del _command
 

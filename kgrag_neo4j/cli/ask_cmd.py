@@ -12,7 +12,9 @@ from .search_cmd import parse_filter
 
 #: the ``--llm`` choices every LLM command shares
 LLM_CHOICES = ("cohere", "openai")
-LLM_HELP = "Chat model: cohere (CO_API_KEY) | openai (OPENAI_API_KEY / OPENAI_BASE_URL, OPENAI_MODEL). Default: whichever is configured."
+LLM_HELP = (
+    "Chat model: cohere (CO_API_KEY) | openai (OPENAI_API_KEY / OPENAI_BASE_URL, OPENAI_MODEL). Default: whichever is configured."
+)
 
 
 def llm_option(fn):
@@ -39,12 +41,21 @@ def chat_model(llm: str | None):
 @click.argument("question")
 @click.option("--mode", type=ModeChoice(), default=DEFAULT_MODE, show_default=True, help="Retriever that finds the passages.")
 @click.option("--top-k", type=click.IntRange(min=1), default=5, show_default=True, help="Passages given to the model.")
-@click.option("--filter", "filters", multiple=True, help="As for search: document=ID, source=PREFIX, meta.KEY=VALUE, after=, before=.")
+@click.option(
+    "--filter", "filters", multiple=True, help="As for search: document=ID, source=PREFIX, meta.KEY=VALUE, after=, before=."
+)
 @click.option("--stream", is_flag=True, help="Print the answer as the model writes it.")
 @llm_option
-@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere | openai (as at ingest).")
+@click.option(
+    "--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere | openai (as at ingest)."
+)
 @namespace_option
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: answer, model, citations (chunk ids, sources, cited or not) and the results.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON: answer, model, citations (chunk ids, sources, cited or not) and the results.",
+)
 @pass_app
 @handle_errors
 def ask(app: AppContext, question, mode, top_k, filters, stream, llm, embedder, namespace, as_json) -> None:

@@ -17,8 +17,10 @@ def _edge_line(edge: dict, arrow: str) -> str:
     where = edge.get("title") or ""
     where = f"  [{printable(where)} #{edge.get('chunk_index') or 0}]" if where else ""
     description = f'  "{printable(edge["description"])}"' if edge.get("description") else ""
-    return (f"  {edge['relation']:<14} weight {float(edge['weight']):.2f}  origin {edge.get('origin') or '-':<14} "
-            f"{arrow} {edge['chunk_id']}{where}{description}")
+    return (
+        f"  {edge['relation']:<14} weight {float(edge['weight']):.2f}  origin {edge.get('origin') or '-':<14} "
+        f"{arrow} {edge['chunk_id']}{where}{description}"
+    )
 
 
 @chunks.command("show")

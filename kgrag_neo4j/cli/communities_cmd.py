@@ -18,7 +18,9 @@ def communities() -> None:
 @communities.command("build")
 @namespace_option
 @click.option("--levels", type=int, default=2, show_default=True, help="Hierarchy levels (0 = finest).")
-@click.option("--resolution", type=FINITE_FLOAT, default=1.0, show_default=True, help="Leiden resolution (higher: smaller communities).")
+@click.option(
+    "--resolution", type=FINITE_FLOAT, default=1.0, show_default=True, help="Leiden resolution (higher: smaller communities)."
+)
 @click.option("--seed", type=int, default=42, show_default=True, help="Random seed (same seed, same communities).")
 @llm_option
 @click.option("--workers", type=click.IntRange(min=1), default=4, show_default=True, help="With --llm: reports written at once.")
@@ -48,10 +50,7 @@ def build(app: AppContext, namespace, levels, resolution, seed, llm, workers, as
         emit_json(summary.as_dict())
         return
     levels_text = ", ".join(f"level {k}: {v}" for k, v in sorted(summary.by_level.items())) or "none"
-    click.echo(
-        f"{summary.communities} communities ({levels_text}) over {summary.entities} entities; "
-        f"replaced {summary.deleted}"
-    )
+    click.echo(f"{summary.communities} communities ({levels_text}) over {summary.entities} entities; replaced {summary.deleted}")
 
 
 @communities.command("update")

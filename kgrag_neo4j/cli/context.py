@@ -19,8 +19,16 @@ from ..errors import KgragError, ServerError
 from ..settings import DEFAULT_NAMESPACE, Neo4jSettings
 
 __all__ = [
-    "FINITE_FLOAT", "AppContext", "connection_options", "emit_json", "given", "handle_errors", "namespace_option",
-    "pass_app", "printable", "refuse_unused",
+    "FINITE_FLOAT",
+    "AppContext",
+    "connection_options",
+    "emit_json",
+    "given",
+    "handle_errors",
+    "namespace_option",
+    "pass_app",
+    "printable",
+    "refuse_unused",
 ]
 
 
@@ -106,7 +114,9 @@ def connection_options(fn: Callable) -> Callable:
             click.option("--uri", envvar="NEO4J_URI", show_envvar=True, help="Bolt or neo4j:// URI (default: the local server)."),
             click.option("--user", envvar="NEO4J_USERNAME", show_envvar=True, help="User name."),
             click.option("--password", envvar="NEO4J_PASSWORD", show_envvar=True, help="Password (prefer the variable)."),
-            click.option("--database", envvar="NEO4J_DATABASE", show_envvar=True, help="Database name (default: the server's default)."),
+            click.option(
+                "--database", envvar="NEO4J_DATABASE", show_envvar=True, help="Database name (default: the server's default)."
+            ),
         ]
     ):
         fn = opt(fn)

@@ -116,11 +116,27 @@ def show(name) -> None:
 
 @cypher.command("params")
 @click.argument("name")
-@click.option("--query", "query_text", help="Query text: its embedding (by the namespace's recorded embedder) and its escaped full-text form fill the statement's query parameters.")
+@click.option(
+    "--query",
+    "query_text",
+    help="Query text: its embedding (by the namespace's recorded embedder) and its escaped full-text form fill the statement's query parameters.",
+)
 @click.option("--namespace", envvar="KGRAG_NAMESPACE", show_envvar=True, help="Namespace (default: the file's example, 'demo').")
-@click.option("--param", "params", multiple=True, help="key=value (value parsed as JSON when it parses); wins over everything else.")
-@click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX: the $filter map.")
-@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="Embed with this one instead of the namespace's recorded embedder (it must match it).")
+@click.option(
+    "--param", "params", multiple=True, help="key=value (value parsed as JSON when it parses); wins over everything else."
+)
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX: the $filter map.",
+)
+@click.option(
+    "--embedder",
+    envvar="KGRAG_EMBEDDER",
+    show_envvar=True,
+    help="Embed with this one instead of the namespace's recorded embedder (it must match it).",
+)
 @pass_app
 @handle_errors
 def params_cmd(app: AppContext, name, query_text, namespace, params, filters, embedder) -> None:
@@ -140,10 +156,22 @@ def params_cmd(app: AppContext, name, query_text, namespace, params, filters, em
 @cypher.command("run")
 @click.argument("name")
 @click.option("--param", "params", multiple=True, help="key=value (value parsed as JSON when it parses).")
-@click.option("--query", "query_text", help="Query text for the statement's query vector and full-text query (as `cypher params --query`).")
+@click.option(
+    "--query", "query_text", help="Query text for the statement's query vector and full-text query (as `cypher params --query`)."
+)
 @click.option("--namespace", envvar="KGRAG_NAMESPACE", show_envvar=True, help="Namespace (default: the file's example).")
-@click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX: the $filter map.")
-@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="Embed with this one instead of the namespace's recorded embedder (it must match it).")
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX: the $filter map.",
+)
+@click.option(
+    "--embedder",
+    envvar="KGRAG_EMBEDDER",
+    show_envvar=True,
+    help="Embed with this one instead of the namespace's recorded embedder (it must match it).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print rows as JSON (default).")
 @pass_app
 @handle_errors

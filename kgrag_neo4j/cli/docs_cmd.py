@@ -27,8 +27,19 @@ def list_cmd(app: AppContext, namespace, limit, as_json) -> None:
     store = app.store(namespace)
     rows = store.list_documents_with_counts(limit=limit)
     if as_json:
-        emit_json([{"id": d.id, "source": d.source, "title": d.title, "chunks": n, "created_at": d.created_at,
-                    "metadata": d.metadata} for d, n in rows])
+        emit_json(
+            [
+                {
+                    "id": d.id,
+                    "source": d.source,
+                    "title": d.title,
+                    "chunks": n,
+                    "created_at": d.created_at,
+                    "metadata": d.metadata,
+                }
+                for d, n in rows
+            ]
+        )
     else:
         for d, n in rows:
             click.echo(f"{d.id}  {n:5d} chunks  {printable(d.source)}")
@@ -68,10 +79,20 @@ def show(app: AppContext, document_id, namespace, as_json) -> None:
     d = store.get_document(found)
     chunks = store.list_document_chunks(found)
     if as_json:
-        emit_json({"id": d.id, "source": d.source, "title": d.title, "content_hash": d.content_hash,
-                   "created_at": d.created_at, "metadata": d.metadata,
-                   "chunks": [{"id": c.id, "index": c.chunk_index, "parent_id": c.parent_id,
-                               "tokens": c.token_count, "content": c.content} for c in chunks]})
+        emit_json(
+            {
+                "id": d.id,
+                "source": d.source,
+                "title": d.title,
+                "content_hash": d.content_hash,
+                "created_at": d.created_at,
+                "metadata": d.metadata,
+                "chunks": [
+                    {"id": c.id, "index": c.chunk_index, "parent_id": c.parent_id, "tokens": c.token_count, "content": c.content}
+                    for c in chunks
+                ],
+            }
+        )
         return
     click.echo(f"{d.title or d.source}  ({d.id})\nsource: {d.source}\nchunks: {len(chunks)}")
     for c in chunks:
@@ -82,8 +103,12 @@ def show(app: AppContext, document_id, namespace, as_json) -> None:
 @docs.command("delete")
 @click.argument("document_ids", metavar="DOCUMENT...", nargs=-1, required=True)
 @namespace_option
-@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True,
-              help="For the entity graph's descriptions (default: the one the namespace records).")
+@click.option(
+    "--embedder",
+    envvar="KGRAG_EMBEDDER",
+    show_envvar=True,
+    help="For the entity graph's descriptions (default: the one the namespace records).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 @handle_errors
@@ -103,14 +128,19 @@ def delete(app: AppContext, document_ids, namespace, embedder, as_json) -> None:
     missing = [d for d, f in zip(document_ids, found) if f is None]
     if missing:  # with --json too: a script must see that nothing was deleted
         if as_json:
-            emit_json([{"id": d, "deleted": False} for d in document_ids] if len(document_ids) > 1
-                      else {"id": document_ids[0], "deleted": False})
+            emit_json(
+                [{"id": d, "deleted": False} for d in document_ids]
+                if len(document_ids) > 1
+                else {"id": document_ids[0], "deleted": False}
+            )
         listed = ", ".join(repr(d) for d in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        raise NotFoundError(f"no document {listed} in namespace {namespace!r} (neither an id nor a file ingested); "
-                            "nothing deleted")
+        raise NotFoundError(
+            f"no document {listed} in namespace {namespace!r} (neither an id nor a file ingested); nothing deleted"
+        )
     gone = set(store.delete_documents([f for f in found if f is not None]))
-    rows = [{"id": document_id, "given": given, "deleted": document_id in gone}
-            for given, document_id in zip(document_ids, found)]
+    rows = [
+        {"id": document_id, "given": given, "deleted": document_id in gone} for given, document_id in zip(document_ids, found)
+    ]
     if any(r["deleted"] for r in rows):
         _maintain_entities(store, embedder)
     if as_json:

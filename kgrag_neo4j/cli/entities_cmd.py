@@ -29,23 +29,71 @@ def entities() -> None:
 
 @entities.command("build")
 @namespace_option
-@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere (default: wordllama, or cohere with a key).")
+@click.option(
+    "--embedder",
+    envvar="KGRAG_EMBEDDER",
+    show_envvar=True,
+    help="hashing | wordllama | minilm | cohere (default: wordllama, or cohere with a key).",
+)
 @click.option("--document", "documents", multiple=True, help="Only this document id (repeatable; default: all).")
-@click.option("--merge-threshold", type=FINITE_FLOAT, help="Also merge same-type entities whose description embeddings have at least this cosine.")
+@click.option(
+    "--merge-threshold",
+    type=FINITE_FLOAT,
+    help="Also merge same-type entities whose description embeddings have at least this cosine.",
+)
 @click.option("--batch-size", type=int, default=64, show_default=True, help="Texts per embedding call.")
 @llm_option
 @click.option("--entity-types", help="With --llm: the entity types to extract, comma-separated (others are dropped).")
 @click.option("--relation-types", help="With --llm: the relationship types to extract, comma-separated (others are dropped).")
-@click.option("--schema", "schema_file", type=click.Path(dir_okay=False), help='With --llm: a JSON file {"entity_types": [...] or {NAME: description}, "relation_types": ...}.')
-@click.option("--names", "names_file", type=click.Path(dir_okay=False), help="A file of names to find in every chunk, one per line (a gazetteer; offline extraction).")
-@click.option("--titles/--no-titles", default=True, show_default=True, help="Document titles are names too (found wherever the text writes them; offline extraction).")
-@click.option("--entity-edges/--no-entity-edges", default=True, show_default=True, help="Link chunks that share a rare entity (references edges, which graph search follows).")
-@click.option("--reextract", is_flag=True, help="With --llm: send every chunk to the model again (default: only chunks it has not read with this model and schema).")
+@click.option(
+    "--schema",
+    "schema_file",
+    type=click.Path(dir_okay=False),
+    help='With --llm: a JSON file {"entity_types": [...] or {NAME: description}, "relation_types": ...}.',
+)
+@click.option(
+    "--names",
+    "names_file",
+    type=click.Path(dir_okay=False),
+    help="A file of names to find in every chunk, one per line (a gazetteer; offline extraction).",
+)
+@click.option(
+    "--titles/--no-titles",
+    default=True,
+    show_default=True,
+    help="Document titles are names too (found wherever the text writes them; offline extraction).",
+)
+@click.option(
+    "--entity-edges/--no-entity-edges",
+    default=True,
+    show_default=True,
+    help="Link chunks that share a rare entity (references edges, which graph search follows).",
+)
+@click.option(
+    "--reextract",
+    is_flag=True,
+    help="With --llm: send every chunk to the model again (default: only chunks it has not read with this model and schema).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 @handle_errors
-def build(app: AppContext, namespace, embedder, documents, merge_threshold, batch_size, llm, entity_types,
-          relation_types, schema_file, names_file, titles, entity_edges, reextract, as_json) -> None:
+def build(
+    app: AppContext,
+    namespace,
+    embedder,
+    documents,
+    merge_threshold,
+    batch_size,
+    llm,
+    entity_types,
+    relation_types,
+    schema_file,
+    names_file,
+    titles,
+    entity_edges,
+    reextract,
+    as_json,
+) -> None:
     """Extract entities from the stored chunks, embed and store them: offline (no model),
     or with a chat model (--llm) and, if given, your entity and relationship types.
 
@@ -59,9 +107,7 @@ def build(app: AppContext, namespace, embedder, documents, merge_threshold, batc
     extractor = None
     declared = entity_types or relation_types or schema_file
     if declared and not llm:
-        raise InputError(
-            "--entity-types, --relation-types and --schema need --llm: the offline extractor has its own types"
-        )
+        raise InputError("--entity-types, --relation-types and --schema need --llm: the offline extractor has its own types")
     if reextract and not llm:
         raise InputError("--reextract is for --llm: the offline build already reads only what changed")
     titles_given = click.get_current_context().get_parameter_source("titles") == click.core.ParameterSource.COMMANDLINE
@@ -76,8 +122,11 @@ def build(app: AppContext, namespace, embedder, documents, merge_threshold, batc
         schema = schema.merged(ExtractionSchema(entity_types or (), relation_types or ()))
         if schema:
             extractor = LLMEntityExtractor(
-                chat_model(llm), namespace=namespace,
-                entity_types=schema.entity_types, relation_types=schema.relation_types, strict_types=True,
+                chat_model(llm),
+                namespace=namespace,
+                entity_types=schema.entity_types,
+                relation_types=schema.relation_types,
+                strict_types=True,
             )
         else:
             extractor = LLMEntityExtractor(chat_model(llm), namespace=namespace)
@@ -124,8 +173,16 @@ def status(app: AppContext, namespace, as_json) -> None:
     Example: kgrag entities status --json
     """
     state = app.store(namespace).entity_graph_state()
-    keys = ("documents", "documents_linked", "chunks", "chunks_linked", "entities", "communities",
-            "stale_communities", "last_build")
+    keys = (
+        "documents",
+        "documents_linked",
+        "chunks",
+        "chunks_linked",
+        "entities",
+        "communities",
+        "stale_communities",
+        "last_build",
+    )
     out = {k: state[k] for k in keys}
     if as_json:
         emit_json(out)

@@ -11,9 +11,19 @@ from .mode_flags import ModeChoice
 
 @click.command("mcp")
 @namespace_option
-@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere | openai (as at ingest).")
-@click.option("--allow-path", "allow_paths", multiple=True, type=click.Path(file_okay=False), help="Folder ingest_path may read (repeatable). Without it the server reads no file: no ingest_path tool.")
-@click.option("--mode", "modes", multiple=True, type=ModeChoice(), help="Search modes to offer as tools (repeatable; default: all).")
+@click.option(
+    "--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere | openai (as at ingest)."
+)
+@click.option(
+    "--allow-path",
+    "allow_paths",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="Folder ingest_path may read (repeatable). Without it the server reads no file: no ingest_path tool.",
+)
+@click.option(
+    "--mode", "modes", multiple=True, type=ModeChoice(), help="Search modes to offer as tools (repeatable; default: all)."
+)
 @pass_app
 @handle_errors
 def mcp(app: AppContext, namespace, embedder, allow_paths, modes) -> None:

@@ -42,8 +42,7 @@ class ModeCommand(click.Command):
     declared parameters into the whole list, made on first use and again after the modes
     changed (``registry.generation``)."""
 
-    def __init__(self, *args: Any, mode_params: Callable[[list[click.Parameter]], list[click.Parameter]],
-                 **kwargs: Any) -> None:
+    def __init__(self, *args: Any, mode_params: Callable[[list[click.Parameter]], list[click.Parameter]], **kwargs: Any) -> None:
         self._mode_params = mode_params
         self._declared: list[click.Parameter] = []
         self._made: tuple[int, list[click.Parameter]] | None = None

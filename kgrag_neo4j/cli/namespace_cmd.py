@@ -89,11 +89,21 @@ def delete(app: AppContext, name, yes, as_json) -> None:
 
 @namespace.command("reembed")
 @click.argument("name")
-@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, required=True,
-              help="The new model: hashing | wordllama | minilm | cohere | openai.")
+@click.option(
+    "--embedder",
+    envvar="KGRAG_EMBEDDER",
+    show_envvar=True,
+    required=True,
+    help="The new model: hashing | wordllama | minilm | cohere | openai.",
+)
 @click.option("--batch-size", type=int, default=256, show_default=True, help="Texts embedded per batch.")
-@click.option("--grace", type=float, default=10.0, show_default=True,
-              help="Seconds the old vectors stay after the switch, for searches begun just before it.")
+@click.option(
+    "--grace",
+    type=float,
+    default=10.0,
+    show_default=True,
+    help="Seconds the old vectors stay after the switch, for searches begun just before it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 @handle_errors

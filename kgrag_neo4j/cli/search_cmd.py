@@ -101,16 +101,35 @@ def build_reranker(name: str, min_score: float):
 @click.command("search", cls=ModeCommand, mode_params=search_params)
 @click.argument("query")
 @click.option("--top-k", type=int, default=5, show_default=True)
-@click.option("--filter", "filters", multiple=True, help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX (AND-combined; every mode).")
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    help="document=ID[,ID], source=PREFIX, meta.KEY=VALUE, after=UNIX, before=UNIX (AND-combined; every mode).",
+)
 @click.option("--rerank", type=click.Choice(RERANKERS), default="none", show_default=True, help="the modes that rerank.")
-@click.option("--embedder", envvar="KGRAG_EMBEDDER", show_envvar=True, help="hashing | wordllama | minilm | cohere (default: Cohere with a key, else WordLlama).")
-@click.option("--graph-view", "graph_view", is_flag=True,
-              help="graph mode: print the retrieval as a graph instead (the chunks found and those graph-found ones "
-                   "came from, and the edges between them), what cypher/graph/retrieve_graph draws in Neo4j Browser.")
+@click.option(
+    "--embedder",
+    envvar="KGRAG_EMBEDDER",
+    show_envvar=True,
+    help="hashing | wordllama | minilm | cohere (default: Cohere with a key, else WordLlama).",
+)
+@click.option(
+    "--graph-view",
+    "graph_view",
+    is_flag=True,
+    help="graph mode: print the retrieval as a graph instead (the chunks found and those graph-found ones "
+    "came from, and the edges between them), what cypher/graph/retrieve_graph draws in Neo4j Browser.",
+)
 @namespace_option
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: id, document, content, score, its parts (graph mode: "
-              "vector + graph + boost add up to the score) and explanation per result (local mode: entities, "
-              "relationships, reports and text_units too).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON: id, document, content, score, its parts (graph mode: "
+    "vector + graph + boost add up to the score) and explanation per result (local mode: entities, "
+    "relationships, reports and text_units too).",
+)
 @pass_app
 @handle_errors
 def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, namespace, as_json, graph_view, **flags) -> None:
@@ -142,8 +161,16 @@ def search(app: AppContext, query, mode, top_k, filters, rerank, embedder, names
         else:
             print_graph_view(view, query, namespace)
         return
-    response = run_search(mode, store, emb, query, top_k, filters=[parse_filter(f) for f in filters],
-                          reranker=build_reranker(rerank, flags.get("min_score", 0.0)), **options)
+    response = run_search(
+        mode,
+        store,
+        emb,
+        query,
+        top_k,
+        filters=[parse_filter(f) for f in filters],
+        reranker=build_reranker(rerank, flags.get("min_score", 0.0)),
+        **options,
+    )
     if not response.results and not store.has_documents():
         # a misspelt or empty namespace is a mistake to report, not a search that found nothing
         raise NotFoundError(f"namespace {namespace!r} has no documents (`kgrag namespace list` shows those that do)")
@@ -164,8 +191,11 @@ def _warn_unlinked(store, mode: str) -> None:
     unlinked = store.entity_unlinked_documents(limit=1000)
     if unlinked:
         more = "+" if unlinked >= 1000 else ""
-        click.echo(f"note: {unlinked}{more} document(s) are not linked into the entity graph yet, so this search "
-                   "cannot reach them through entities (`kgrag entities build` links them)", err=True)
+        click.echo(
+            f"note: {unlinked}{more} document(s) are not linked into the entity graph yet, so this search "
+            "cannot reach them through entities (`kgrag entities build` links them)",
+            err=True,
+        )
 
 
 def print_graph_view(view: dict, query: str, namespace: str) -> None:
@@ -183,8 +213,11 @@ def print_graph_view(view: dict, query: str, namespace: str) -> None:
     click.echo(f"relationships ({len(view['relationships'])}):")
     for e in view["relationships"]:
         click.echo(f"  {e['source']} -[{e['relation']} {float(e['weight']):.2f}, {e.get('origin') or '-'}]-> {e['target']}")
-    click.echo(f'In Neo4j Browser: kgrag cypher params graph/retrieve_graph --namespace {namespace} --query "{printable(query)}"'
-               ", run the line, then paste `kgrag cypher show graph/retrieve_graph`", err=True)
+    click.echo(
+        f'In Neo4j Browser: kgrag cypher params graph/retrieve_graph --namespace {namespace} --query "{printable(query)}"'
+        ", run the line, then paste `kgrag cypher show graph/retrieve_graph`",
+        err=True,
+    )
 
 
 def retriever_options(ctx: click.Context, mode: str, rerank: str, flags: dict) -> dict:

@@ -8,12 +8,27 @@ import click
 from .context import FINITE_FLOAT, AppContext, emit_json, handle_errors, pass_app
 
 
-def _server(app: AppContext, data_dir: str | None, port: int | None = None, heap=None, pagecache=None, http_port=None,
-            vector_merge_factor: int | None = None, version: str | None = None):
+def _server(
+    app: AppContext,
+    data_dir: str | None,
+    port: int | None = None,
+    heap=None,
+    pagecache=None,
+    http_port=None,
+    vector_merge_factor: int | None = None,
+    version: str | None = None,
+):
     from ..server import LocalServer
 
-    return LocalServer(data_dir or app.data_dir, port=port, http_port=http_port, heap=heap, pagecache=pagecache,
-                       vector_merge_factor=vector_merge_factor, version=version)
+    return LocalServer(
+        data_dir or app.data_dir,
+        port=port,
+        http_port=http_port,
+        heap=heap,
+        pagecache=pagecache,
+        vector_merge_factor=vector_merge_factor,
+        version=version,
+    )
 
 
 def _check_version(_ctx, _param, value: str | None) -> str | None:
@@ -29,8 +44,15 @@ def _check_version(_ctx, _param, value: str | None) -> str | None:
 
 
 def _version_option(help_text: str):
-    return click.option("--neo4j-version", "neo4j_version", envvar="KGRAG_NEO4J_VERSION", show_envvar=True,
-                        metavar="VERSION", callback=_check_version, help=help_text)
+    return click.option(
+        "--neo4j-version",
+        "neo4j_version",
+        envvar="KGRAG_NEO4J_VERSION",
+        show_envvar=True,
+        metavar="VERSION",
+        callback=_check_version,
+        help=help_text,
+    )
 
 
 @click.group()
@@ -57,22 +79,42 @@ def install_cmd(neo4j_version) -> None:
 
 
 @server.command("start")
-@click.option("--port", type=click.IntRange(1, 65535), envvar="KGRAG_PORT", show_envvar=True, help="Bolt port on 127.0.0.1 (default 7687, or the last one used).")
-@click.option("--http-port", "http_port", type=click.IntRange(1, 65535), envvar="KGRAG_HTTP_PORT", show_envvar=True, help="HTTP port of Neo4j Browser on 127.0.0.1 (default 7474 or the last one used; a free one when that is taken).")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    envvar="KGRAG_PORT",
+    show_envvar=True,
+    help="Bolt port on 127.0.0.1 (default 7687, or the last one used).",
+)
+@click.option(
+    "--http-port",
+    "http_port",
+    type=click.IntRange(1, 65535),
+    envvar="KGRAG_HTTP_PORT",
+    show_envvar=True,
+    help="HTTP port of Neo4j Browser on 127.0.0.1 (default 7474 or the last one used; a free one when that is taken).",
+)
 @click.option("--data-dir", "data_dir", help="Where data, logs and server.json live.")
 @click.option("--heap", help="JVM max heap, e.g. 1g (env KGRAG_NEO4J_HEAP).")
 @click.option("--pagecache", help="Page cache size, e.g. 256m (env KGRAG_NEO4J_PAGECACHE).")
-@click.option("--vector-merge-factor", "vector_merge_factor", type=click.IntRange(2, 1000),
-              help="Merge a vector index's segments this many at a time (Neo4j's default 50; 10 answers a large index "
-                   "several times faster, but see docs/operations.md for the cost) (env KGRAG_NEO4J_VECTOR_MERGE_FACTOR).")
-@_version_option("Neo4j to run: 5.26.x (Java 17 or 21) or a calendar release such as 2025.10.1 (Java 21; 25 from 2025.10) "
-                 "(default: the version the data dir holds, else the pinned 5.26). A data dir keeps its version.")
+@click.option(
+    "--vector-merge-factor",
+    "vector_merge_factor",
+    type=click.IntRange(2, 1000),
+    help="Merge a vector index's segments this many at a time (Neo4j's default 50; 10 answers a large index "
+    "several times faster, but see docs/operations.md for the cost) (env KGRAG_NEO4J_VECTOR_MERGE_FACTOR).",
+)
+@_version_option(
+    "Neo4j to run: 5.26.x (Java 17 or 21) or a calendar release such as 2025.10.1 (Java 21; 25 from 2025.10) "
+    "(default: the version the data dir holds, else the pinned 5.26). A data dir keeps its version."
+)
 @click.option("--timeout", type=FINITE_FLOAT, default=120.0, show_default=True, help="Seconds to wait for Bolt and HTTP.")
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON (as `server status --json`).")
 @pass_app
 @handle_errors
-def start(app: AppContext, port, http_port, data_dir, heap, pagecache, vector_merge_factor, neo4j_version, timeout,
-          as_json) -> None:
+def start(
+    app: AppContext, port, http_port, data_dir, heap, pagecache, vector_merge_factor, neo4j_version, timeout, as_json
+) -> None:
     """Start the local server (installing the jars if needed) and print its URI.
 
     The Neo4j Browser URL goes to stderr (`kgrag server credentials` prints the login).
@@ -82,8 +124,7 @@ def start(app: AppContext, port, http_port, data_dir, heap, pagecache, vector_me
 
     Example: kgrag server start --port 7687
     """
-    srv = _server(app, data_dir, port, heap, pagecache, http_port, vector_merge_factor=vector_merge_factor,
-                  version=neo4j_version)
+    srv = _server(app, data_dir, port, heap, pagecache, http_port, vector_merge_factor=vector_merge_factor, version=neo4j_version)
     before = srv.status()
     info = srv.start(timeout=timeout, echo=lambda m: click.echo(m, err=True), password=app.local_server_password())
     if before.running:

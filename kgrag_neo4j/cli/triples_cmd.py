@@ -63,7 +63,6 @@ def triples() -> None:
     """The knowledge graph of triples (subject -predicate-> object) and its upkeep."""
 
 
-
 @triples.command("status")
 @namespace_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -91,8 +90,18 @@ def status(app: AppContext, namespace, as_json) -> None:
 
 @triples.command("add")
 @click.argument("triple", nargs=-1)
-@click.option("--file", "file_", type=click.Path(dir_okay=False, allow_dash=True), help="Triples to add: Subject|predicate|Object lines or a JSON list ('-': stdin).")
-@click.option("--predicate", "predicates", multiple=True, help="Declare a predicate beyond the nine built-in ones (repeatable; lower_snake_case).")
+@click.option(
+    "--file",
+    "file_",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Triples to add: Subject|predicate|Object lines or a JSON list ('-': stdin).",
+)
+@click.option(
+    "--predicate",
+    "predicates",
+    multiple=True,
+    help="Declare a predicate beyond the nine built-in ones (repeatable; lower_snake_case).",
+)
 @click.option("--meta", "meta", multiple=True, help="KEY=VALUE metadata on every triple added (repeatable).")
 @namespace_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -167,10 +176,7 @@ def query(app: AppContext, subject, predicate, object_, limit, namespace, as_jso
         used = [p for p in store.predicate_stats() if re.fullmatch(r"[a-z][a-z0-9_]{0,63}", p)]
         registry = PredicateRegistry(extra=used)
     triples = store.query_triples(subject=subject, predicate=predicate, object=object_, limit=limit, registry=registry)
-    rows = [
-        {"subject": t.subject, "predicate": t.predicate, "object": t.object, "metadata": dict(t.metadata)}
-        for t in triples
-    ]
+    rows = [{"subject": t.subject, "predicate": t.predicate, "object": t.object, "metadata": dict(t.metadata)} for t in triples]
     if as_json:
         emit_json(rows)
     else:

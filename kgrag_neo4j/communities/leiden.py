@@ -42,9 +42,7 @@ def _import_leiden() -> tuple[Any, Any]:
         import igraph
         import leidenalg
     except ImportError as exc:
-        raise ConfigurationError(
-            'Leiden communities need igraph and leidenalg: pip install "kgrag-neo4j[communities]"'
-        ) from exc
+        raise ConfigurationError('Leiden communities need igraph and leidenalg: pip install "kgrag-neo4j[communities]"') from exc
     return igraph, leidenalg
 
 

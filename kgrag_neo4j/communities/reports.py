@@ -66,9 +66,7 @@ def _digest(community: Community, entities: Iterable[Entity], relations: Iterabl
             return (mid, mid, "OTHER", "", weighted[mid])
         return (mid, e.name, e.type, e.description, weighted[mid])
 
-    rows = sorted(
-        (row(m) for m in members), key=lambda r: (-r[4], -degree[r[0]], r[1].casefold(), r[0])
-    )
+    rows = sorted((row(m) for m in members), key=lambda r: (-r[4], -degree[r[0]], r[1].casefold(), r[0]))
     internal.sort(key=lambda r: (-r.weight, r.source_id, r.target_id, r.type))
     return _Digest(entities=rows, relations=internal, rank=round(sum(r.weight for r in internal), 6))
 
@@ -134,15 +132,12 @@ def extractive_report(
     ]
     if digest.relations:
         strongest = "; ".join(
-            f"{names[r.source_id]} {r.type} {names[r.target_id]} ({r.weight:.2f})"
-            for r in digest.relations[:top_relations]
+            f"{names[r.source_id]} {r.type} {names[r.target_id]} ({r.weight:.2f})" for r in digest.relations[:top_relations]
         )
         parts.append(f"Strongest relationships: {strongest}.")
     summary = " ".join(parts)
     full = f"# {title}\n\n{summary}\n\n{_body(digest, max_entities, max_relations)}\n"
-    return CommunityReport(
-        community_id=community.id, title=title, summary=summary, full_content=full, rank=digest.rank
-    )
+    return CommunityReport(community_id=community.id, title=title, summary=summary, full_content=full, rank=digest.rank)
 
 
 def llm_report(
@@ -164,9 +159,7 @@ def llm_report(
     log = logger or logging.getLogger(__name__)
     entities = list(entities)
     relations = list(relations)
-    fallback = extractive_report(
-        community, entities, relations, max_entities=max_entities, max_relations=max_relations
-    )
+    fallback = extractive_report(community, entities, relations, max_entities=max_entities, max_relations=max_relations)
     digest = _digest(community, entities, relations)
     body = _body(digest, max_entities, max_relations)
     messages = [

@@ -119,11 +119,8 @@ def update_communities(
 
     state = store.community_update_state()
     if state["communities"] == 0:
-        raise NotFoundError(
-            f"namespace {store.namespace!r} has no communities yet: run `kgrag communities build` first"
-        )
-    summary = CommunityUpdateSummary(communities=state["communities"],
-                                     reports="llm" if chat is not None else "extractive")
+        raise NotFoundError(f"namespace {store.namespace!r} has no communities yet: run `kgrag communities build` first")
+    summary = CommunityUpdateSummary(communities=state["communities"], reports="llm" if chat is not None else "extractive")
     summary.pruned = store.prune_communities()
     store.mark_changed_communities()
     lap("prune")
@@ -171,8 +168,12 @@ def update_communities(
             else:
                 # a model takes long: made outside any transaction, written if nothing changed
                 snapshots = [s for s in store.community_snapshots(ids) if s.community.members]
-                made = list(zip(snapshots, pool.map(lambda s: _report(chat, s), snapshots) if pool
-                                else (_report(chat, s) for s in snapshots)))
+                made = list(
+                    zip(
+                        snapshots,
+                        pool.map(lambda s: _report(chat, s), snapshots) if pool else (_report(chat, s) for s in snapshots),
+                    )
+                )
                 written = store.write_community_reports(made)
                 summary.stale_reports_regenerated += written
                 summary.still_stale += len(made) - written

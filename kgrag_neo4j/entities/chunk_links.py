@@ -53,9 +53,7 @@ def title_name(title: str) -> str:
     return name
 
 
-def entity_chunk_edges(
-    mentions: Mapping[str, Sequence[str]], *, max_chunks: int = 10, per_chunk: int = 10
-) -> list[ChunkEdge]:
+def entity_chunk_edges(mentions: Mapping[str, Sequence[str]], *, max_chunks: int = 10, per_chunk: int = 10) -> list[ChunkEdge]:
     """``references`` edges between chunks that mention the same entity.
 
     An entity found in ``df`` chunks adds ``1 / (df - 1)`` to the weight of each pair of them
@@ -93,8 +91,9 @@ def entity_chunk_edges(
     for a, b in sorted(keep):
         w = round(min(1.0, weight[(a, b)]), 4)
         for source, target in ((a, b), (b, a)):
-            out.append(ChunkEdge(source, target, RelationType.REFERENCES, w, description="shared entities",
-                                 origin=ENTITY_EDGE_ORIGIN))
+            out.append(
+                ChunkEdge(source, target, RelationType.REFERENCES, w, description="shared entities", origin=ENTITY_EDGE_ORIGIN)
+            )
     return out
 
 

@@ -145,9 +145,7 @@ class ExtractionSchema:
         except ValueError as exc:
             raise ConfigurationError(f"the schema file {path} is not JSON: {exc}") from None
         if not isinstance(data, dict) or not set(data) <= {"entity_types", "relation_types"} or not data:
-            raise ConfigurationError(
-                f"the schema file {path} must be a JSON object with entity_types and/or relation_types"
-            )
+            raise ConfigurationError(f"the schema file {path} must be a JSON object with entity_types and/or relation_types")
         return cls(data.get("entity_types", ()), data.get("relation_types", ()))
 
     def merged(self, other: ExtractionSchema) -> ExtractionSchema:
@@ -260,14 +258,16 @@ class LLMEntityExtractor:
         """Names what this extractor reads a chunk into: the chat model (its class and
         ``model``, when it has one) and the schema. A build marks the chunks it sent with it
         and a later build with the same key sends only chunks not marked yet."""
-        parts = [type(self.chat).__module__ + "." + type(self.chat).__qualname__, str(getattr(self.chat, "model", "")),
-                 ",".join(f"{t}={self._descriptions.get(t, '')}" for t in self.entity_types),
-                 ",".join(f"{t}={self._descriptions.get(t, '')}" for t in self.relation_types), str(self.strict_types)]
+        parts = [
+            type(self.chat).__module__ + "." + type(self.chat).__qualname__,
+            str(getattr(self.chat, "model", "")),
+            ",".join(f"{t}={self._descriptions.get(t, '')}" for t in self.entity_types),
+            ",".join(f"{t}={self._descriptions.get(t, '')}" for t in self.relation_types),
+            str(self.strict_types),
+        ]
         return "llm:" + hashlib.blake2b("\n".join(parts).encode(), digest_size=8).hexdigest()
 
-    def extract(
-        self, chunks: Iterable[TextUnit], *, known_entities: Iterable[Entity] = ()
-    ) -> ExtractionResult:
+    def extract(self, chunks: Iterable[TextUnit], *, known_entities: Iterable[Entity] = ()) -> ExtractionResult:
         """Entities, relations and mentions of ``chunks``, duplicates merged."""
         units = [c for c in chunks if (getattr(c, "content", "") or "").strip()]
         known: dict[str, Entity] = {}
@@ -279,9 +279,7 @@ class LLMEntityExtractor:
         if self.workers == 1 or len(batches) == 1:
             runs = [self._try_batch(b, known) for b in batches]
         else:
-            with ThreadPoolExecutor(
-                max_workers=min(self.workers, len(batches)), thread_name_prefix="kgrag-entities"
-            ) as pool:
+            with ThreadPoolExecutor(max_workers=min(self.workers, len(batches)), thread_name_prefix="kgrag-entities") as pool:
                 runs = list(pool.map(lambda b: self._try_batch(b, known), batches))
         errors = [error for _, error in runs if error is not None]
         self.failed_chunk_ids = frozenset(c.id for b, (_, error) in zip(batches, runs) if error is not None for c in b)
@@ -295,11 +293,11 @@ class LLMEntityExtractor:
 
     # -- one batch --------------------------------------------------------------------------
 
-    def messages(
-        self, batch: Sequence[TextUnit], known: Mapping[str, Entity] | None = None
-    ) -> list[dict[str, str]]:
+    def messages(self, batch: Sequence[TextUnit], known: Mapping[str, Entity] | None = None) -> list[dict[str, str]]:
         """The prompt for one batch (public so callers can inspect or log it)."""
-        system = _SYSTEM_PROMPT.format(type_rule=self._rule(self.entity_types, "entity"), relation_rule=self._rule(self.relation_types, "relation"))
+        system = _SYSTEM_PROMPT.format(
+            type_rule=self._rule(self.entity_types, "entity"), relation_rule=self._rule(self.relation_types, "relation")
+        )
         parts = [f"[chunk_id: {c.id}]\n{c.content.strip()}" for c in batch]
         user = "Chunks:\n\n" + "\n\n".join(parts)
         if known:
@@ -329,9 +327,7 @@ class LLMEntityExtractor:
     def _run_batch(self, batch: Sequence[TextUnit], known: Mapping[str, Entity]) -> ExtractionResult:
         return self._try_batch(batch, known)[0]
 
-    def _try_batch(
-        self, batch: Sequence[TextUnit], known: Mapping[str, Entity]
-    ) -> tuple[ExtractionResult, KgragError | None]:
+    def _try_batch(self, batch: Sequence[TextUnit], known: Mapping[str, Entity]) -> tuple[ExtractionResult, KgragError | None]:
         """One batch's result, and the error that made it a ``failed_batch`` (or None)."""
         ids = [c.id for c in batch]
         try:
@@ -347,9 +343,7 @@ class LLMEntityExtractor:
             self.logger.warning("entity extraction batch %s skipped: %s", ids, exc)
             return ExtractionResult(dropped={"failed_batch": 1}), exc
 
-    def validate(
-        self, data: Any, batch: Sequence[TextUnit], known: Mapping[str, Entity] | None = None
-    ) -> ExtractionResult:
+    def validate(self, data: Any, batch: Sequence[TextUnit], known: Mapping[str, Entity] | None = None) -> ExtractionResult:
         """Apply the validation rules (module docstring) to one parsed reply. ``known`` maps
         normalised names to entities relationships may point to."""
         known = known or {}

@@ -44,6 +44,7 @@ from .name_words import (
 
 __all__ = ["OfflineEntityExtractor"]
 
+
 @dataclass(slots=True)
 class _Occurrence:
     chunk_index: int
@@ -279,9 +280,7 @@ class OfflineEntityExtractor:
             if key in entities
         ]
         relations = self._cooccurrences(units, per_chunk, entities)
-        return ExtractionResult(
-            entities=tuple(entities.values()), relations=tuple(relations), mentions=tuple(mentions)
-        )
+        return ExtractionResult(entities=tuple(entities.values()), relations=tuple(relations), mentions=tuple(mentions))
 
     # -- linking ----------------------------------------------------------------------------
 
@@ -398,7 +397,11 @@ class OfflineEntityExtractor:
         prev_end, start = tokens[k - 1][1], tokens[k][0]
         if NAME_GAP.fullmatch(text, prev_end, start) is not None:
             return start - prev_end == 1 or is_acronym(tokens[k - 1][2]) == is_acronym(tokens[k][2])
-        return tokens[k - 1][2].lower() in PLACE_ABBREVIATIONS and NAME_GAP.fullmatch(text, prev_end + 1, start) is not None and text[prev_end] == "."
+        return (
+            tokens[k - 1][2].lower() in PLACE_ABBREVIATIONS
+            and NAME_GAP.fullmatch(text, prev_end + 1, start) is not None
+            and text[prev_end] == "."
+        )
 
     def _add_run(
         self,
@@ -413,7 +416,15 @@ class OfflineEntityExtractor:
         described: bool = False,
     ) -> None:
         # "St. Moritz" keeps its dot, as the text writes it (the gazetteer finds it so)
-        words = [tokens[k][2] + ("." if tokens[k][2].lower() in PLACE_ABBREVIATIONS and text[tokens[k][1] : tokens[k][1] + 1] == "." and k != run[-1] else "") for k in run]
+        words = [
+            tokens[k][2]
+            + (
+                "."
+                if tokens[k][2].lower() in PLACE_ABBREVIATIONS and text[tokens[k][1] : tokens[k][1] + 1] == "." and k != run[-1]
+                else ""
+            )
+            for k in run
+        ]
         person = location = weak_location = False
         # Context just before the run: "Mr. Smith", "lived in Winterfell", "near the North".
         first = run[0]
@@ -492,8 +503,13 @@ class OfflineEntityExtractor:
     def _type_of(self, cand: _Candidate) -> str:
         if cand.date:
             return "DATE"
-        return type_from_cues(cand.name, occurrences=len(cand.occurrences), person=cand.person_cues,
-                              location=cand.location_cues, weak=cand.weak_location_cues)
+        return type_from_cues(
+            cand.name,
+            occurrences=len(cand.occurrences),
+            person=cand.person_cues,
+            location=cand.location_cues,
+            weak=cand.weak_location_cues,
+        )
 
     def _make_entity(
         self,

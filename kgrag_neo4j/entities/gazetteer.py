@@ -146,7 +146,6 @@ def _squeeze(text: str) -> tuple[str, list[int]]:
     return "".join(parts), origin
 
 
-
 def lowercase_words(counts: Mapping[str, tuple[int, int]]) -> set[str]:
     """One-word names that the text writes mostly in lower case.
 

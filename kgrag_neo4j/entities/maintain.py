@@ -219,8 +219,9 @@ def _scan_batch(store: Any, batch: Sequence[dict[str, Any]]) -> bool:
             if chunk["scanned"]:
                 continue
             scan = scan_chunk(chunk["id"], chunk["content"] or "", title_name=title if i == 0 else "")
-            rows.append({"chunk_id": chunk["id"], "names": [
-                {**s.row(), "id": _name_id(store.namespace, s.key)} for s in scan.names]})
+            rows.append(
+                {"chunk_id": chunk["id"], "names": [{**s.row(), "id": _name_id(store.namespace, s.key)} for s in scan.names]}
+            )
     if rows:
         store.apply_name_scans(rows)
     return bool(rows)
@@ -255,8 +256,7 @@ def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
 def _plain_word(key: str, forms: Sequence[str]) -> bool:
     """A one-word name of lower-case ASCII letters and digits, every form of which is the
     word itself in some case: its matches are exactly that word, whole."""
-    return (len(key) > 1 and key.isascii() and key.isalnum() and key == key.lower()
-            and all(name_form(f) == key for f in forms))
+    return len(key) > 1 and key.isascii() and key.isalnum() and key == key.lower() and all(name_form(f) == key for f in forms)
 
 
 def _link_pending(store: Any, options: MaintainOptions, result: MaintenanceResult, report: Progress) -> int:
@@ -335,16 +335,20 @@ def _link_batch(
     for d in batch:
         title_key = normalise_name(title_name(d["title"]))
         stored = {c["id"]: c for c in d["chunks"]}
-        links = link_document(namespace, [(c["id"], c["content"] or "") for c in d["chunks"]], matcher,
-                              title_key=title_key, options=options)
+        links = link_document(
+            namespace, [(c["id"], c["content"] or "") for c in d["chunks"]], matcher, title_key=title_key, options=options
+        )
         for link in links:
-            chunk_mentions = [(maintained_entity_id(namespace, key), key, count, first)
-                              for key, (count, first) in sorted(link.mentions.items())]
+            chunk_mentions = [
+                (maintained_entity_id(namespace, key), key, count, first) for key, (count, first) in sorted(link.mentions.items())
+            ]
             ordered = sorted(link.pairs.items())
             row = {
                 "chunk_id": link.chunk_id,
-                "pair_a": [a for (a, _), _ in ordered], "pair_b": [b for (_, b), _ in ordered],
-                "pair_strength": [v[0] for _, v in ordered], "pair_windows": [v[1] for _, v in ordered],
+                "pair_a": [a for (a, _), _ in ordered],
+                "pair_b": [b for (_, b), _ in ordered],
+                "pair_strength": [v[0] for _, v in ordered],
+                "pair_windows": [v[1] for _, v in ordered],
             }
             # a document linked again because one name moved keeps most of its chunks' links:
             # only those that differ from what the chunk holds are taken back and written
@@ -361,8 +365,7 @@ def _link_batch(
                 total[0] += strength
                 total[1] += windows
             chunk_rows.append(row)
-        documents.append({"id": d["document_id"], "content_hash": d["content_hash"],
-                          "links_version": d.get("links_version", 0)})
+        documents.append({"id": d["document_id"], "content_hash": d["content_hash"], "links_version": d.get("links_version", 0)})
     return {
         "entities": [{"id": e, "key": entities[e]} for e in sorted(entities)],
         "mentions": mentions,
@@ -373,8 +376,7 @@ def _link_batch(
     }
 
 
-def _unchanged(stored: dict[str, Any] | None, row: dict[str, Any],
-               mentions: Sequence[tuple[str, str, int, int]]) -> bool:
+def _unchanged(stored: dict[str, Any] | None, row: dict[str, Any], mentions: Sequence[tuple[str, str, int, int]]) -> bool:
     """Whether a chunk already holds exactly these links (a chunk never linked holds none,
     not empty ones)."""
     if stored is None or stored.get("pair_a") is None:
@@ -419,21 +421,32 @@ def _settle_entities(
             if r["maintained"]:
                 display = display_name(r["forms"], r["form_counts"]) or r["key"]
                 person, location, weak, occurrences, _titles = r["stats"]
-                type_ = name_type(display, {"person": person, "location": location, "weak": weak,
-                                            "occurrences": occurrences})
+                type_ = name_type(display, {"person": person, "location": location, "weak": weak, "occurrences": occurrences})
                 name = display
                 earliest = r["earliest"]
                 if earliest is not None:
                     source = earliest["id"]
                     description = describe_name(earliest["content"] or "", display, int(earliest["first"]))
             changed = (name, type_, description) != (r["name"], r["type"], r["description"]) or df != old_df
-            row = {"id": r["id"], "touches": r["touches"], "name": name, "type": type_, "description": description,
-                   "source_chunk_id": source, "embedding": None, "df": df, "changed": changed,
-                   "renamed": name != r["name"]}
+            row = {
+                "id": r["id"],
+                "touches": r["touches"],
+                "name": name,
+                "type": type_,
+                "description": description,
+                "source_chunk_id": source,
+                "embedding": None,
+                "df": df,
+                "changed": changed,
+                "renamed": name != r["name"],
+            }
             if r["maintained"] and df > 0 and ((name, description) != (r["name"], r["description"]) or not r["has_embedding"]):
                 embed_at.append(len(rows))
-                texts.append(entity_embedding_text(Entity(id=r["id"], name=name, type=type_, description=description,
-                                                          namespace=store.namespace)))
+                texts.append(
+                    entity_embedding_text(
+                        Entity(id=r["id"], name=name, type=type_, description=description, namespace=store.namespace)
+                    )
+                )
             rows.append(row)
         for start in range(0, len(texts), options.batch_size):
             vectors = embed_batched(embedder, texts[start : start + options.batch_size], batch_size=options.batch_size)
@@ -454,8 +467,10 @@ def _settle_references(store: Any, options: MaintainOptions, report: Progress) -
 
     def decide(found: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
         updates, drop = reference_updates(found, per_chunk=options.edges_per_chunk, unit=unit)
-        rows = [{"id": edge_id(s, t, "references"), "source_id": s, "target_id": t, "weight": w, "picked": p}
-                for s, t, w, p in updates]
+        rows = [
+            {"id": edge_id(s, t, "references"), "source_id": s, "target_id": t, "weight": w, "picked": p}
+            for s, t, w, p in updates
+        ]
         return rows, [{"a": a, "b": b} for a, b in drop]
 
     while True:

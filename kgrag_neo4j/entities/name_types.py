@@ -23,9 +23,7 @@ def _software_shaped(name: str) -> bool:
     if " " in name or is_acronym(name):
         return False
     letters = name.lstrip("(").rstrip(")")
-    return any(c.isdigit() for c in letters) or any(
-        a.islower() and b.isupper() for a, b in zip(letters, letters[1:])
-    )
+    return any(c.isdigit() for c in letters) or any(a.islower() and b.isupper() for a, b in zip(letters, letters[1:]))
 
 
 def type_from_cues(name: str, *, occurrences: int, person: int = 0, location: int = 0, weak: int = 0) -> str:

@@ -129,9 +129,7 @@ OTHER_WORDS = frozenset(
 LOCATION_FIRST = frozenset("new north south east west upper lower northern southern eastern western".split())
 SUFFIXES_PERSON = frozenset("jr sr ii iii iv".split())
 # Words before a "." that do not end a sentence.
-_ABBREVIATIONS = HONORIFICS | frozenset(
-    "st jr sr mt ft inc ltd co corp vs etc no fig e.g i.e al approx dept est univ".split()
-)
+_ABBREVIATIONS = HONORIFICS | frozenset("st jr sr mt ft inc ltd co corp vs etc no fig e.g i.e al approx dept est univ".split())
 
 TOKEN = re.compile(r"[^\W_](?:[\w&'\u2019-]*[^\W_])?")
 _SENTENCE_END = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*\s+|\n\s*\n")

@@ -65,8 +65,14 @@ class NameStats:
 
     def row(self) -> dict[str, object]:
         return {
-            "key": self.key, "form": self.form, "support": self.support, "person": self.person,
-            "location": self.location, "weak": self.weak, "occurrences": self.occurrences, "titles": self.titles,
+            "key": self.key,
+            "form": self.form,
+            "support": self.support,
+            "person": self.person,
+            "location": self.location,
+            "weak": self.weak,
+            "occurrences": self.occurrences,
+            "titles": self.titles,
         }
 
 
@@ -99,8 +105,13 @@ def scan_chunk(chunk_id: str, text: str, *, title_name: str = "") -> ChunkScan:
             evident = not all(any(a <= o.position < b for a, b in inside_title) for o in c.occurrences)
         support = len(c.occurrences) if evident else 0
         out[key] = NameStats(
-            key=key, form=c.name, support=support, person=c.person_cues, location=c.location_cues,
-            weak=c.weak_location_cues, occurrences=len(c.occurrences),
+            key=key,
+            form=c.name,
+            support=support,
+            person=c.person_cues,
+            location=c.location_cues,
+            weak=c.weak_location_cues,
+            occurrences=len(c.occurrences),
         )
     title_key = normalise_name(title_name) if title_name else ""
     if title_key:
@@ -109,8 +120,14 @@ def scan_chunk(chunk_id: str, text: str, *, title_name: str = "") -> ChunkScan:
             out[title_key] = NameStats(key=title_key, form=title_name.strip(), titles=1)
         else:
             out[title_key] = NameStats(
-                key=old.key, form=old.form, support=old.support, person=old.person, location=old.location,
-                weak=old.weak, occurrences=old.occurrences, titles=1,
+                key=old.key,
+                form=old.form,
+                support=old.support,
+                person=old.person,
+                location=old.location,
+                weak=old.weak,
+                occurrences=old.occurrences,
+                titles=1,
             )
     return ChunkScan(chunk_id, tuple(out.values()))
 
@@ -130,8 +147,13 @@ def name_type(form: str, stats: Mapping[str, int]) -> str:
     occurrences = int(stats.get("occurrences", 0))
     if occurrences <= 0:
         return "OTHER"
-    return type_from_cues(form, occurrences=occurrences, person=int(stats.get("person", 0)),
-                          location=int(stats.get("location", 0)), weak=int(stats.get("weak", 0)))
+    return type_from_cues(
+        form,
+        occurrences=occurrences,
+        person=int(stats.get("person", 0)),
+        location=int(stats.get("location", 0)),
+        weak=int(stats.get("weak", 0)),
+    )
 
 
 def display_name(forms: Sequence[str], counts: Sequence[int]) -> str:

@@ -86,9 +86,7 @@ def _make_extractor(extractor: Any, namespace: str) -> Any:
         return extractor
     if callable(getattr(extractor, "chat", None)):
         return LLMEntityExtractor(extractor, namespace=namespace)
-    raise ConfigurationError(
-        "extractor must be an entity extractor (with .extract) or a ChatProvider (with .chat)"
-    )
+    raise ConfigurationError("extractor must be an entity extractor (with .extract) or a ChatProvider (with .chat)")
 
 
 def build_entities(
@@ -139,9 +137,16 @@ def build_entities(
     if extractor is None and merge_threshold is None and titles and isinstance(store, MaintainedEntityGraph):
         if document_ids is not None:  # linked with everything else not linked yet: one graph
             store.mark_documents_pending(list(dict.fromkeys(document_ids)), [])
-        return _build_maintained(store, embedder, names=names, batch_size=batch_size, progress=progress,
-                                 entity_edges=entity_edges, max_chunks=entity_edge_max_chunks,
-                                 per_chunk=entity_edges_per_chunk)
+        return _build_maintained(
+            store,
+            embedder,
+            names=names,
+            batch_size=batch_size,
+            progress=progress,
+            entity_edges=entity_edges,
+            max_chunks=entity_edge_max_chunks,
+            per_chunk=entity_edges_per_chunk,
+        )
     extract = _make_extractor(extractor, namespace)
     store.ensure_embedder(embedder.name, embedder.dimensions)
     result = EntityBuildResult()
@@ -250,15 +255,22 @@ def _build_maintained(
 
     state = store.entity_graph_state()
     legacy = state["entities"] > 0 and store.entity_graph_generation() is None
-    options = MaintainOptions(entity_edges=entity_edges, edge_max_chunks=max_chunks, edges_per_chunk=per_chunk,
-                              batch_size=batch_size)
-    done = maintain_entity_graph(store, embedder, create=True, rebuild=legacy, names=list(names), options=options,
-                                 progress=progress)
+    options = MaintainOptions(
+        entity_edges=entity_edges, edge_max_chunks=max_chunks, edges_per_chunk=per_chunk, batch_size=batch_size
+    )
+    done = maintain_entity_graph(
+        store, embedder, create=True, rebuild=legacy, names=list(names), options=options, progress=progress
+    )
     assert done is not None  # create=True always builds
     after = store.entity_graph_state()
     return EntityBuildResult(
-        documents=done.documents, chunks=done.chunks, entities=done.entities, relations=int(after.get("relations", 0)),
-        mentions=int(after.get("mentions", 0)), entity_edges=done.entity_edges, seconds=dict(done.seconds),
+        documents=done.documents,
+        chunks=done.chunks,
+        entities=done.entities,
+        relations=int(after.get("relations", 0)),
+        mentions=int(after.get("mentions", 0)),
+        entity_edges=done.entity_edges,
+        seconds=dict(done.seconds),
     )
 
 
@@ -269,9 +281,7 @@ def build_entity_edges(store: EntityStore, *, max_chunks: int = 10, per_chunk: i
     return store.replace_edges(ENTITY_EDGE_ORIGIN, edges)
 
 
-def _embed(
-    embedder: EmbeddingProvider, texts: list[str], batch_size: int, report: Progress | None
-) -> list[list[float]]:
+def _embed(embedder: EmbeddingProvider, texts: list[str], batch_size: int, report: Progress | None) -> list[list[float]]:
     out: list[list[float]] = []
     for start in range(0, len(texts), batch_size):
         out.extend(embed_batched(embedder, texts[start : start + batch_size], batch_size=batch_size))

@@ -157,9 +157,7 @@ def remap_extraction(result: ExtractionResult, mapping: Mapping[str, str]) -> Ex
     for m in result.mentions:
         k = (m.chunk_id, mapping.get(m.entity_id, m.entity_id))
         counts[k] = counts.get(k, 0) + m.count
-    merged = merge_results(
-        [ExtractionResult(entities=tuple(entities[i] for i in canon_first), relations=tuple(relations))]
-    )
+    merged = merge_results([ExtractionResult(entities=tuple(entities[i] for i in canon_first), relations=tuple(relations))])
     return ExtractionResult(
         entities=merged.entities,
         relations=merged.relations,

@@ -53,8 +53,12 @@ class IngestTally:
 
     def record(self, path: Any, result: IngestResult) -> dict[str, Any]:
         return self._row(
-            path, result.status, document_id=result.document_id, chunks=result.chunk_count,
-            edges=result.edge_count, skipped=result.skipped,
+            path,
+            result.status,
+            document_id=result.document_id,
+            chunks=result.chunk_count,
+            edges=result.edge_count,
+            skipped=result.skipped,
         )
 
     def fail(self, path: Any, exc: BaseException) -> bool:
@@ -130,8 +134,9 @@ def ingest_run(
     ends the run (the database gone) stops it, and the files not written are recorded as
     not attempted. ``roots``: only files resolving inside these folders are read (the MCP
     server's ``--allow-path``), whatever a glob or a symlink leads to."""
-    selection = select_files([os.fspath(p) for p in paths], extensions=ingestor.extractors.extensions,
-                             follow_symlinks=follow_symlinks, roots=roots)
+    selection = select_files(
+        [os.fspath(p) for p in paths], extensions=ingestor.extractors.extensions, follow_symlinks=follow_symlinks, roots=roots
+    )
     files: list[str] = list(selection.files)  # ListedFile: what the read checks travels with each
     if source is not None and len(files) != 1:
         raise InputError(f"source names one document; the paths give {len(files)} files")

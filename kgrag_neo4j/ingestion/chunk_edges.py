@@ -97,9 +97,13 @@ class ChunkEdgeBuilder:
         linker = SimilarityLinker(
             top_k=g.similarity_top_k,
             threshold=g.similarity_threshold,
-            nearest=(lambda ids, vectors: finder.nearest_chunks(ids, vectors, top_k=g.similarity_top_k,
-                                                                threshold=g.similarity_threshold))
-            if finder is not None else None,
+            nearest=(
+                lambda ids, vectors: finder.nearest_chunks(
+                    ids, vectors, top_k=g.similarity_top_k, threshold=g.similarity_threshold
+                )
+            )
+            if finder is not None
+            else None,
             stored_outside=bool(stored_outside) and stored is None,
         )
         if stored is not None:
@@ -194,7 +198,9 @@ class ChunkEdgeBuilder:
                     edges += self.text_edges(chunks)
             if linker is not None:
                 embedded = [c for chunks in page.values() for c in chunks if c.embedding is not None]
-                edges += linker.link([c.id for c in embedded], [c.embedding for c in embedded if c.embedding is not None], add=False)
+                edges += linker.link(
+                    [c.id for c in embedded], [c.embedding for c in embedded if c.embedding is not None], add=False
+                )
             edges = self.pruned(edges)
             total += graph.store_edges(edges) if edges else 0
             if linker is not None:

@@ -125,10 +125,7 @@ def _check_budget(max_tokens: int, overlap_tokens: int) -> None:
     if max_tokens < 1:
         raise ConfigurationError(f"max_tokens must be at least 1, got {max_tokens}")
     if not 0 <= overlap_tokens < max_tokens:
-        raise ConfigurationError(
-            f"overlap_tokens must be between 0 and max_tokens - 1 ({max_tokens - 1}), "
-            f"got {overlap_tokens}"
-        )
+        raise ConfigurationError(f"overlap_tokens must be between 0 and max_tokens - 1 ({max_tokens - 1}), got {overlap_tokens}")
 
 
 class RecursiveChunker:
@@ -170,10 +167,7 @@ class RecursiveChunker:
         return list(self._splitter.split_text(text))
 
     def __repr__(self) -> str:
-        return (
-            f"RecursiveChunker(max_tokens={self.max_tokens}, "
-            f"overlap_tokens={self.overlap_tokens})"
-        )
+        return f"RecursiveChunker(max_tokens={self.max_tokens}, overlap_tokens={self.overlap_tokens})"
 
     def chunk(self, text: str) -> list[ChunkPiece]:
         if not _check_text(text).strip():
@@ -191,9 +185,7 @@ class _Section:
 
     @property
     def has_body(self) -> bool:
-        return any(
-            b.kind not in ("heading", "break", "skip") and b.text.strip() for b in self.blocks
-        )
+        return any(b.kind not in ("heading", "break", "skip") and b.text.strip() for b in self.blocks)
 
 
 def _markdown_sections(markdown: str) -> list[_Section]:
@@ -234,10 +226,7 @@ class MarkdownChunker:
         self._fallback = RecursiveChunker(max_tokens=max_tokens, overlap_tokens=overlap_tokens)
 
     def __repr__(self) -> str:
-        return (
-            f"MarkdownChunker(max_tokens={self.max_tokens}, "
-            f"overlap_tokens={self.overlap_tokens})"
-        )
+        return f"MarkdownChunker(max_tokens={self.max_tokens}, overlap_tokens={self.overlap_tokens})"
 
     def chunk(self, text: str) -> list[ChunkPiece]:
         if not _check_text(text).strip():
@@ -273,9 +262,7 @@ class MarkdownChunker:
         body_tokens = (tokens_to_chars(self.max_tokens) - len(heading) - 2) // CHARS_PER_TOKEN
         if not heading or not body or body_tokens < max(1, self.max_tokens // 2):
             return [p.content for p in self._fallback.chunk(whole)]
-        splitter = RecursiveChunker(
-            max_tokens=body_tokens, overlap_tokens=min(self.overlap_tokens, body_tokens - 1)
-        )
+        splitter = RecursiveChunker(max_tokens=body_tokens, overlap_tokens=min(self.overlap_tokens, body_tokens - 1))
         return [f"{heading}\n\n{p.content}" for p in splitter.chunk(body)]
 
 
@@ -305,13 +292,9 @@ def _as_matrix(vectors: object, expected_rows: int) -> np.ndarray:
     try:
         matrix = np.asarray(vectors, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise ProviderResponseError(
-            f"embed_fn returned something that is not vectors: {exc}"
-        ) from None
+        raise ProviderResponseError(f"embed_fn returned something that is not vectors: {exc}") from None
     if matrix.ndim != 2 or matrix.shape[0] != expected_rows or matrix.shape[1] == 0:
-        raise ProviderResponseError(
-            f"embed_fn returned shape {matrix.shape} for {expected_rows} sentences"
-        )
+        raise ProviderResponseError(f"embed_fn returned shape {matrix.shape} for {expected_rows} sentences")
     if not np.isfinite(matrix).all():
         raise ProviderResponseError("embed_fn returned NaN or infinite values")
     return matrix
@@ -345,10 +328,7 @@ class SemanticChunker:
             or not isinstance(breakpoint_percentile, (int, float))
             or not 0 <= breakpoint_percentile <= 100
         ):
-            raise ConfigurationError(
-                "breakpoint_percentile must be a number from 0 to 100, "
-                f"got {breakpoint_percentile!r}"
-            )
+            raise ConfigurationError(f"breakpoint_percentile must be a number from 0 to 100, got {breakpoint_percentile!r}")
         self.embed_fn = embed_fn
         self.max_tokens = max_tokens
         self.breakpoint_percentile = breakpoint_percentile

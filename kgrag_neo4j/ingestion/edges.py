@@ -116,10 +116,7 @@ def build_sequence_edges(chunks: Iterable[Chunk]) -> list[ChunkEdge]:
     edges: list[ChunkEdge] = []
     for members in groups.values():
         ordered = sorted(members, key=lambda c: c.chunk_index)
-        edges += [
-            ChunkEdge(a.id, b.id, RelationType.SEQUENCE, 1.0, origin="sequence")
-            for a, b in zip(ordered, ordered[1:])
-        ]
+        edges += [ChunkEdge(a.id, b.id, RelationType.SEQUENCE, 1.0, origin="sequence") for a, b in zip(ordered, ordered[1:])]
     return edges
 
 
@@ -237,9 +234,7 @@ def dedupe_edges(edges: Iterable[ChunkEdge]) -> list[ChunkEdge]:
     return list(best.values())
 
 
-def prune_edges(
-    edges: Iterable[ChunkEdge], *, min_weight: float = 0.0, max_edges_per_chunk: int = 0
-) -> list[ChunkEdge]:
+def prune_edges(edges: Iterable[ChunkEdge], *, min_weight: float = 0.0, max_edges_per_chunk: int = 0) -> list[ChunkEdge]:
     """Drop edges lighter than ``min_weight``, then keep the ``max_edges_per_chunk`` heaviest
     edges of each source chunk (0 = unlimited).
 
@@ -262,9 +257,7 @@ def prune_edges(
     return [edge for position, edge in enumerate(kept) if position in survivors]
 
 
-def edges_to_prune(
-    edges: Iterable[ChunkEdge], *, min_weight: float = 0.0, max_edges_per_chunk: int = 0
-) -> list[ChunkEdge]:
+def edges_to_prune(edges: Iterable[ChunkEdge], *, min_weight: float = 0.0, max_edges_per_chunk: int = 0) -> list[ChunkEdge]:
     """The edges :func:`prune_edges` would drop from ``edges``, in input order: what a store
     that already holds ``edges`` must delete for the pruning rule to hold over them all
     (every edge source of a run counts, including those written by the database itself)."""
@@ -344,9 +337,7 @@ def extract_batch_edges(
 # --- cross-document batches --------------------------------------------------------------
 
 
-def cross_document_batches(
-    pairs: Iterable[tuple[Chunk, Chunk]], *, batch_size: int = 5
-) -> list[list[Chunk]]:
+def cross_document_batches(pairs: Iterable[tuple[Chunk, Chunk]], *, batch_size: int = 5) -> list[list[Chunk]]:
     """The LLM calls of cross-document extraction: at most ``batch_size`` chunks per call
     ("chunks per LLM call"), and every candidate
     pair ``(source, target)`` inside at least one call, so no candidate is lost.

@@ -132,8 +132,9 @@ class Ingestor:
             raise InputError("ingest_text takes text (str); use ingest_file for bytes")
         if not text.strip():
             raise InputError(f"{source or 'text'} is empty")
-        doc = self._identify(text, source=source, title=title, metadata=metadata, content_type=content_type,
-                             document_id=document_id)
+        doc = self._identify(
+            text, source=source, title=title, metadata=metadata, content_type=content_type, document_id=document_id
+        )
         return self._maintained(self._one(doc))
 
     def ingest_file(
@@ -154,8 +155,7 @@ class Ingestor:
         symlink is one document (with ``content``, ``path`` is only a name and is used as it
         is). Only a regular file is read (``files.read_regular_file``). A file name that is not
         valid UTF-8 cannot be an identity: it is refused unless ``source`` names the file."""
-        doc = self._load_file(path, content=content, content_type=content_type, source=source, title=title,
-                              metadata=metadata)
+        doc = self._load_file(path, content=content, content_type=content_type, source=source, title=title, metadata=metadata)
         return self._maintained(self._one(doc))
 
     async def aingest_paths(
@@ -251,8 +251,9 @@ class Ingestor:
         """Ingest files, folders (recursive) and globs as ``kgrag ingest`` does: the selection
         (what it skips is recorded), ``ingest_paths``, and a stop at an error that ends the
         run; returns the rows and counts (:func:`kgrag_neo4j.ingestion.batch.ingest_run`)."""
-        return ingest_run(self, paths, content_type=content_type, source=source,
-                          follow_symlinks=follow_symlinks, observer=observer)
+        return ingest_run(
+            self, paths, content_type=content_type, source=source, follow_symlinks=follow_symlinks, observer=observer
+        )
 
     # -- one document -------------------------------------------------------------------
     def _one(self, doc: IngestDocument) -> IngestResult:
@@ -273,8 +274,15 @@ class Ingestor:
                 raise doc.error
             result = doc.result
             assert result is not None
-            sp.update({"document_id": result.document_id, "status": result.status, "chunk_count": result.chunk_count,
-                       "edge_count": result.edge_count, "cancelled": result.cancelled})
+            sp.update(
+                {
+                    "document_id": result.document_id,
+                    "status": result.status,
+                    "chunk_count": result.chunk_count,
+                    "edge_count": result.edge_count,
+                    "cancelled": result.cancelled,
+                }
+            )
         return result
 
     def _maintained(self, result: IngestResult) -> IngestResult:
@@ -383,8 +391,9 @@ class Ingestor:
         self.last_maintenance = maintain_entity_graph(self.store, self.embedder, create=bool(wanted))
         return self.last_maintenance
 
-    def reembed(self, *, batch_size: int = 256, grace: float = 10.0,
-                progress: Callable[[str, int, int], None] | None = None) -> ReembedResult:
+    def reembed(
+        self, *, batch_size: int = 256, grace: float = 10.0, progress: Callable[[str, int, int], None] | None = None
+    ) -> ReembedResult:
         """Embed this namespace's chunks and entities again with this ingestor's embedder and
         switch the namespace to it without downtime (``ingestion.reembed.reembed_namespace``:
         resumable; ingest is refused until it finishes). Returns its ``ReembedResult``."""

@@ -137,7 +137,9 @@ class FolderPipeline:
             try:
                 for group in self._groups(paths, content_type, ramp=ramp):
                     docs = [d for d in group if d.error is None]
-                    done = [d for d in group if d.error is not None] + ([] if nothing_stored else self.writer.skip_unchanged(docs))
+                    done = [d for d in group if d.error is not None] + (
+                        [] if nothing_stored else self.writer.skip_unchanged(docs)
+                    )
                     self._finish(done)
                     for batch in self._batches([d for d in docs if d.result is None], batcher):
                         self._send(batch, pool)

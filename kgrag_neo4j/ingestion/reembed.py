@@ -144,8 +144,9 @@ def _entity_text(row: dict[str, Any], namespace: str) -> str:
     """What the entity build embedded for it (``entity_embedding_text``)."""
     from ..types.entities import Entity
 
-    return entity_embedding_text(Entity(id=row["id"], name=row["name"], type="", description=row.get("description") or "",
-                                        namespace=namespace))
+    return entity_embedding_text(
+        Entity(id=row["id"], name=row["name"], type="", description=row.get("description") or "", namespace=namespace)
+    )
 
 
 def _embed(embedder: EmbeddingProvider, texts: list[str]) -> list[list[float]]:

@@ -81,8 +81,9 @@ class DocumentWriter:
         for d in docs:
             state = found.get(d.document_id)
             if state is not None and state.get("content_hash") == d.digest:
-                d.result = IngestResult(document_id=d.document_id, chunk_count=int(state.get("chunk_count") or 0),
-                                        status="unchanged")
+                d.result = IngestResult(
+                    document_id=d.document_id, chunk_count=int(state.get("chunk_count") or 0), status="unchanged"
+                )
                 unchanged.append(d)
         return unchanged
 
@@ -160,8 +161,9 @@ class DocumentWriter:
                 continue
             assert d.document is not None
             document = dataclasses.replace(d.document, content_hash=d.digest) if pending else d.document
-            d.result = IngestResult(document_id=d.document_id, chunk_count=len(d.chunks), status=outcome,
-                                    document=document, skipped=d.skipped)
+            d.result = IngestResult(
+                document_id=d.document_id, chunk_count=len(d.chunks), status=outcome, document=document, skipped=d.skipped
+            )
             if outcome != "unchanged":
                 d.result.edge_count = len(d.edges)
             # with a pending hash also after "unchanged": the stored hash was then this very
@@ -169,8 +171,6 @@ class DocumentWriter:
             if cross and (pending or outcome != "unchanged"):
                 d.result.edge_count += self.edges.at_ingest(d.document_id)
             if pending and caps.completer is not None:
-                caps.completer.complete_document(
-                    d.document_id, pending_hash=d.document.content_hash, content_hash=d.digest
-                )
+                caps.completer.complete_document(d.document_id, pending_hash=d.document.content_hash, content_hash=d.digest)
             d.result.cancelled = self.cancel.is_set()
         return list(docs)

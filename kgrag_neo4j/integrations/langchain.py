@@ -53,7 +53,13 @@ class KgragRetriever(BaseRetriever):
 
     @classmethod
     def from_mode(
-        cls, mode: str, store: Store, embedder: EmbeddingProvider, *, top_k: int = 5, filters: Sequence[ChunkFilter] = (),
+        cls,
+        mode: str,
+        store: Store,
+        embedder: EmbeddingProvider,
+        *,
+        top_k: int = 5,
+        filters: Sequence[ChunkFilter] = (),
         **options: Any,
     ) -> KgragRetriever:
         """The retriever of a search mode (``vector``, ``hybrid``, ``graph``, ``ppr``, ``entity``,

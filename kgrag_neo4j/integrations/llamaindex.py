@@ -24,9 +24,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is missing
     from ..errors import ConfigurationError
 
-    raise ConfigurationError(
-        'the LlamaIndex adapter needs llama-index-core: pip install "kgrag-neo4j[llamaindex]"'
-    ) from exc
+    raise ConfigurationError('the LlamaIndex adapter needs llama-index-core: pip install "kgrag-neo4j[llamaindex]"') from exc
 
 from ..protocols import EmbeddingProvider, Store
 from ..types import ChunkFilter, RetrievalResult
@@ -73,7 +71,13 @@ class KgragRetriever(BaseRetriever):
 
     @classmethod
     def from_mode(
-        cls, mode: str, store: Store, embedder: EmbeddingProvider, *, top_k: int = 5, filters: Sequence[ChunkFilter] = (),
+        cls,
+        mode: str,
+        store: Store,
+        embedder: EmbeddingProvider,
+        *,
+        top_k: int = 5,
+        filters: Sequence[ChunkFilter] = (),
         **options: Any,
     ) -> KgragRetriever:
         """The retriever of a search mode (``vector``, ``hybrid``, ``graph``, ``ppr``, ``entity``,

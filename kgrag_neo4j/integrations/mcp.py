@@ -57,6 +57,7 @@ INSTRUCTIONS = (
     "ingest_text / ingest_path to add knowledge, list_documents to see what is there."
 )
 
+
 def _description(mode: str) -> str:
     """What the tool of ``mode`` searches: its declaration's description (the mode's name for a
     retriever no mode declares)."""

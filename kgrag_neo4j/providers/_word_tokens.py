@@ -50,15 +50,24 @@ class WordTokens:
         """A ``WordTokens`` for ``tokenizer`` (an HF ``tokenizers.Tokenizer``) when tokenizing
         word by word gives exactly its ids, else None. Reads its parts, not its JSON (slow to
         write out for a vocabulary the size of Llama-2's)."""
-        expected = {"type": "Sequence", "normalizers": [
-            {"type": "Prepend", "prepend": SPACE},
-            {"type": "Replace", "pattern": {"String": " "}, "content": SPACE},
-        ]}
+        expected = {
+            "type": "Sequence",
+            "normalizers": [
+                {"type": "Prepend", "prepend": SPACE},
+                {"type": "Replace", "pattern": {"String": " "}, "content": SPACE},
+            ],
+        }
         normalizer, model = tokenizer.normalizer, tokenizer.model
-        if (normalizer is None or json.loads(normalizer.__getstate__()) != expected
-                or tokenizer.pre_tokenizer is not None or type(model).__name__ != "BPE"
-                or not model.byte_fallback or model.dropout or model.continuing_subword_prefix
-                or model.end_of_word_suffix):
+        if (
+            normalizer is None
+            or json.loads(normalizer.__getstate__()) != expected
+            or tokenizer.pre_tokenizer is not None
+            or type(model).__name__ != "BPE"
+            or not model.byte_fallback
+            or model.dropout
+            or model.continuing_subword_prefix
+            or model.end_of_word_suffix
+        ):
             return None
         vocab = tokenizer.get_vocab(with_added_tokens=False)
         if "<0x00>" not in vocab or max(vocab.values()) > 0xFFFF:
@@ -75,14 +84,15 @@ class WordTokens:
         if len(words) > MAX_WORDS:
             words = self._words = {}  # a new dict: a call in another thread keeps its own
         specials = self._specials
-        split = [_WORD.findall(SPACE + t.replace(" ", SPACE)) if t and not any(s in t for s in specials) else None
-                 for t in texts]
+        split = [_WORD.findall(SPACE + t.replace(" ", SPACE)) if t and not any(s in t for s in specials) else None for t in texts]
         missing = set(itertools.chain.from_iterable(s for s in split if s)).difference(words)
         if missing and not self._learn(sorted(missing), words):
             # a separator did not come back (for_tokenizer rules it out): whole texts then
             return [self._whole(t) for t in texts]
-        return [b"".join(map(words.__getitem__, parts)) if parts is not None else self._whole(text)
-                for text, parts in zip(texts, split)]
+        return [
+            b"".join(map(words.__getitem__, parts)) if parts is not None else self._whole(text)
+            for text, parts in zip(texts, split)
+        ]
 
     def _encode(self, pieces: list[list[str]]) -> list[list[bytes] | None]:
         """Each piece's words' ids, or None for a piece whose separators did not come back.

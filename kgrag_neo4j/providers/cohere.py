@@ -39,9 +39,7 @@ logger = logging.getLogger(__name__)
 
 INSTALL_HINT = 'pip install "kgrag-neo4j[cohere]"'
 API_KEY_VARIABLES = ("CO_API_KEY", "COHERE_API_KEY")
-MISSING_KEY_MESSAGE = (
-    "no Cohere API key: set the CO_API_KEY environment variable (COHERE_API_KEY also works) or pass api_key="
-)
+MISSING_KEY_MESSAGE = "no Cohere API key: set the CO_API_KEY environment variable (COHERE_API_KEY also works) or pass api_key="
 
 MAX_EMBED_BATCH = 96  # Cohere's limit of texts per embed call
 MAX_RERANK_DOCUMENTS = 1000  # documents per rerank call that Cohere recommends at most
@@ -177,9 +175,7 @@ class _CohereProvider(RetryingProvider):
         # Why per request: these then hold on a client the caller built too. The SDK's retries
         # are off (ours are the only ones); the timeout goes under both names because newer SDKs
         # read ``timeout`` and older ones only ``timeout_in_seconds``.
-        self._call_options = {
-            "request_options": {"max_retries": 0, "timeout": self.timeout, "timeout_in_seconds": self.timeout}
-        }
+        self._call_options = {"request_options": {"max_retries": 0, "timeout": self.timeout, "timeout_in_seconds": self.timeout}}
 
     _classify = staticmethod(_classify)
 

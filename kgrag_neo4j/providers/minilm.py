@@ -124,15 +124,22 @@ def _load_uncached(folder: Path) -> _Model:
     for i in range(int(config["num_hidden_layers"])):
         p = f"encoder.layer.{i}."
         a = p + "attention.self."
-        layers.append(_Layer(
-            qkv=np.ascontiguousarray(np.concatenate([t(a + "query.weight"), t(a + "key.weight"), t(a + "value.weight")], axis=1)),
-            qkv_bias=np.concatenate([w(a + "query.bias"), w(a + "key.bias"), w(a + "value.bias")]),
-            out=t(p + "attention.output.dense.weight"), out_bias=w(p + "attention.output.dense.bias"),
-            norm1=(w(p + "attention.output.LayerNorm.weight"), w(p + "attention.output.LayerNorm.bias")),
-            up=t(p + "intermediate.dense.weight"), up_bias=w(p + "intermediate.dense.bias"),
-            down=t(p + "output.dense.weight"), down_bias=w(p + "output.dense.bias"),
-            norm2=(w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias")),
-        ))
+        layers.append(
+            _Layer(
+                qkv=np.ascontiguousarray(
+                    np.concatenate([t(a + "query.weight"), t(a + "key.weight"), t(a + "value.weight")], axis=1)
+                ),
+                qkv_bias=np.concatenate([w(a + "query.bias"), w(a + "key.bias"), w(a + "value.bias")]),
+                out=t(p + "attention.output.dense.weight"),
+                out_bias=w(p + "attention.output.dense.bias"),
+                norm1=(w(p + "attention.output.LayerNorm.weight"), w(p + "attention.output.LayerNorm.bias")),
+                up=t(p + "intermediate.dense.weight"),
+                up_bias=w(p + "intermediate.dense.bias"),
+                down=t(p + "output.dense.weight"),
+                down_bias=w(p + "output.dense.bias"),
+                norm2=(w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias")),
+            )
+        )
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     tokenizer.no_padding()  # padded per batch here, to that batch's longest text
     tokenizer.enable_truncation(max_length=max_tokens)  # counts [CLS] and [SEP], as transformers does

@@ -326,9 +326,7 @@ class OpenAIChat(_OpenAIProvider):
             if response_format is not None:
                 options["response_format"] = response_format
             try:
-                response = self._call(
-                    "chat", self._client.chat.completions.create, model=self.model, messages=wire, **options
-                )
+                response = self._call("chat", self._client.chat.completions.create, model=self.model, messages=wire, **options)
             except Exception as exc:
                 if response_format is not None and self._downgrade_json_mode(exc):
                     continue

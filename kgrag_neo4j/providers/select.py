@@ -21,8 +21,17 @@ from .sentence_transformers import SentenceTransformerEmbedder
 from .wordllama import WordLlamaEmbedder
 
 __all__ = [
-    "CHAT_NAMES", "EMBEDDER_NAMES", "NO_CHAT_MESSAGE", "RERANKER_NAMES", "describe_chat", "describe_embedder",
-    "embedder_for_model", "embedder_for_namespace", "select_chat", "select_embedder", "select_reranker",
+    "CHAT_NAMES",
+    "EMBEDDER_NAMES",
+    "NO_CHAT_MESSAGE",
+    "RERANKER_NAMES",
+    "describe_chat",
+    "describe_embedder",
+    "embedder_for_model",
+    "embedder_for_namespace",
+    "select_chat",
+    "select_embedder",
+    "select_reranker",
 ]
 
 EMBEDDER_NAMES = ("cohere", "hashing", "local", "minilm", "openai", "wordllama")
@@ -60,9 +69,7 @@ def select_embedder(name: str | None = None, *, env: Mapping[str, str] = os.envi
     raise ConfigurationError(f"unknown embedder {name!r}; choose one of: {', '.join(EMBEDDER_NAMES)}")
 
 
-def embedder_for_namespace(
-    name: str | None, recorded: str | None, *, env: Mapping[str, str] = os.environ
-) -> EmbeddingProvider:
+def embedder_for_namespace(name: str | None, recorded: str | None, *, env: Mapping[str, str] = os.environ) -> EmbeddingProvider:
     """The embedder called ``name`` when one is named; otherwise the one a namespace records
     (``recorded``: its vectors are that model's, and stay so across a re-embed's switch);
     otherwise the default (``select_embedder``), for a namespace with nothing recorded."""
@@ -105,7 +112,9 @@ def embedder_for_model(model: str | None, *, env: Mapping[str, str] = os.environ
     else:
         raise ConfigurationError(f"recorded embedder {model!r} is not one kgrag makes; name one with --embedder")
     if embedder.name != model:
-        raise ConfigurationError(f"recorded embedder {model!r} cannot be rebuilt (got {embedder.name!r}); name one with --embedder")
+        raise ConfigurationError(
+            f"recorded embedder {model!r} cannot be rebuilt (got {embedder.name!r}); name one with --embedder"
+        )
     return embedder
 
 

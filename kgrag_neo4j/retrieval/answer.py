@@ -25,7 +25,17 @@ from ..protocols import ChatProvider
 from ..types import RetrievalResult
 from ..validation import check_int
 
-__all__ = ["Answer", "AnswerStream", "Citation", "DEFAULT_SYSTEM_PROMPT", "NOTHING_FOUND", "aanswer", "answer", "answer_messages", "retrieve_async"]
+__all__ = [
+    "Answer",
+    "AnswerStream",
+    "Citation",
+    "DEFAULT_SYSTEM_PROMPT",
+    "NOTHING_FOUND",
+    "aanswer",
+    "answer",
+    "answer_messages",
+    "retrieve_async",
+]
 
 DEFAULT_SYSTEM_PROMPT = """\
 You answer questions from the numbered context passages below, and from nothing else.
@@ -97,10 +107,7 @@ def cited_numbers(text: str, count: int) -> set[int]:
 
 def _citations(results: Sequence[RetrievalResult], text: str) -> list[Citation]:
     used = cited_numbers(text, len(results))
-    return [
-        Citation(i, r.id, r.document_id, r.source, r.title, r.score, cited=i in used)
-        for i, r in enumerate(results, start=1)
-    ]
+    return [Citation(i, r.id, r.document_id, r.source, r.title, r.score, cited=i in used) for i, r in enumerate(results, start=1)]
 
 
 def answer_messages(

@@ -81,8 +81,6 @@ def _path_text(path: Sequence[Sequence[str]], target: str) -> str:
     return f"{steps}{target}"
 
 
-
-
 def _round_trips(store: object) -> int:
     """Statements the store sent so far (the trace counts a retrieval's); 0 if it keeps no count."""
     return store.round_trips if isinstance(store, RoundTripCounter) else 0
@@ -132,9 +130,7 @@ class EntityGraphRetriever:
         if isinstance(relationship_types, str):
             relationship_types = [relationship_types]
         if not isinstance(store, EntityBoostReader):
-            raise ConfigurationError(
-                "EntityGraphRetriever needs a store with the entity capability (Neo4jStore)"
-            )
+            raise ConfigurationError("EntityGraphRetriever needs a store with the entity capability (Neo4jStore)")
         self.store, self.embedder = store, embedder
         self.max_hops = max_hops
         self.entity_boost_direct = float(entity_boost_direct)
@@ -311,13 +307,9 @@ ENTITY_MODE = declare_mode(
     options={
         "max_hops": mode_option("hops to expand.", flag="hops"),
         "entity_boost_direct": mode_option("boost per query entity a chunk mentions.", flag="boost-direct"),
-        "entity_boost_indirect": mode_option(
-            "boost per related entity (times 1/distance x strength).", flag="boost-indirect"
-        ),
+        "entity_boost_indirect": mode_option("boost per related entity (times 1/distance x strength).", flag="boost-indirect"),
         "query_entities_top_k": mode_option("entities nearest the query to start from.", flag="query-entities"),
-        "score_scale": mode_option(
-            "boosts add to the raw cosine or to the normalised (1 + cos) / 2.", choices=SCORE_SCALES
-        ),
+        "score_scale": mode_option("boosts add to the raw cosine or to the normalised (1 + cos) / 2.", choices=SCORE_SCALES),
         "query_entity_floor": "query entities less close than this (normalised cosine) boost nothing.",
         "named_query_entities": "entities the query names join the query entities.",
     },

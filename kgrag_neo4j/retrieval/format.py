@@ -10,7 +10,10 @@ __all__ = ["format_knowledge"]
 
 
 def format_knowledge(
-    results: Sequence[RetrievalResult], *, max_chars: int | None = 1200, show_scores: bool = False,
+    results: Sequence[RetrievalResult],
+    *,
+    max_chars: int | None = 1200,
+    show_scores: bool = False,
     show_ids: bool = False,
 ) -> str:
     """Numbered results with title and source; graph-found ones carry their

@@ -140,4 +140,3 @@ class KnowledgeTool:
 
     def __repr__(self) -> str:
         return f"KnowledgeTool(name={self.name!r}, retriever={type(self.retriever).__name__}, top_k={self.top_k})"
-

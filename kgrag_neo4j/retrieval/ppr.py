@@ -157,9 +157,7 @@ def ppr_rank(hood: Neighbourhood, options: PPROptions) -> PageRankResult:
         share = 1.0 - options.entity_share if hood.query_entities else 1.0
         for (chunk, _), x in zip(hood.seeds, w):
             reset["c:" + chunk] = reset.get("c:" + chunk, 0.0) + share * float(x)
-    entity_weights = {
-        e: score / max(hood.entities.get(e, ("", 1))[1], 1) for e, _, score, _ in hood.query_entities
-    }
+    entity_weights = {e: score / max(hood.entities.get(e, ("", 1))[1], 1) for e, _, score, _ in hood.query_entities}
     total = sum(entity_weights.values())
     if total > 0:
         share = options.entity_share if hood.seeds else 1.0
@@ -238,9 +236,7 @@ class PPRRetriever(_Traced):
         )
         hood = without_vanished(read)
         ranked = ppr_rank(hood, o)
-        chunk_mass = sorted(
-            ((c, ranked.mass.get(c, 0.0)) for c in hood.chunk_degrees), key=lambda x: (-x[1], x[0])
-        )
+        chunk_mass = sorted(((c, ranked.mass.get(c, 0.0)) for c in hood.chunk_degrees), key=lambda x: (-x[1], x[0]))
         top = [(c, m) for c, m in chunk_mass if m > 0][:top_k]
         chunks = {c.id: c for c in (yield from Call.of(self.store.get_chunks_by_ids, [c for c, _ in top]))} if top else {}
         seeds = dict(hood.seeds)
@@ -261,11 +257,20 @@ class PPRRetriever(_Traced):
             for entity, flow in carriers:
                 name = hood.entities.get(entity, (entity, 0))[0]
                 origin = "the query" if entity in query_entity_ids else (seed_of_entity.get(entity) or "")
-                explanation.append(f"entity {name!r} carried {flow / total:.0%} of the mass it got from entities"
-                                   + (f" (named in {origin})" if origin == "the query" else ""))
+                explanation.append(
+                    f"entity {name!r} carried {flow / total:.0%} of the mass it got from entities"
+                    + (f" (named in {origin})" if origin == "the query" else "")
+                )
                 if entity in seed_of_entity and seed_of_entity[entity] != chunk_id:
-                    context.append(EdgeContext(from_chunk_id=seed_of_entity[entity], relation="mentions",
-                                               description=f"shares the entity {name!r}", hops=2, weight=round(flow, 6)))
+                    context.append(
+                        EdgeContext(
+                            from_chunk_id=seed_of_entity[entity],
+                            relation="mentions",
+                            description=f"shares the entity {name!r}",
+                            hops=2,
+                            weight=round(flow, 6),
+                        )
+                    )
             out.append(
                 RetrievalResult(
                     id=c.id,

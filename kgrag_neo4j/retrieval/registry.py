@@ -18,7 +18,13 @@ from ..errors import ConfigurationError
 from .declaration import ModeOption, RetrievalMode
 
 __all__ = [
-    "DEFAULT_MODE", "ENTRY_POINT_GROUP", "generation", "get_mode", "mode_names", "modes", "register_mode",
+    "DEFAULT_MODE",
+    "ENTRY_POINT_GROUP",
+    "generation",
+    "get_mode",
+    "mode_names",
+    "modes",
+    "register_mode",
     "unregister_mode",
 ]
 

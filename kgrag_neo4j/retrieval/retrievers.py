@@ -43,11 +43,18 @@ from .scoring import (
 )
 
 __all__ = [
-    "GRAPH_MODE", "HYBRID_MODE", "VECTOR_MODE", "GraphRetriever", "HybridRetriever", "VectorRetriever", "Tracer",
+    "GRAPH_MODE",
+    "HYBRID_MODE",
+    "VECTOR_MODE",
+    "GraphRetriever",
+    "HybridRetriever",
+    "VectorRetriever",
+    "Tracer",
     "embed_query",
 ]
 
 log = logging.getLogger("kgrag_neo4j.retrieval")
+
 
 def _check_query(query: Any, top_k: Any) -> None:
     if not isinstance(query, str) or not query.strip():
@@ -372,9 +379,11 @@ class GraphRetriever(_Traced):
         if o.entity_weight <= 0 or not isinstance(self.store, QueryEntitySeeder):
             return {}
         try:
-            return (yield from Call.of(
-                self.store.query_entity_chunks, query_name_keys(query), max_chunks=o.entity_max_chunks, filters=self.filters
-            ))
+            return (
+                yield from Call.of(
+                    self.store.query_entity_chunks, query_name_keys(query), max_chunks=o.entity_max_chunks, filters=self.filters
+                )
+            )
         except Exception as exc:  # entity seeds add recall; without them the vector seeds still work
             self.log.warning("entity seeding failed, using the search seeds only: %s", exc)
             return {}
@@ -394,7 +403,9 @@ class GraphRetriever(_Traced):
         similarity = self._similarity(embedding)
         sims: dict[str, float] = {}
         if propagate:
-            need = [cid for cid in list(seed_by_id) + list(entity) if cid not in seed_by_id or seed_by_id[cid].scores.vector is None]
+            need = [
+                cid for cid in list(seed_by_id) + list(entity) if cid not in seed_by_id or seed_by_id[cid].scores.vector is None
+            ]
             scorer = self.store
             if need and isinstance(scorer, ChunkScorer):
                 try:
@@ -422,9 +433,7 @@ class GraphRetriever(_Traced):
                 o,
                 similarity=similarity,
             )
-        ranked = blend_and_rank(
-            start, hits, top_k, vector_weight=o.vector_weight, graph_weight=o.graph_weight, blend=o.blend
-        )
+        ranked = blend_and_rank(start, hits, top_k, vector_weight=o.vector_weight, graph_weight=o.graph_weight, blend=o.blend)
         need = [r.chunk_id for r in ranked if r.chunk_id not in seed_by_id]
         fetched = {}
         if need:
@@ -459,8 +468,11 @@ class GraphRetriever(_Traced):
             )
             context = [hit.context] if hit is not None and seed is None else []
             if seed is not None:
-                out.append(dataclasses.replace(seed, score=r.score, scores=scores, graph_context=context,
-                                               explanation=[*seed.explanation, *explanation]))
+                out.append(
+                    dataclasses.replace(
+                        seed, score=r.score, scores=scores, graph_context=context, explanation=[*seed.explanation, *explanation]
+                    )
+                )
                 continue
             c = fetched[r.chunk_id]
             out.append(

@@ -157,8 +157,13 @@ def hop_score(
     return gw * float(edge_weight) * decay[min(hop, len(decay) - 1)]
 
 
-def propagate_seed_score(similarity: float, entity_score: float = 0.0, *, vector_weight: float = 0.7,
-                         entity_seed_weight: float = DEFAULT_ENTITY_SEED_WEIGHT) -> float:
+def propagate_seed_score(
+    similarity: float,
+    entity_score: float = 0.0,
+    *,
+    vector_weight: float = 0.7,
+    entity_seed_weight: float = DEFAULT_ENTITY_SEED_WEIGHT,
+) -> float:
     """A seed under ``blend="propagate"``: ``vector_weight * cos + entity_seed_weight * entity_score``.
 
     ``similarity`` is Neo4j's normalised cosine (what the vector index returns), ``cos`` the
@@ -171,8 +176,15 @@ def propagate_seed_score(similarity: float, entity_score: float = 0.0, *, vector
     return vw * raw_cosine(similarity) + ew * float(entity_score)
 
 
-def propagate_hop_score(similarity: float, best: float, hop: int, *, vector_weight: float = 0.7,
-                        graph_weight: float = 0.3, hop_decay: Sequence[float] = DEFAULT_HOP_DECAY) -> float:
+def propagate_hop_score(
+    similarity: float,
+    best: float,
+    hop: int,
+    *,
+    vector_weight: float = 0.7,
+    graph_weight: float = 0.3,
+    hop_decay: Sequence[float] = DEFAULT_HOP_DECAY,
+) -> float:
     """A chunk first reached at ``hop`` under ``blend="propagate"``:
     ``vector_weight * cos + graph_weight * best * hop_decay[hop]``, where ``best`` is the
     largest ``score of the chunk it came from * edge weight`` over the edges reaching it.
@@ -307,8 +319,12 @@ def expand_per_hop(
             if propagate:
                 sim = sims.get(chunk_id)
                 score = propagate_hop_score(
-                    0.5 if sim is None else sim, value, hop, vector_weight=options.vector_weight,
-                    graph_weight=options.graph_weight, hop_decay=options.hop_decay,
+                    0.5 if sim is None else sim,
+                    value,
+                    hop,
+                    vector_weight=options.vector_weight,
+                    graph_weight=options.graph_weight,
+                    hop_decay=options.hop_decay,
                 )
             else:
                 sim = None
@@ -440,9 +456,7 @@ def entity_boost(
 # --- parent-child resolution -------------------------------------------------------------
 
 
-def resolve_parents(
-    results: Iterable[RetrievalResult], parent_lookup: Mapping[str, Chunk]
-) -> list[RetrievalResult]:
+def resolve_parents(results: Iterable[RetrievalResult], parent_lookup: Mapping[str, Chunk]) -> list[RetrievalResult]:
     """Replace matched child chunks by their parent (parent-child resolution).
 
     A result with a ``parent_id`` found in ``parent_lookup`` becomes the parent: its id,

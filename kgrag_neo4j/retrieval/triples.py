@@ -142,14 +142,16 @@ class TripleGraphRetriever:
         expand = self.store.expand_triples
         try:
             return list(
-                (yield from Call.of(
-                    expand,
-                    [],
-                    self.predicates,
-                    self.max_traversal_depth,
-                    self.max_expansion_results,
-                    chunk_ids=[r.id for r in semantic],
-                ))
+                (
+                    yield from Call.of(
+                        expand,
+                        [],
+                        self.predicates,
+                        self.max_traversal_depth,
+                        self.max_expansion_results,
+                        chunk_ids=[r.id for r in semantic],
+                    )
+                )
             )
         except (InputError, ConfigurationError):
             raise

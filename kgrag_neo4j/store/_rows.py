@@ -286,8 +286,9 @@ def context_from_row(row: Mapping[str, Any]) -> LocalContext:
     """Build a :class:`LocalContext` from the row of ``cypher/entities/local_context``."""
     return LocalContext(
         entities=tuple(
-            LocalEntity(e["id"], e.get("name") or e["id"], e.get("type") or "OTHER", e.get("description") or "",
-                        float(e["score"]))
+            LocalEntity(
+                e["id"], e.get("name") or e["id"], e.get("type") or "OTHER", e.get("description") or "", float(e["score"])
+            )
             for e in row["entities"]
         ),
         text_units=tuple(

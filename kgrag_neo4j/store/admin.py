@@ -27,7 +27,9 @@ def set_initial_password(port: int, password: str) -> None:
             with GraphDatabase.driver(uri, auth=("neo4j", "neo4j")) as driver:
                 driver.execute_query(
                     load_registry()["server/set_initial_password"].text,
-                    old="neo4j", new=password, database_="system",
+                    old="neo4j",
+                    new=password,
+                    database_="system",
                 )
             return
         except neo4j_exc.AuthError:

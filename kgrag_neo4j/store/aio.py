@@ -67,8 +67,12 @@ class AsyncCypherRunner:
 
         if managed:
             rows: Rows = await self.driver.execute_query(
-                text, sent, routing_=neo4j.RoutingControl.READ, database_=self.sync.database,
-                bookmark_manager_=None, result_transformer_=rows_of,
+                text,
+                sent,
+                routing_=neo4j.RoutingControl.READ,
+                database_=self.sync.database,
+                bookmark_manager_=None,
+                result_transformer_=rows_of,
             )
             return rows
         async with self.driver.session(database=self.sync.database, default_access_mode=neo4j.READ_ACCESS) as session:

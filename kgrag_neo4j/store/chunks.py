@@ -81,6 +81,7 @@ class ChunksMixin:
     aio: AsyncDrivers
 
     if TYPE_CHECKING:  # defined by SchemaMixin
+
         def _chunk_text_is_namespaced(self) -> Steps[bool]: ...
         def _query_vector(self, embedding: Any, what: str = ...) -> Steps[tuple[list[float], dict[str, str]]]: ...
         def vector_slot(self) -> VectorSlot: ...
@@ -103,8 +104,11 @@ class ChunksMixin:
 
     def has_embedded_chunks(self) -> bool:
         """Whether the namespace holds any chunk with an embedding."""
-        return bool(self.runner.read("chunks/has_embedded_chunks", namespace=self.namespace,
-                                         vector_property=self.vector_slot().vector_property)[0]["found"])
+        return bool(
+            self.runner.read(
+                "chunks/has_embedded_chunks", namespace=self.namespace, vector_property=self.vector_slot().vector_property
+            )[0]["found"]
+        )
 
     def list_chunks_of_documents(self, document_ids: Sequence[str], *, with_embedding: bool = False) -> dict[str, list[Chunk]]:
         """``list_document_chunks`` of several documents in one read: ``{document id: chunks}``
@@ -162,9 +166,7 @@ class ChunksMixin:
 
     search_chunks, asearch_chunks = twin_methods(_search_chunks)
 
-    def _search_chunks_keyword(
-        self, query: str, top_k: int, filters: Sequence[ChunkFilter] = ()
-    ) -> Steps[list[RetrievalResult]]:
+    def _search_chunks_keyword(self, query: str, top_k: int, filters: Sequence[ChunkFilter] = ()) -> Steps[list[RetrievalResult]]:
         _check_top_k(top_k)
         if not isinstance(query, str):
             raise InputError("keyword query must be text")

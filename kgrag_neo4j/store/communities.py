@@ -137,8 +137,7 @@ class CommunitiesMixin:
         check_int(batch_size, "batch_size", minimum=1)
         total = 0
         while True:
-            marked = int(self.runner.write("communities/mark_changed", namespace=self.namespace,
-                                           limit=batch_size)[0]["marked"])
+            marked = int(self.runner.write("communities/mark_changed", namespace=self.namespace, limit=batch_size)[0]["marked"])
             total += marked
             if marked < batch_size:
                 return total
@@ -151,8 +150,9 @@ class CommunitiesMixin:
         community (its finest one), not counting memberships written in round ``round_key``.
         With ``previous``: only entities next to one round ``previous`` placed."""
         check_int(limit, "limit", minimum=1)
-        rows = self.runner.read("communities/unplaced_votes", namespace=self.namespace, after=after, limit=limit,
-                                round=round_key, previous=previous)
+        rows = self.runner.read(
+            "communities/unplaced_votes", namespace=self.namespace, after=after, limit=limit, round=round_key, previous=previous
+        )
         return [(r["entity_id"], [(str(c), unit_weight(w)) for c, w in r["votes"]]) for r in rows]
 
     def place_entities(self, placements: Sequence[tuple[str, str]], *, round_key: str) -> int:
@@ -165,8 +165,7 @@ class CommunitiesMixin:
 
         def work(tx: TxRunner) -> int:
             tx.run("entity_graph/lock", namespace=self.namespace)
-            return int(tx.run("communities/place_entities", namespace=self.namespace, rows=rows,
-                              round=round_key)[0]["placed"])
+            return int(tx.run("communities/place_entities", namespace=self.namespace, rows=rows, round=round_key)[0]["placed"])
 
         return int(self.runner.write_fn(work))
 
@@ -189,18 +188,31 @@ class CommunitiesMixin:
             entities = []
             relations = []
             for entity_id, name, type_, description, source_chunk_id, edges in r["members"]:
-                entity = Entity(id=entity_id, name=name or entity_id, type=type_ or "OTHER",
-                                description=description or "", source_chunk_id=source_chunk_id,
-                                namespace=self.namespace)
+                entity = Entity(
+                    id=entity_id,
+                    name=name or entity_id,
+                    type=type_ or "OTHER",
+                    description=description or "",
+                    source_chunk_id=source_chunk_id,
+                    namespace=self.namespace,
+                )
                 entities.append(entity)
                 for target, relation_type, weight, relation_description, sequence in edges:
-                    relations.append(EntityRelation(source_id=entity.id, target_id=target, type=relation_type or "RELATED_TO",
-                                                    weight=unit_weight(weight), description=relation_description or "",
-                                                    sequence=sequence))
+                    relations.append(
+                        EntityRelation(
+                            source_id=entity.id,
+                            target_id=target,
+                            type=relation_type or "RELATED_TO",
+                            weight=unit_weight(weight),
+                            description=relation_description or "",
+                            sequence=sequence,
+                        )
+                    )
             relations.sort(key=lambda x: (x.source_id, x.target_id, x.type, x.description, x.weight, x.sequence or 0))
             members = tuple(e.id for e in entities)
-            community = Community(id=r["id"], level=int(r["level"] or 0), members=members,
-                                  parent_id=r.get("parent_id"), size=len(members))
+            community = Community(
+                id=r["id"], level=int(r["level"] or 0), members=members, parent_id=r.get("parent_id"), size=len(members)
+            )
             out.append(CommunitySnapshot(community, tuple(entities), tuple(relations)))
         return out
 
@@ -242,9 +254,7 @@ class CommunitiesMixin:
 
         return int(self.runner.write_fn(work))
 
-    def _write_reports(
-        self, tx: TxRunner, made: Sequence[tuple[CommunitySnapshot, CommunityReport]], reported_at: str
-    ) -> int:
+    def _write_reports(self, tx: TxRunner, made: Sequence[tuple[CommunitySnapshot, CommunityReport]], reported_at: str) -> int:
         rows = [
             {
                 "id": snapshot.community.id,
@@ -270,12 +280,8 @@ class CommunitiesMixin:
             check_int(level, "level", minimum=0, error=InputError)
         if limit is not None:
             _check_top_k(limit)
-        rows = self.runner.read(
-            "communities/list_communities", namespace=self.namespace, level=level, limit=limit or 10_000_000
-        )
-        return [
-            community_from_row(r, members=int(r["members"]), parent_id=r.get("parent_id")) for r in rows
-        ]
+        rows = self.runner.read("communities/list_communities", namespace=self.namespace, level=level, limit=limit or 10_000_000)
+        return [community_from_row(r, members=int(r["members"]), parent_id=r.get("parent_id")) for r in rows]
 
     def get_community(self, community_id: str) -> StoredCommunity:
         """One community with its report, parent, children and members; ``NotFoundError``."""
@@ -300,7 +306,5 @@ class CommunitiesMixin:
         _check_top_k(top_k)
         if not ids:
             return []
-        rows = self.runner.read(
-            "communities/reports_for_entities", namespace=self.namespace, ids=ids, top_k=top_k
-        )
+        rows = self.runner.read("communities/reports_for_entities", namespace=self.namespace, ids=ids, top_k=top_k)
         return [community_from_row(r, matched=int(r["matched"])) for r in rows]

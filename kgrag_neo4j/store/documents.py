@@ -71,6 +71,7 @@ STAGE_ROWS = 1_000
 #: document ids per read of documents/document_states
 STATE_IDS = 2_000
 
+
 def chunk_caption(document: Document, chunk: Chunk, *, parent: bool = False) -> str:
     """``title #index`` (``(parent)`` for a parent chunk): what Browser shows on the node."""
     label = document.title or document.source or document.id
@@ -138,10 +139,12 @@ class DocumentsMixin:
     aio: AsyncDrivers
 
     if TYPE_CHECKING:  # defined by SchemaMixin
+
         def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
         def vector_slot(self) -> VectorSlot: ...
-        def unlink_documents(self, tx: TxRunner, document_ids: Sequence[str], *, stale_only: bool,
-                             limit: int | None = None) -> int: ...
+        def unlink_documents(
+            self, tx: TxRunner, document_ids: Sequence[str], *, stale_only: bool, limit: int | None = None
+        ) -> int: ...
 
     #: ``store_document`` takes ``edges=`` and writes them in the document's transaction
     atomic_document_edges = True
@@ -241,14 +244,21 @@ class DocumentsMixin:
         chunk id belongs to another document."""
         decided: dict[int, str | KgragError] = {}
         documents = [
-            {"id": p.document_id, "props": p.doc_props,
-             # rows with a parent link need the careful statement (it MERGEs the parent)
-             "chunks": p.rows if fresh and not p.has_parents() else None}
+            {
+                "id": p.document_id,
+                "props": p.doc_props,
+                # rows with a parent link need the careful statement (it MERGEs the parent)
+                "chunks": p.rows if fresh and not p.has_parents() else None,
+            }
             for p in group
         ]
         try:
-            upserted = tx.run("documents/write_documents", namespace=self.namespace, documents=documents,
-                              vector_property=self.vector_slot().vector_property)[0]
+            upserted = tx.run(
+                "documents/write_documents",
+                namespace=self.namespace,
+                documents=documents,
+                vector_property=self.vector_slot().vector_property,
+            )[0]
         except Exception as exc:
             if fresh and is_constraint_violation(exc):
                 raise _ChunkIdTaken() from exc
@@ -262,7 +272,9 @@ class DocumentsMixin:
                 continue
             before = written[p.document_id]["before"]
             # the same content written again (a concurrent ingest got there first) is harmless
-            decided[p.pos] = "new" if before is None else "unchanged" if same_content(before, p.doc_props["content_hash"]) else "replaced"
+            decided[p.pos] = (
+                "new" if before is None else "unchanged" if same_content(before, p.doc_props["content_hash"]) else "replaced"
+            )
             ours.append(p)
             if not written[p.document_id]["created"]:
                 todo.append(p)
@@ -270,7 +282,9 @@ class DocumentsMixin:
         conflicts: list[dict[str, Any]] = []
         for start in range(0, len(rows), CHUNK_ROWS):
             conflicts += tx.run(
-                "chunks/upsert_chunks", namespace=self.namespace, vector_property=self.vector_slot().vector_property,
+                "chunks/upsert_chunks",
+                namespace=self.namespace,
+                vector_property=self.vector_slot().vector_property,
                 rows=rows[start : start + CHUNK_ROWS],
             )[0]["conflicts"]
         if conflicts:
@@ -309,8 +323,9 @@ class DocumentsMixin:
                 else:
                     found.setdefault(row["document_id"], row)
         for document_id in sorted(stale_staging):
-            while tx.run("documents/purge_staged_chunks", namespace=self.namespace, document_id=document_id,
-                         limit=STAGE_ROWS)[0]["deleted"]:
+            while tx.run("documents/purge_staged_chunks", namespace=self.namespace, document_id=document_id, limit=STAGE_ROWS)[0][
+                "deleted"
+            ]:
                 pass
         return found
 
@@ -351,8 +366,15 @@ class DocumentsMixin:
         kept: set[str] = set()
         for start in range(0, len(p.rows), STAGE_ROWS):
             rows = p.rows[start : start + STAGE_ROWS]
-            kept.update(self.runner.write("chunks/stage_chunks", namespace=self.namespace, document_id=p.document_id, rows=rows,
-                                            vector_property=self.vector_slot().vector_property)[0]["kept"])
+            kept.update(
+                self.runner.write(
+                    "chunks/stage_chunks",
+                    namespace=self.namespace,
+                    document_id=p.document_id,
+                    rows=rows,
+                    vector_property=self.vector_slot().vector_property,
+                )[0]["kept"]
+            )
         staged_ids = {r["id"] for r in p.rows} - kept
         inner = [e for e in p.edge_rows if e["source_id"] in staged_ids and e["target_id"] in staged_ids]
         outer = [e for e in p.edge_rows if not (e["source_id"] in staged_ids and e["target_id"] in staged_ids)]
@@ -364,15 +386,20 @@ class DocumentsMixin:
         def publish(tx: TxRunner) -> str:
             # the upsert says all the publish needs: another tenant's id (not written), a
             # concurrent delete (vanished), or the hash it had before (null: a new document)
-            upserted = tx.run("documents/upsert_documents", namespace=self.namespace,
-                              documents=[{"id": p.document_id, "props": p.doc_props}])[0]
+            upserted = tx.run(
+                "documents/upsert_documents", namespace=self.namespace, documents=[{"id": p.document_id, "props": p.doc_props}]
+            )[0]
             check_vanished("document", upserted["vanished"])
             if not upserted["written"]:
                 raise InputError(f"document id {p.document_id!r} belongs to another namespace")
             tx.run("documents/publish_staged_chunks", namespace=self.namespace, document_id=p.document_id)
             for start in range(0, len(kept_rows), CHUNK_ROWS):
-                tx.run("chunks/upsert_chunks", namespace=self.namespace, vector_property=self.vector_slot().vector_property,
-                       rows=kept_rows[start : start + CHUNK_ROWS])
+                tx.run(
+                    "chunks/upsert_chunks",
+                    namespace=self.namespace,
+                    vector_property=self.vector_slot().vector_property,
+                    rows=kept_rows[start : start + CHUNK_ROWS],
+                )
             for start in range(0, len(outer), EDGE_ROWS):
                 tx.run("graph/store_edges", namespace=self.namespace, rows=outer[start : start + EDGE_ROWS])
             self.unlink_documents(tx, [p.document_id], stale_only=True)
@@ -387,9 +414,7 @@ class DocumentsMixin:
         if not document.id or not isinstance(document.id, str):
             raise InputError("document.id must be a non-empty string")
         if document.namespace and document.namespace != self.namespace:
-            raise InputError(
-                f"document namespace {document.namespace!r} differs from the store's {self.namespace!r}"
-            )
+            raise InputError(f"document namespace {document.namespace!r} differs from the store's {self.namespace!r}")
         created = int(document.created_at or time.time())
         # the namespace and the document id are the statements' own parameters, never props
         doc_props = {

@@ -76,6 +76,7 @@ class EntitiesMixin:
     vector_overfetch: int
 
     if TYPE_CHECKING:  # defined by SchemaMixin and DocumentsMixin
+
         def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
         def _check_embedding(self, embedding: Any, what: str) -> Steps[list[float]]: ...
         def vector_fetch_k(self, top_k: int) -> int: ...
@@ -117,9 +118,7 @@ class EntitiesMixin:
                     "Entity.create(..., namespace=store.namespace)"
                 )
             embedding = (
-                self.check_embedding(e.embedding, what=f"entity {e.name!r} embedding")
-                if e.embedding is not None
-                else None
+                self.check_embedding(e.embedding, what=f"entity {e.name!r} embedding") if e.embedding is not None else None
             )
             row: dict[str, Any] = {
                 "id": e.id,
@@ -140,8 +139,9 @@ class EntitiesMixin:
             batch = ordered[start : start + ENTITY_ROWS]
 
             def work(tx, batch=batch) -> int:
-                row = tx.run("entities/upsert_entities", namespace=self.namespace, build=build, rows=batch,
-                             vector_property=prop)[0]
+                row = tx.run("entities/upsert_entities", namespace=self.namespace, build=build, rows=batch, vector_property=prop)[
+                    0
+                ]
                 check_vanished("entity", row["vanished"])
                 taken = set(row["ids"])
                 foreign = [r["id"] for r in batch if r["id"] not in taken]
@@ -252,9 +252,7 @@ class EntitiesMixin:
             max_sequence=_sequence(max_sequence),
         )
         return {
-            r["entity_id"]: Neighbour(
-                int(r["distance"]), float(r["strength"]), tuple((p[0], p[1]) for p in r["path"])
-            )
+            r["entity_id"]: Neighbour(int(r["distance"]), float(r["strength"]), tuple((p[0], p[1]) for p in r["path"]))
             for r in rows
         }
 
@@ -286,10 +284,7 @@ class EntitiesMixin:
         if not ids:
             return []
         rows = self.runner.read("entities/text_units", namespace=self.namespace, ids=ids)
-        return [
-            EntityTextUnit(chunk_from_row(r["chunk"]), tuple(sorted(r["entity_ids"])), int(r["mentions"] or 0))
-            for r in rows
-        ]
+        return [EntityTextUnit(chunk_from_row(r["chunk"]), tuple(sorted(r["entity_ids"])), int(r["mentions"] or 0)) for r in rows]
 
     def entity_source_chunks(self, entity_ids: Sequence[str]) -> dict[str, Chunk]:
         """Entity id -> the chunk it was first found in (absent when that chunk is gone)."""
@@ -311,16 +306,21 @@ class EntitiesMixin:
         children's text), and so are the chunks marked read with ``skip_key``
         (:meth:`mark_extracted`)."""
         ids = None if document_ids is None else self._check_entity_ids(document_ids, "document_ids")
-        rows = self.runner.read("entities/extraction_chunks", namespace=self.namespace, document_ids=ids,
-                                skip_key=skip_key)
+        rows = self.runner.read("entities/extraction_chunks", namespace=self.namespace, document_ids=ids, skip_key=skip_key)
         return [chunk_from_row(r["chunk"]) for r in rows]
 
     def mark_extracted(self, chunk_ids: Sequence[str], key: str) -> int:
         """Mark ``chunk_ids`` as read by the extractor whose :attr:`extraction_key` is ``key``."""
         marked = 0
         for start in range(0, len(chunk_ids), LINK_ROWS):
-            marked += int(self.runner.write("entities/mark_extracted", namespace=self.namespace,
-                                            chunk_ids=list(chunk_ids[start : start + LINK_ROWS]), key=key)[0]["marked"])
+            marked += int(
+                self.runner.write(
+                    "entities/mark_extracted",
+                    namespace=self.namespace,
+                    chunk_ids=list(chunk_ids[start : start + LINK_ROWS]),
+                    key=key,
+                )[0]["marked"]
+            )
         return marked
 
     def list_entities(self, *, limit: int | None = None) -> list[EntityListing]:
@@ -328,10 +328,7 @@ class EntitiesMixin:
         if limit is not None:
             _check_top_k(limit)
         rows = self.runner.read("entities/list_entities", namespace=self.namespace, limit=limit or 10_000_000)
-        return [
-            EntityListing(self._entity_from_row(r["entity"]), int(r["mentions"]), int(r["degree"]))
-            for r in rows
-        ]
+        return [EntityListing(self._entity_from_row(r["entity"]), int(r["mentions"]), int(r["degree"])) for r in rows]
 
     def get_entity_by_name(self, name: str, *, limit: int = 20) -> list[EntityDetails]:
         """The entities called ``name`` (compared normalised; one per type), most mentioned
@@ -340,9 +337,7 @@ class EntitiesMixin:
         if not isinstance(name, str) or not normalise_name(name):
             raise InputError("an entity name must be non-empty text")
         _check_top_k(limit)
-        rows = self.runner.read(
-            "entities/get_by_name", namespace=self.namespace, name_key=normalise_name(name), limit=limit
-        )
+        rows = self.runner.read("entities/get_by_name", namespace=self.namespace, name_key=normalise_name(name), limit=limit)
         if not rows:
             raise NotFoundError(f"no entity named {name!r} in namespace {self.namespace!r}")
         return [

@@ -29,6 +29,7 @@ class EntityGraphMixin:
     namespace: str
 
     if TYPE_CHECKING:  # defined by SchemaMixin
+
         def vector_slot(self) -> VectorSlot: ...
 
     @staticmethod
@@ -51,13 +52,11 @@ class EntityGraphMixin:
         return bool(self.runner.read("entity_graph/has_linked_documents", namespace=self.namespace)[0]["linked"])
 
     def entity_pending_documents(self, *, after: str = "", limit: int = PAGE, every: bool = False) -> list[str]:
-        rows = self.runner.read("entity_graph/pending_documents", namespace=self.namespace, after=after,
-                                limit=limit, all=every)
+        rows = self.runner.read("entity_graph/pending_documents", namespace=self.namespace, after=after, limit=limit, all=every)
         return [r["id"] for r in rows]
 
     def entity_document_chunks(self, document_ids: Sequence[str]) -> list[dict[str, Any]]:
-        return self.runner.read("entity_graph/document_chunks", namespace=self.namespace,
-                                document_ids=list(document_ids))
+        return self.runner.read("entity_graph/document_chunks", namespace=self.namespace, document_ids=list(document_ids))
 
     def vocabulary_names(self, keys: Sequence[str]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -72,8 +71,9 @@ class EntityGraphMixin:
     def changed_names(self, *, limit: int = PAGE) -> list[dict[str, Any]]:
         return self.runner.read("entity_graph/changed_names", namespace=self.namespace, limit=limit)
 
-    def documents_writing(self, names: Sequence[str], keys: Sequence[str], *, words: Sequence[str] = (),
-                          limit: int = 100_000) -> list[str]:
+    def documents_writing(
+        self, names: Sequence[str], keys: Sequence[str], *, words: Sequence[str] = (), limit: int = 100_000
+    ) -> list[str]:
         """Linked documents whose chunks may write one of ``names`` (a full-text phrase match,
         a superset), write one of the one-word ``words`` capitalised at least once, or mention
         the entity of one of ``keys``. A full-text query that returns ``limit`` hits is run
@@ -92,9 +92,15 @@ class EntityGraphMixin:
             names = list(keys) if start == 0 else []
             most = limit
             while query or word_query or names:
-                row = self.runner.read("entity_graph/documents_writing", namespace=self.namespace, query=query,
-                                       keys=names, word_query=word_query, word_pattern=capitalised_pattern(some),
-                                       limit=most)[0]
+                row = self.runner.read(
+                    "entity_graph/documents_writing",
+                    namespace=self.namespace,
+                    query=query,
+                    keys=names,
+                    word_query=word_query,
+                    word_pattern=capitalised_pattern(some),
+                    limit=most,
+                )[0]
                 out.update(row["document_ids"])
                 # a query that filled its limit may have more hits: again with a larger one
                 query = query if row["hits"] >= most else ""
@@ -103,8 +109,13 @@ class EntityGraphMixin:
         return sorted(out)
 
     def dirty_entities(self, *, after: str = "", limit: int = 500) -> list[dict[str, Any]]:
-        return self.runner.read("entity_graph/dirty_entities", namespace=self.namespace, after=after, limit=limit,
-                                vector_property=self.vector_slot().vector_property)
+        return self.runner.read(
+            "entity_graph/dirty_entities",
+            namespace=self.namespace,
+            after=after,
+            limit=limit,
+            vector_property=self.vector_slot().vector_property,
+        )
 
     def dirty_chunks(self, *, after: str = "", limit: int = PAGE) -> list[str]:
         rows = self.runner.read("entity_graph/dirty_chunks", namespace=self.namespace, after=after, limit=limit)
@@ -113,6 +124,7 @@ class EntityGraphMixin:
     # -- transactions -----------------------------------------------------------------------
     def apply_name_scans(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, int]:
         """Add chunks' name scans to the name statistics, in one transaction."""
+
         def work(tx: TxRunner) -> dict[str, int]:
             self._locked(tx, self.namespace)
             return dict(tx.run("entity_graph/apply_scans", namespace=self.namespace, rows=list(rows))[0])
@@ -130,16 +142,31 @@ class EntityGraphMixin:
         def work(tx: TxRunner) -> bool:
             if self._locked(tx, self.namespace) != generation:
                 return False
-            now = {r["id"]: (r["content_hash"], r["links_version"]) for r in
-                   tx.run("entity_graph/link_versions", namespace=self.namespace, document_ids=[d["id"] for d in documents])}
+            now = {
+                r["id"]: (r["content_hash"], r["links_version"])
+                for r in tx.run("entity_graph/link_versions", namespace=self.namespace, document_ids=[d["id"] for d in documents])
+            }
             if any(now.get(d["id"]) != (d["content_hash"], d["links_version"]) for d in documents):
                 return False
             if links["unlink"]:
-                tx.run("entity_graph/unlink_chunks", namespace=self.namespace, document_ids=[d["id"] for d in documents],
-                       stale_only=False, chunk_ids=list(links["unlink"]), forget_scan=False, limit=None)
-            tx.run("entity_graph/write_links", namespace=self.namespace, entities=links["entities"],
-                   mentions=links["mentions"], pairs=links["pairs"], chunks=links["chunks"],
-                   documents=links["documents"])
+                tx.run(
+                    "entity_graph/unlink_chunks",
+                    namespace=self.namespace,
+                    document_ids=[d["id"] for d in documents],
+                    stale_only=False,
+                    chunk_ids=list(links["unlink"]),
+                    forget_scan=False,
+                    limit=None,
+                )
+            tx.run(
+                "entity_graph/write_links",
+                namespace=self.namespace,
+                entities=links["entities"],
+                mentions=links["mentions"],
+                pairs=links["pairs"],
+                chunks=links["chunks"],
+                documents=links["documents"],
+            )
             return True
 
         return bool(self.runner.write_fn(work))
@@ -151,8 +178,11 @@ class EntityGraphMixin:
     def mark_documents_pending(self, document_ids: Sequence[str], keys: Sequence[str]) -> int:
         def work(tx: TxRunner) -> int:
             self._locked(tx, self.namespace)
-            return int(tx.run("entity_graph/mark_pending", namespace=self.namespace, document_ids=list(document_ids),
-                              keys=list(keys))[0]["documents"])
+            return int(
+                tx.run("entity_graph/mark_pending", namespace=self.namespace, document_ids=list(document_ids), keys=list(keys))[
+                    0
+                ]["documents"]
+            )
 
         return self.runner.write_fn(work)
 
@@ -161,8 +191,9 @@ class EntityGraphMixin:
 
         def work(tx: TxRunner) -> dict[str, int]:
             self._locked(tx, self.namespace)
-            return dict(tx.run("entity_graph/update_entities", namespace=self.namespace, rows=list(rows),
-                               vector_property=prop)[0])
+            return dict(
+                tx.run("entity_graph/update_entities", namespace=self.namespace, rows=list(rows), vector_property=prop)[0]
+            )
 
         return self.runner.write_fn(work)
 
@@ -176,6 +207,7 @@ class EntityGraphMixin:
     def settle_relations(self, *, limit: int = 5000) -> int:
         total = 0
         while True:
+
             def work(tx: TxRunner) -> int:
                 self._locked(tx, self.namespace)
                 return int(tx.run("entity_graph/settle_relations", namespace=self.namespace, limit=limit)[0]["settled"])
@@ -195,39 +227,56 @@ class EntityGraphMixin:
     ) -> int:
         """Read the chunks' reference candidates and edges and write what ``decide`` (pure)
         makes of them, in one transaction; returns the edges written."""
+
         def work(tx: TxRunner) -> int:
             self._locked(tx, self.namespace)
-            found = tx.run("entity_graph/reference_candidates", namespace=self.namespace, chunk_ids=list(chunk_ids),
-                           max_chunks=max_chunks, unit=unit)
+            found = tx.run(
+                "entity_graph/reference_candidates",
+                namespace=self.namespace,
+                chunk_ids=list(chunk_ids),
+                max_chunks=max_chunks,
+                unit=unit,
+            )
             rows, drop = decide(found)
-            return int(tx.run("entity_graph/write_references", namespace=self.namespace, rows=rows, drop=drop,
-                              chunk_ids=list(chunk_ids))[0]["written"])
+            return int(
+                tx.run(
+                    "entity_graph/write_references", namespace=self.namespace, rows=rows, drop=drop, chunk_ids=list(chunk_ids)
+                )[0]["written"]
+            )
 
         return self.runner.write_fn(work)
 
     def record_entity_build(self, at: str, names: Sequence[Mapping[str, Any]] = ()) -> int:
-        return int(self.runner.write("entity_graph/record_build", namespace=self.namespace, at=at,
-                                     names=list(names))[0]["generation"])
+        return int(
+            self.runner.write("entity_graph/record_build", namespace=self.namespace, at=at, names=list(names))[0]["generation"]
+        )
 
     def clear_entity_graph(self, *, batch_size: int = 10_000) -> int:
         """Remove the namespace's entity graph (triples and their entities stay), in bounded
         transactions."""
         total = 0
         while True:
-            removed = int(self.runner.write("entity_graph/clear", namespace=self.namespace,
-                                            batch_size=batch_size)[0]["removed"])
+            removed = int(self.runner.write("entity_graph/clear", namespace=self.namespace, batch_size=batch_size)[0]["removed"])
             total += removed
             if not removed:
                 return total
 
-    def unlink_documents(self, tx: TxRunner, document_ids: Sequence[str], *, stale_only: bool,
-                         limit: int | None = None) -> int:
+    def unlink_documents(self, tx: TxRunner, document_ids: Sequence[str], *, stale_only: bool, limit: int | None = None) -> int:
         """Inside a document write or delete: take back what the chunks about to be deleted
         contributed to the entity graph (nothing when the namespace has none); with ``limit``,
         at most that many chunks' co-occurrences and scans. Returns the chunks unlinked."""
         if document_ids and self._locked(tx, self.namespace) is not None:
-            return int(tx.run("entity_graph/unlink_chunks", namespace=self.namespace, document_ids=list(document_ids),
-                              stale_only=stale_only, chunk_ids=None, forget_scan=True, limit=limit)[0]["chunks"])
+            return int(
+                tx.run(
+                    "entity_graph/unlink_chunks",
+                    namespace=self.namespace,
+                    document_ids=list(document_ids),
+                    stale_only=stale_only,
+                    chunk_ids=None,
+                    forget_scan=True,
+                    limit=limit,
+                )[0]["chunks"]
+            )
         return 0
 
 
@@ -241,6 +290,6 @@ def capitalised_pattern(words: Sequence[str]) -> str:
         return ""
     alternatives = []
     for w in words:
-        first = w[0].upper() + ("\u212A" if w[0] == "k" else "")
+        first = w[0].upper() + ("\u212a" if w[0] == "k" else "")
         alternatives.append(f"[{first}](?iu:{w[1:]})")
     return "(?s).*(?<![\\p{L}\\p{N}])(?:" + "|".join(alternatives) + ")(?![\\p{L}\\p{N}]).*"

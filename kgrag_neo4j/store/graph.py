@@ -54,6 +54,7 @@ class GraphMixin:
     vector_overfetch: int
 
     if TYPE_CHECKING:  # defined by SchemaMixin and DocumentsMixin
+
         def check_embedding(self, embedding: Any, *, what: str = "embedding") -> list[float]: ...
         def _check_embedding(self, embedding: Any, what: str) -> Steps[list[float]]: ...
         def _keyword_query(self, text: str) -> Steps[str]: ...
@@ -97,8 +98,11 @@ class GraphMixin:
         if not ids:
             return {}
         vector, slot = yield from self._query_vector(embedding)
-        rows = yield from Read(self, "chunks/score_chunks", dict(namespace=self.namespace, embedding=vector, ids=ids,
-                                                      vector_property=slot["vector_property"]))
+        rows = yield from Read(
+            self,
+            "chunks/score_chunks",
+            dict(namespace=self.namespace, embedding=vector, ids=ids, vector_property=slot["vector_property"]),
+        )
         return {r["chunk_id"]: float(r["score"]) for r in rows}
 
     score_chunks, ascore_chunks = twin_methods(_score_chunks)
@@ -116,8 +120,13 @@ class GraphMixin:
         rows = yield from Read(
             self,
             "entities/query_entity_chunks",
-            dict(namespace=self.namespace, keys=rows_in, max_chunks=int(max_chunks), filter=filters_to_param(filters),
-                 vector_property=slot.vector_property),
+            dict(
+                namespace=self.namespace,
+                keys=rows_in,
+                max_chunks=int(max_chunks),
+                filter=filters_to_param(filters),
+                vector_property=slot.vector_property,
+            ),
         )
         return {r["chunk_id"]: (float(r["entity_score"]), list(r["names"])) for r in rows}
 
@@ -181,9 +190,7 @@ class GraphMixin:
     def delete_edges(self, edges: Sequence[ChunkEdge]) -> int:
         """Delete the stored edges with these (source, target, relation) keys, in one
         transaction; returns how many were deleted (absent ones are ignored)."""
-        rows = sorted(
-            {(e.source_id, e.target_id, RelationType.parse(e.relation).value) for e in edges}
-        )
+        rows = sorted({(e.source_id, e.target_id, RelationType.parse(e.relation).value) for e in edges})
         if not rows:
             return 0
         params = [{"source_id": s, "target_id": t, "relation": r} for s, t, r in rows]
@@ -242,9 +249,14 @@ class GraphMixin:
         found: dict[str, list[tuple[str, float]]] = {}
         for start in range(0, len(ids), batch_size):
             rows = [
-                {"id": i, "embedding": self.check_embedding(v, what=f"chunk {i} vector") if v is not None else None,
-                 "document_id": d}
-                for i, v, d in zip(ids[start : start + batch_size], vecs[start : start + batch_size], docs[start : start + batch_size])
+                {
+                    "id": i,
+                    "embedding": self.check_embedding(v, what=f"chunk {i} vector") if v is not None else None,
+                    "document_id": d,
+                }
+                for i, v, d in zip(
+                    ids[start : start + batch_size], vecs[start : start + batch_size], docs[start : start + batch_size]
+                )
             ]
             for r in self.runner.read(
                 "graph/nearest_chunks",
@@ -276,10 +288,18 @@ class GraphMixin:
         total = 0
         for start in range(0, len(ids), batch_size):
             part = ids[start : start + batch_size]
-            hits = self.nearest_chunks(part, top_k=top_k, threshold=threshold, cross_document=cross_document, batch_size=batch_size)
+            hits = self.nearest_chunks(
+                part, top_k=top_k, threshold=threshold, cross_document=cross_document, batch_size=batch_size
+            )
             edges = [
-                ChunkEdge(s, t, RelationType.SIMILAR_TO, min(1.0, c), description=f"cosine similarity {min(1.0, c):.3f}",
-                          origin="similarity")
+                ChunkEdge(
+                    s,
+                    t,
+                    RelationType.SIMILAR_TO,
+                    min(1.0, c),
+                    description=f"cosine similarity {min(1.0, c):.3f}",
+                    origin="similarity",
+                )
                 for s, found in zip(part, hits)
                 for t, c in found
             ]
@@ -335,8 +355,13 @@ class GraphMixin:
             raise NotFoundError(f"no chunk {wanted!r} in namespace {self.namespace!r}")
         chunk = dict(row["chunk"])
         chunk["metadata"] = load_metadata(chunk.get("metadata"))
-        return {"chunk": chunk, "document": row["document"], "outgoing": row["outgoing"], "incoming": row["incoming"],
-                "entities": row["entities"]}
+        return {
+            "chunk": chunk,
+            "document": row["document"],
+            "outgoing": row["outgoing"],
+            "incoming": row["incoming"],
+            "entities": row["entities"],
+        }
 
     def edge_stats(self) -> list[dict[str, Any]]:
         return self.runner.read("graph/stats", namespace=self.namespace)
@@ -418,16 +443,26 @@ class GraphMixin:
 
         row = run_steps(plan())
         nodes = [
-            {"id": n["id"], "caption": n.get("name") or n["id"], "document_id": n.get("document_id"),
-             "title": n.get("document_title") or "", "chunk_index": n.get("chunk_index")}
+            {
+                "id": n["id"],
+                "caption": n.get("name") or n["id"],
+                "document_id": n.get("document_id"),
+                "title": n.get("document_title") or "",
+                "chunk_index": n.get("chunk_index"),
+            }
             for n in row["nodes"]
         ]
         # ends by element id: a relationship's end nodes come without properties of their own
         chunk_of = {n.element_id: n["id"] for n in row["nodes"]}
         relationships = [
-            {"source": chunk_of[r.start_node.element_id], "target": chunk_of[r.end_node.element_id],
-             "relation": r.get("relation"),
-             "weight": r.get("weight"), "origin": r.get("origin"), "description": r.get("description") or ""}
+            {
+                "source": chunk_of[r.start_node.element_id],
+                "target": chunk_of[r.end_node.element_id],
+                "relation": r.get("relation"),
+                "weight": r.get("weight"),
+                "origin": r.get("origin"),
+                "description": r.get("description") or "",
+            }
             for r in row["relationships"]
         ]
         relationships.sort(key=lambda r: (r["source"], r["target"], r["relation"] or ""))

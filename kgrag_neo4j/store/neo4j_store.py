@@ -32,8 +32,16 @@ __all__ = ["Neo4jStore"]
 
 
 class Neo4jStore(
-    SchemaMixin, DocumentsMixin, ChunksMixin, GraphMixin, TriplesMixin, EntitiesMixin, EntityGraphMixin, CommunitiesMixin,
-    NamespacesMixin, VectorsMixin
+    SchemaMixin,
+    DocumentsMixin,
+    ChunksMixin,
+    GraphMixin,
+    TriplesMixin,
+    EntitiesMixin,
+    EntityGraphMixin,
+    CommunitiesMixin,
+    NamespacesMixin,
+    VectorsMixin,
 ):
     """Documents, chunks and their graph in one Neo4j database, scoped to one namespace."""
 

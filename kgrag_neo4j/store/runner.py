@@ -33,7 +33,15 @@ from ..errors import (
 from ..settings import Neo4jSettings
 from ..steps import Call, Pause, Step, Steps, run_steps
 
-__all__ = ["ConcurrentDelete", "CypherRunner", "RaceRetry", "check_vanished", "connect_driver", "map_neo4j_errors", "worth_a_managed_retry"]
+__all__ = [
+    "ConcurrentDelete",
+    "CypherRunner",
+    "RaceRetry",
+    "check_vanished",
+    "connect_driver",
+    "map_neo4j_errors",
+    "worth_a_managed_retry",
+]
 
 log = logging.getLogger("kgrag_neo4j.store")
 
@@ -47,9 +55,7 @@ DriverT = TypeVar("DriverT")
 
 
 @overload
-def connect_driver(
-    settings: Neo4jSettings, *, max_retry_seconds: float = ..., connect_seconds: float = ...
-) -> neo4j.Driver: ...
+def connect_driver(settings: Neo4jSettings, *, max_retry_seconds: float = ..., connect_seconds: float = ...) -> neo4j.Driver: ...
 @overload
 def connect_driver(
     settings: Neo4jSettings,
@@ -189,13 +195,10 @@ def map_neo4j_errors(where: str = "") -> Iterator[None]:
     try:
         yield
     except neo4j_exc.AuthError as exc:
-        raise AuthenticationFailed(
-            f"Neo4j rejected the credentials{suffix}: check NEO4J_USERNAME / NEO4J_PASSWORD"
-        ) from exc
+        raise AuthenticationFailed(f"Neo4j rejected the credentials{suffix}: check NEO4J_USERNAME / NEO4J_PASSWORD") from exc
     except (neo4j_exc.ServiceUnavailable, neo4j_exc.SessionExpired, OSError) as exc:
         raise ConnectionFailed(
-            f"cannot reach Neo4j{suffix}: {_first_line(exc)}. Is the server running? "
-            "(`kgrag server start` runs a local one)"
+            f"cannot reach Neo4j{suffix}: {_first_line(exc)}. Is the server running? (`kgrag server start` runs a local one)"
         ) from exc
     except neo4j_exc.ConfigurationError as exc:
         raise StoreError(f"invalid driver configuration{suffix}: {_first_line(exc)}") from exc
@@ -348,8 +351,12 @@ class CypherRunner:
     def _attempt(self, text: str, sent: dict[str, Any], managed: bool) -> Rows:
         if managed:
             rows: Rows = self.driver.execute_query(
-                text, sent, routing_=neo4j.RoutingControl.READ, database_=self.database,
-                bookmark_manager_=None, result_transformer_=as_rows,
+                text,
+                sent,
+                routing_=neo4j.RoutingControl.READ,
+                database_=self.database,
+                bookmark_manager_=None,
+                result_transformer_=as_rows,
             )
             return rows
         with self._session(neo4j.READ_ACCESS) as session:

@@ -31,7 +31,12 @@ __all__ = ["BASE_INDEXES", "REQUIRED_INDEXES", "SchemaMixin", "SchemaStatus", "V
 VECTOR_SLOTS = (1, 2, 3, 4)
 
 #: Each slot's schema file, by slot number.
-_SLOT_FILES = {1: "schema/vector_indexes", 2: "schema/vector_indexes_2", 3: "schema/vector_indexes_3", 4: "schema/vector_indexes_4"}
+_SLOT_FILES = {
+    1: "schema/vector_indexes",
+    2: "schema/vector_indexes_2",
+    3: "schema/vector_indexes_3",
+    4: "schema/vector_indexes_4",
+}
 
 #: Indexes kgrag needs whatever the vector sizes, by name; the constraint-backing ones are named
 #: like their constraint.
@@ -140,6 +145,7 @@ class SchemaMixin:
     _seen_model: tuple[str | None, int | None]
 
     if TYPE_CHECKING:  # the documents capability
+
         def has_embedded_chunks(self) -> bool: ...
 
     def init_schema(self, dimensions: int, *, model: str | None = None, timeout: float = 300.0) -> SchemaStatus:
@@ -306,9 +312,7 @@ class SchemaMixin:
         slot = yield from self._vector_slot(_length(embedding))
         dims = config["slots"].get(slot.number) if config["slot"] is None else config["namespace_dimensions"]
         if dims is None:
-            raise SchemaNotReady(
-                "no schema in this database yet: run `kgrag init --dimensions N` (or store.init_schema(N))"
-            )
+            raise SchemaNotReady("no schema in this database yet: run `kgrag init --dimensions N` (or store.init_schema(N))")
         return checked_vector(embedding, dims, what), slot.params()
 
     def chunk_text_namespaced(self) -> bool:
@@ -335,8 +339,7 @@ class SchemaMixin:
         )[0]
         if row["slot_dimensions"] != dimensions:
             raise DimensionMismatchError(
-                f"vector slot {slot} holds {row['slot_dimensions']}-dimension embeddings; "
-                f"embedder {model!r} gives {dimensions}",
+                f"vector slot {slot} holds {row['slot_dimensions']}-dimension embeddings; embedder {model!r} gives {dimensions}",
                 expected=row["slot_dimensions"],
                 got=dimensions,
             )
@@ -430,10 +433,7 @@ class SchemaMixin:
         if self._dimensions is None:
             dims = (yield from self._embedding_config())["dimensions"]
             if dims is None:
-                raise SchemaNotReady(
-                    "no schema in this database yet: run `kgrag init --dimensions N` "
-                    "(or store.init_schema(N))"
-                )
+                raise SchemaNotReady("no schema in this database yet: run `kgrag init --dimensions N` (or store.init_schema(N))")
             self._dimensions = dims
         return self._dimensions
 

@@ -211,8 +211,11 @@ class TriplesMixin:
         )
         return [
             ConfidenceUpdate(
-                id=r["id"], name=r["name"], type=r["type"] or "",
-                previous=float(r["previous"]), confidence=float(r["confidence"]),
+                id=r["id"],
+                name=r["name"],
+                type=r["type"] or "",
+                previous=float(r["previous"]),
+                confidence=float(r["confidence"]),
             )
             for r in rows
         ]
@@ -256,7 +259,11 @@ class TriplesMixin:
         ns = self.namespace
         if s_key is not None:
             return "triples/query_by_subject", {
-                "namespace": ns, "subject_key": s_key, "predicate": p, "object_key": o_key, "limit": limit,
+                "namespace": ns,
+                "subject_key": s_key,
+                "predicate": p,
+                "object_key": o_key,
+                "limit": limit,
             }
         if o_key is not None:
             return "triples/query_by_object", {"namespace": ns, "object_key": o_key, "predicate": p, "limit": limit}

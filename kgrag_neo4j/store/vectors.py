@@ -36,8 +36,14 @@ class SlotUse:
     models: tuple[str, ...] = field(default=())
 
     def as_dict(self) -> dict[str, Any]:
-        return {"slot": self.slot, "dimensions": self.dimensions, "chunk_index": self.chunk_index,
-                "entity_index": self.entity_index, "namespaces": list(self.namespaces), "models": list(self.models)}
+        return {
+            "slot": self.slot,
+            "dimensions": self.dimensions,
+            "chunk_index": self.chunk_index,
+            "entity_index": self.entity_index,
+            "namespaces": list(self.namespaces),
+            "models": list(self.models),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +66,7 @@ class VectorsMixin:
     _checked_models: set[tuple[str, int]]
 
     if TYPE_CHECKING:  # defined by SchemaMixin
+
         def _read_embedding_config(self) -> dict[str, Any]: ...
         def _slot_for(self, config: dict[str, Any], dimensions: int, *, reembed: bool = False) -> VectorSlot: ...
         def wait_for_schema(self, *, timeout: float = 300.0) -> SchemaStatus: ...
@@ -80,8 +87,16 @@ class VectorsMixin:
         for number, dims in sorted(config["slots"].items()):
             slot = VectorSlot(number)
             found = users.get(number, [])
-            out.append(SlotUse(number, dims, slot.chunk_index, slot.entity_index,
-                               tuple(n for n, _ in found), tuple(sorted({m for _, m in found if m}))))
+            out.append(
+                SlotUse(
+                    number,
+                    dims,
+                    slot.chunk_index,
+                    slot.entity_index,
+                    tuple(n for n, _ in found),
+                    tuple(sorted({m for _, m in found if m})),
+                )
+            )
         return out
 
     def drop_unused_vector_slots(self, *, dry_run: bool = False) -> list[SlotUse]:
@@ -138,12 +153,14 @@ class VectorsMixin:
         else:
             target = self._slot_for(config, dimensions, reembed=True)
         self.runner.schema(target.schema_file, dimensions=dimensions)
-        row = self.runner.write("namespaces/reembed_begin", namespace=self.namespace, model=model,
-                                dimensions=dimensions, slot=target.number)[0]
+        row = self.runner.write(
+            "namespaces/reembed_begin", namespace=self.namespace, model=model, dimensions=dimensions, slot=target.number
+        )[0]
         if row["slot_dimensions"] != dimensions:
             raise DimensionMismatchError(
                 f"vector slot {target.number} holds {row['slot_dimensions']}-dimension vectors; {model!r} gives {dimensions}",
-                expected=row["slot_dimensions"], got=dimensions,
+                expected=row["slot_dimensions"],
+                got=dimensions,
             )
         if row["next_model"] != model:
             raise ConfigurationError(f"namespace {self.namespace!r} is being re-embedded with {row['next_model']!r}")
@@ -155,9 +172,12 @@ class VectorsMixin:
         and how many of them have one in the new slot already."""
         from .schema import VectorSlot
 
-        row = self.runner.read("namespaces/reembed_counts", namespace=self.namespace,
-                               old_property=VectorSlot(state.from_slot).vector_property,
-                               new_property=VectorSlot(state.to_slot).vector_property)[0]
+        row = self.runner.read(
+            "namespaces/reembed_counts",
+            namespace=self.namespace,
+            old_property=VectorSlot(state.from_slot).vector_property,
+            new_property=VectorSlot(state.to_slot).vector_property,
+        )[0]
         return {kind: {"total": int(row[f"{kind}_total"]), "done": int(row[f"{kind}_done"])} for kind in REEMBED_KINDS}
 
     def reembed_pending(self, state: ReembedState, kind: str, *, after: str = "", limit: int = 256) -> list[dict[str, Any]]:
@@ -167,21 +187,34 @@ class VectorsMixin:
         from .schema import VectorSlot
 
         check_int(limit, "limit", minimum=1)
-        return self.runner.read(_PENDING[_kind(kind)], namespace=self.namespace, after=after, limit=limit,
-                                old_property=VectorSlot(state.from_slot).vector_property,
-                                new_property=VectorSlot(state.to_slot).vector_property)
+        return self.runner.read(
+            _PENDING[_kind(kind)],
+            namespace=self.namespace,
+            after=after,
+            limit=limit,
+            old_property=VectorSlot(state.from_slot).vector_property,
+            new_property=VectorSlot(state.to_slot).vector_property,
+        )
 
     def write_reembedded(self, state: ReembedState, kind: str, rows: list[dict[str, Any]]) -> int:
         """Store the new model's vectors (``[{id, embedding}]``) beside the old ones; searches do
         not see them until the switch. Returns the vectors written."""
         from .schema import VectorSlot, checked_vector
 
-        checked = [{"id": r["id"], "embedding": checked_vector(r["embedding"], state.dimensions, f"{kind} {r['id']} vector")}
-                   for r in rows]
+        checked = [
+            {"id": r["id"], "embedding": checked_vector(r["embedding"], state.dimensions, f"{kind} {r['id']} vector")}
+            for r in rows
+        ]
         if not checked:
             return 0
-        return int(self.runner.write(_WRITE[_kind(kind)], namespace=self.namespace, rows=checked,
-                                     vector_property=VectorSlot(state.to_slot).vector_property)[0]["written"])
+        return int(
+            self.runner.write(
+                _WRITE[_kind(kind)],
+                namespace=self.namespace,
+                rows=checked,
+                vector_property=VectorSlot(state.to_slot).vector_property,
+            )[0]["written"]
+        )
 
     def switch_reembed(self, state: ReembedState) -> dict[str, int]:
         """In one transaction, make the namespace use the new model's slot, if every chunk and
@@ -189,16 +222,23 @@ class VectorsMixin:
         still missing (``chunks``, ``entities``) and ``switched`` (1 or 0)."""
         from .schema import VectorSlot
 
-        rows = self.runner.write("namespaces/reembed_switch", namespace=self.namespace, model=state.model,
-                                 old_property=VectorSlot(state.from_slot).vector_property,
-                                 new_property=VectorSlot(state.to_slot).vector_property)
+        rows = self.runner.write(
+            "namespaces/reembed_switch",
+            namespace=self.namespace,
+            model=state.model,
+            old_property=VectorSlot(state.from_slot).vector_property,
+            new_property=VectorSlot(state.to_slot).vector_property,
+        )
         self._forget_config()
         if not rows:  # the record names no re-embed with this model: switched before, or never begun
             switched = self._read_embedding_config()["model"] == state.model
             return {"chunks": 0, "entities": 0, "switched": int(switched)}
         row = rows[0]
-        return {"chunks": int(row["missing_chunks"]), "entities": int(row["missing_entities"]),
-                "switched": int(bool(row["switched"]))}
+        return {
+            "chunks": int(row["missing_chunks"]),
+            "entities": int(row["missing_entities"]),
+            "switched": int(bool(row["switched"])),
+        }
 
     def clear_old_vectors(self, state: ReembedState, *, batch_size: int = 5000) -> int:
         """Remove up to ``batch_size`` old vectors of chunks and of entities (after the switch);
@@ -209,8 +249,13 @@ class VectorsMixin:
         check_int(batch_size, "batch_size", minimum=1)
         if state.from_slot == state.to_slot:
             return 0
-        rows = self.runner.write("namespaces/reembed_clear_batch", namespace=self.namespace, batch_size=batch_size,
-                                 old_property=VectorSlot(state.from_slot).vector_property, slot=state.to_slot)
+        rows = self.runner.write(
+            "namespaces/reembed_clear_batch",
+            namespace=self.namespace,
+            batch_size=batch_size,
+            old_property=VectorSlot(state.from_slot).vector_property,
+            slot=state.to_slot,
+        )
         self._forget_config()
         return int(rows[0]["removed"]) if rows else 0
 

@@ -158,9 +158,7 @@ class GraphBuffer:
 
     # -- producers --------------------------------------------------------------------------
 
-    def enqueue(
-        self, triples: Triple | Iterable[Triple], *, block: bool = False, timeout: float | None = None
-    ) -> int:
+    def enqueue(self, triples: Triple | Iterable[Triple], *, block: bool = False, timeout: float | None = None) -> int:
         """Queue one triple or a list of them (all or nothing); return how many were queued.
 
         Raises ``BufferFullError`` when they do not fit (at once, or after ``timeout`` seconds
@@ -186,8 +184,7 @@ class GraphBuffer:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if not block or (remaining is not None and remaining <= 0):
                     raise BufferFullError(
-                        f"graph buffer full: {len(self._items)} of {self.max_queue} triples queued, "
-                        f"no room for {len(batch)} more"
+                        f"graph buffer full: {len(self._items)} of {self.max_queue} triples queued, no room for {len(batch)} more"
                     )
                 self._cond.wait(remaining)
             now = time.monotonic()
@@ -310,7 +307,11 @@ class GraphBuffer:
                     delay = min(_MAX_BACKOFF, self.retry_backoff * 2**attempt)
                     self.logger.warning(
                         "graph buffer: writing %d triples failed (%s); retry %d of %d in %.2fs",
-                        len(batch), exc, attempt + 1, self.retries, delay,
+                        len(batch),
+                        exc,
+                        attempt + 1,
+                        self.retries,
+                        delay,
                     )
                     attempt += 1
                     with self._cond:
@@ -329,7 +330,9 @@ class GraphBuffer:
             self._failed_count += len(batch)
         self.logger.error(
             "graph buffer: %d triples not written after %d attempt(s): %s; kept in .failed",
-            len(batch), attempts, exc,
+            len(batch),
+            attempts,
+            exc,
         )
         if self.on_error is not None:
             try:

@@ -26,10 +26,7 @@ If the text states no such relation, answer with nothing."""
 
 def triple_messages(text: str, registry: PredicateRegistry) -> list[dict[str, str]]:
     """The prompt ``extract_triples`` sends (public so it can be logged or reviewed)."""
-    lines = [
-        f"- {name}: {PREDICATE_DESCRIPTIONS.get(name, 'declared by the application')}"
-        for name in registry.names
-    ]
+    lines = [f"- {name}: {PREDICATE_DESCRIPTIONS.get(name, 'declared by the application')}" for name in registry.names]
     return [
         {"role": "system", "content": _SYSTEM_PROMPT.format(predicates="\n".join(lines))},
         {"role": "user", "content": text},

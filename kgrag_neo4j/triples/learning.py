@@ -158,8 +158,9 @@ class ErrorResolutionRecorder:
         error_node = "error:" + error_pattern(error)
         session_node = node_name("session", session) if session is not None else None
         known = [name.removeprefix("error:") for name in self.known_errors()]
-        similar = [f"error:{p}" for p in similar_patterns(error_node.removeprefix("error:"), known,
-                                                           threshold=self.similarity_threshold)]
+        similar = [
+            f"error:{p}" for p in similar_patterns(error_node.removeprefix("error:"), known, threshold=self.similarity_threshold)
+        ]
         similar += [node_name("error", s) for s in similar_to if node_name("error", s) not in similar]
         similar = [s for s in similar if s != error_node]
         meta_error = {"subject_type": "ERROR", "message": error[:500]}

@@ -38,9 +38,7 @@ def store_write_fn(store: TripleWriter, *, registry: PredicateRegistry | None = 
     return functools.partial(store.add_triples, registry=registry)
 
 
-def buffer_for_store(
-    store: TripleWriter, *, registry: PredicateRegistry | None = None, **buffer_options: Any
-) -> GraphBuffer:
+def buffer_for_store(store: TripleWriter, *, registry: PredicateRegistry | None = None, **buffer_options: Any) -> GraphBuffer:
     """A (not yet started) ``GraphBuffer`` writing to ``store``; options as ``GraphBuffer``'s."""
     return GraphBuffer(store_write_fn(store, registry=registry), **buffer_options)
 

@@ -81,9 +81,7 @@ class LocalContext:
         """The context as prompt text: sections Entities, Relationships, Sources, Reports."""
         names = {e.id: e.name for e in self.entities}
         out = ["## Entities"]
-        out += [
-            f"- {e.name} ({e.type})" + (f": {e.description}" if e.description else "") for e in self.entities
-        ] or ["(none)"]
+        out += [f"- {e.name} ({e.type})" + (f": {e.description}" if e.description else "") for e in self.entities] or ["(none)"]
         out += ["", "## Relationships"]
         out += [
             f"- {r.source} -[{r.type} {r.weight:.2f}]-> {r.target}" + (f": {r.description}" if r.description else "")
@@ -106,8 +104,10 @@ class LocalContext:
 
     def to_json(self) -> dict[str, Any]:
         def plain(x: Any) -> dict[str, Any]:
-            return {k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, tuple) else v)
-                    for k, v in ((s, getattr(x, s)) for s in x.__slots__)}
+            return {
+                k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, tuple) else v)
+                for k, v in ((s, getattr(x, s)) for s in x.__slots__)
+            }
 
         return {
             "entities": [plain(e) for e in self.entities],

@@ -90,9 +90,7 @@ class Triple:
             if len(value) > MAX_TERM_CHARS:
                 raise InputError(f"triple {label} is longer than {MAX_TERM_CHARS} characters")
         if not isinstance(self.predicate, str) or not _PREDICATE_NAME.match(self.predicate):
-            raise InputError(
-                f"predicate {self.predicate!r} is not a valid name (^[a-z][a-z0-9_]{{0,63}}$)"
-            )
+            raise InputError(f"predicate {self.predicate!r} is not a valid name (^[a-z][a-z0-9_]{{0,63}}$)")
         if not isinstance(self.metadata, Mapping):
             raise InputError("triple metadata must be a mapping of strings")
         object.__setattr__(self, "metadata", {str(k): str(v) for k, v in self.metadata.items()})

@@ -13,7 +13,15 @@ __all__ = ["HTMLExtractor"]
 
 _HTML_SKIP = frozenset(
     {
-        "script", "style", "noscript", "template", "head", "title", "svg", "iframe", "object",
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "head",
+        "title",
+        "svg",
+        "iframe",
+        "object",
         "canvas",
     }
 )
@@ -28,9 +36,7 @@ _HTML_BLOCKS = frozenset(
 )  # fmt: skip
 _HTML_CELLS = frozenset({"td", "th"})
 _WHITESPACE = re.compile(r"\s+")
-_META_CHARSET = re.compile(
-    rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE
-)
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 
 
 class _HTMLTextParser(HTMLParser):
@@ -137,4 +143,3 @@ def _decode_html(content: bytes) -> str:
     declared = _META_CHARSET.search(content[:4096])
     charset = declared.group(1).decode("ascii") if declared else None
     return decode_text(content, what="HTML", fallback_encoding=charset)
-

@@ -30,9 +30,7 @@ _PH_OPEN, _PH_CLOSE = "\ue000", "\ue001"
 _PLACEHOLDER = re.compile(f"{_PH_OPEN}(\\d+){_PH_CLOSE}")
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
-_AUTOLINK = re.compile(
-    r"<((?:https?|ftp)://[^\s<>]+|mailto:[^\s<>]+|[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+)>"
-)
+_AUTOLINK = re.compile(r"<((?:https?|ftp)://[^\s<>]+|mailto:[^\s<>]+|[^\s<>@]+@[^\s<>@]+\.[^\s<>@]+)>")
 _DESTINATION = r"(?:\((?:[^()]|\([^()]*\))*\)|\[[^\[\]]*\])"
 _IMAGE = re.compile(r"!\[([^\[\]]*)\]" + _DESTINATION)
 _LINK = re.compile(r"\[([^\[\]]*)\]" + _DESTINATION)
@@ -282,4 +280,3 @@ class MarkdownExtractor:
     def extract(self, content: bytes) -> str:
         text = decode_text(content, what="Markdown")
         return non_empty(markdown_to_text(text), what="Markdown")
-

@@ -49,4 +49,3 @@ class PDFExtractor:
             if text:
                 texts.append(text)
         return non_empty("\n\n".join(texts), what="PDF")
-

@@ -45,7 +45,6 @@ class Extractor(Protocol):
     def extract(self, content: bytes) -> str: ...
 
 
-
 _CONTENT_TYPE = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$")
 
 
@@ -74,9 +73,7 @@ def _lookup_extension(path: str | os.PathLike[str], table: Mapping[str, str]) ->
     try:
         return table[ext]
     except KeyError:
-        raise UnsupportedContentType(
-            f"unsupported file extension {ext!r} ({name!r}); supported: {known}"
-        ) from None
+        raise UnsupportedContentType(f"unsupported file extension {ext!r} ({name!r}); supported: {known}") from None
 
 
 def content_type_for_path(path: str | os.PathLike[str]) -> str:
@@ -109,19 +106,14 @@ class ExtractorRegistry:
         registry._extensions.update(DEFAULT_EXTENSIONS)
         return registry
 
-    def register_extractor(
-        self, content_type: str, extractor: Extractor, *, extensions: Iterable[str] = ()
-    ) -> None:
+    def register_extractor(self, content_type: str, extractor: Extractor, *, extensions: Iterable[str] = ()) -> None:
         """Use ``extractor`` for ``content_type`` (replacing any), and map ``extensions`` to it."""
         ct = _normalise_content_type(content_type)
         if not _CONTENT_TYPE.match(ct):
-            raise ConfigurationError(
-                f"content type must look like 'type/subtype', got {content_type!r}"
-            )
+            raise ConfigurationError(f"content type must look like 'type/subtype', got {content_type!r}")
         if not isinstance(extractor, Extractor):
             raise ConfigurationError(
-                f"extractor for {ct!r} must have an extract(content: bytes) -> str method, "
-                f"got {type(extractor).__name__}"
+                f"extractor for {ct!r} must have an extract(content: bytes) -> str method, got {type(extractor).__name__}"
             )
         exts = []
         for ext in [extensions] if isinstance(extensions, str) else extensions:
@@ -148,9 +140,7 @@ class ExtractorRegistry:
             return self._extractors[ct]
         except KeyError:
             known = ", ".join(self.content_types) or "none"
-            raise UnsupportedContentType(
-                f"no extractor for content type {ct!r}; registered: {known}"
-            ) from None
+            raise UnsupportedContentType(f"no extractor for content type {ct!r}; registered: {known}") from None
 
     def content_type_for_path(self, path: str | os.PathLike[str]) -> str:
         """Content type of ``path`` by extension, including extensions registered here."""
@@ -172,13 +162,11 @@ class ExtractorRegistry:
         extractor = self.extractor_for(content_type)
         if len(content) > self.max_bytes:
             raise InputError(
-                f"content is {len(content)} bytes, over the limit of {self.max_bytes} bytes "
-                "(raise max_bytes to accept it)"
+                f"content is {len(content)} bytes, over the limit of {self.max_bytes} bytes (raise max_bytes to accept it)"
             )
         text = extractor.extract(content)
         if not isinstance(text, str):
             raise ExtractionError(
-                f"extractor for {_normalise_content_type(content_type)!r} returned "
-                f"{type(text).__name__}, not str"
+                f"extractor for {_normalise_content_type(content_type)!r} returned {type(text).__name__}, not str"
             )
         return non_empty(text, what=f"{_normalise_content_type(content_type)} content")

@@ -41,9 +41,7 @@ def decode_text(content: bytes, *, what: str = "text", fallback_encoding: str | 
             try:
                 text = content.decode(codec)
             except UnicodeDecodeError as exc:
-                raise ExtractionError(
-                    f"{what} is not valid {codec.upper()}: {exc.reason} at byte offset {exc.start}"
-                ) from None
+                raise ExtractionError(f"{what} is not valid {codec.upper()}: {exc.reason} at byte offset {exc.start}") from None
             _reject_binary_text(text, what=what)
             return normalise_newlines(text)
     if b"\x00" in content:
@@ -51,28 +49,21 @@ def decode_text(content: bytes, *, what: str = "text", fallback_encoding: str | 
     sample = content[:_BINARY_SAMPLE]
     controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
     if sample and controls / len(sample) > _BINARY_SHARE:
-        raise ExtractionError(
-            f"{what} looks binary ({controls} control bytes in the first {len(sample)} bytes)"
-        )
+        raise ExtractionError(f"{what} looks binary ({controls} control bytes in the first {len(sample)} bytes)")
     skip = len(codecs.BOM_UTF8) if content.startswith(codecs.BOM_UTF8) else 0
     try:
         return normalise_newlines(content[skip:].decode("utf-8"))
     except UnicodeDecodeError as exc:
-        utf8_error = ExtractionError(
-            f"{what} is not valid UTF-8: {exc.reason} at byte offset {exc.start + skip}"
-        )
+        utf8_error = ExtractionError(f"{what} is not valid UTF-8: {exc.reason} at byte offset {exc.start + skip}")
     if fallback_encoding is None:
         raise utf8_error
     try:
         return normalise_newlines(content.decode(fallback_encoding))
     except LookupError:
-        raise ExtractionError(
-            f"{what} declares an unknown encoding {fallback_encoding!r}"
-        ) from None
+        raise ExtractionError(f"{what} declares an unknown encoding {fallback_encoding!r}") from None
     except UnicodeDecodeError as exc:
         raise ExtractionError(
-            f"{what} is neither UTF-8 nor valid {fallback_encoding}: {exc.reason} "
-            f"at byte offset {exc.start}"
+            f"{what} is neither UTF-8 nor valid {fallback_encoding}: {exc.reason} at byte offset {exc.start}"
         ) from None
 
 
@@ -82,9 +73,7 @@ def _reject_binary_text(text: str, *, what: str) -> None:
         raise ExtractionError(f"{what} looks binary (contains NUL characters)")
     controls = sum(1 for ch in sample if ch in _CONTROL_CHARS)
     if sample and controls / len(sample) > _BINARY_SHARE:
-        raise ExtractionError(
-            f"{what} looks binary ({controls} control characters in the first {len(sample)})"
-        )
+        raise ExtractionError(f"{what} looks binary ({controls} control characters in the first {len(sample)})")
 
 
 def as_bytes(content: object) -> bytes:
@@ -112,4 +101,3 @@ class PlainTextExtractor:
 
     def extract(self, content: bytes) -> str:
         return non_empty(decode_text(content, what="text"), what="text")
-
