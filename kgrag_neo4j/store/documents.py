@@ -19,10 +19,8 @@ from ..errors import (
     DatabaseNotFound,
     InputError,
     KgragError,
-    NotFoundError,
     StoreError,
 )
-from ..ids import document_id as source_document_id
 from ..types import (
     Chunk,
     ChunkEdge,
@@ -31,8 +29,6 @@ from ..types import (
 )
 from ._rows import (
     EDGE_ROWS,
-    check_limit,
-    document_from_row,
     edge_rows,
     is_torn,
     metadata_text,
@@ -68,8 +64,6 @@ TRANSACTION_CHUNKS = 2_000
 LARGE_DOCUMENT_CHUNKS = 5_000
 LARGE_DOCUMENT_BYTES = 8 * 1024 * 1024
 STAGE_ROWS = 1_000
-#: document ids per read of documents/document_states
-STATE_IDS = 2_000
 
 
 def chunk_caption(document: Document, chunk: Chunk, *, parent: bool = False) -> str:
@@ -145,6 +139,7 @@ class DocumentsMixin:
         def unlink_documents(
             self, tx: TxRunner, document_ids: Sequence[str], *, stale_only: bool, limit: int | None = None
         ) -> int: ...
+        def document_states(self, document_ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
 
     #: ``store_document`` takes ``edges=`` and writes them in the document's transaction
     atomic_document_edges = True
@@ -558,54 +553,3 @@ class DocumentsMixin:
         for start in range(0, len(ids), STAGE_ROWS):
             self.runner.write("entities/delete_orphans", namespace=self.namespace, entity_ids=ids[start : start + STAGE_ROWS])
         return True
-
-    # -- read -----------------------------------------------------------------------------
-    def get_document(self, document_id: str) -> Document:
-        rows = self.runner.read("documents/get_document", namespace=self.namespace, document_id=document_id)
-        if not rows:
-            raise NotFoundError(f"no document {document_id!r} in namespace {self.namespace!r}")
-        return document_from_row(rows[0]["document"])
-
-    def document_state(self, document_id: str) -> str | None:
-        """The stored content hash of a document of this namespace, or None (one cheap read,
-        so an unchanged re-ingest costs no chunking and no embedding)."""
-        rows = self.runner.read("documents/get_content_hash", namespace=self.namespace, document_id=document_id)
-        if not rows or not rows[0]["owned"]:
-            return None
-        return rows[0]["content_hash"]
-
-    def document_states(self, document_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """``{document id: {content_hash, chunk_count}}`` for the ids that are documents of this
-        namespace, in one read (ids of other namespaces are left out like absent ones)."""
-        ids = list(dict.fromkeys(document_ids))
-        out: dict[str, dict[str, Any]] = {}
-        for start in range(0, len(ids), STATE_IDS):
-            for r in self.runner.read("documents/document_states", namespace=self.namespace, ids=ids[start : start + STATE_IDS]):
-                if not r["foreign"]:
-                    out[r["id"]] = {"content_hash": r["content_hash"], "chunk_count": int(r["chunk_count"])}
-        return out
-
-    def has_documents(self) -> bool:
-        """Whether the namespace holds any document (one cheap read)."""
-        return bool(self.runner.read("documents/has_documents", namespace=self.namespace)[0]["found"])
-
-    def document_chunk_count(self, document_id: str) -> int:
-        rows = self.runner.read("documents/get_document", namespace=self.namespace, document_id=document_id)
-        return int(rows[0]["chunk_count"]) if rows else 0
-
-    def list_documents(self, *, limit: int | None = None) -> list[Document]:
-        rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=check_limit(limit))
-        return [document_from_row(r["document"]) for r in rows]
-
-    def count_documents(self) -> int:
-        """How many documents the namespace holds."""
-        return int(self.runner.read("namespaces/count_documents", namespace=self.namespace)[0]["documents"])
-
-    def document_id_of_source(self, source: str) -> str:
-        """The id ingest gives the document of ``source`` in this namespace (a file's
-        resolved path, or the ``source`` it was given); whether one is stored is not checked."""
-        return source_document_id(self.namespace, source)
-
-    def list_documents_with_counts(self, *, limit: int | None = None) -> list[tuple[Document, int]]:
-        rows = self.runner.read("documents/list_documents", namespace=self.namespace, limit=check_limit(limit))
-        return [(document_from_row(r["document"]), int(r["chunk_count"])) for r in rows]

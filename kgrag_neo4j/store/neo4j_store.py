@@ -18,6 +18,7 @@ from ..validation import check_int
 from .aio import AsyncDrivers
 from .chunks import ChunksMixin
 from .communities import CommunitiesMixin
+from .document_reads import DocumentReadsMixin
 from .documents import DocumentsMixin
 from .entities import EntitiesMixin
 from .entity_graph import EntityGraphMixin
@@ -34,6 +35,7 @@ __all__ = ["Neo4jStore"]
 class Neo4jStore(
     SchemaMixin,
     DocumentsMixin,
+    DocumentReadsMixin,
     ChunksMixin,
     GraphMixin,
     TriplesMixin,
