@@ -824,6 +824,73 @@ def _scale_section(sc: dict[str, Any], source: str) -> str:
     return out
 
 
+def _reembed_section(runs: list[tuple[dict[str, Any], str]]) -> str:
+    rows = []
+    for res, source in runs:
+        re = res["reembed"]
+        out = re.get("output") or {}
+        rows.append(
+            [
+                res["embedder"],
+                res["files"],
+                out.get("chunks"),
+                out.get("entities"),
+                out.get("removed"),
+                res["ingest"]["wall_seconds"],
+                res["build"]["wall_seconds"],
+                re["wall_seconds"],
+                re.get("server_cpu_seconds"),
+                res["searches"]["searches"],
+                res["searches"]["failed"],
+                res["searches"]["empty"],
+                re.get("load_before"),
+                f"`{source}`",
+            ]
+        )
+    text = (
+        "## Switching a namespace's embedding model\n\n`python -m bench reembed [--target hashing|minilm]`: the QA "
+        "paragraphs (one file each) ingested with WordLlama and their entity graph built, then `kgrag namespace "
+        "reembed` to the target model while a loop of `kgrag search` without `--embedder` runs against the namespace "
+        "the whole time (a search during the switch sees one model, never a mix). `vectors removed`: the old "
+        "model's chunk and entity vectors, dropped after the switch.\n\n"
+        + _table(
+            [
+                "model",
+                "files",
+                "chunks",
+                "entities",
+                "vectors removed",
+                "ingest s",
+                "entities build s",
+                "reembed s",
+                "server CPU s",
+                "searches",
+                "failed",
+                "empty",
+                "load before",
+                "source",
+            ],
+            rows,
+            1,
+        )
+        + "\n"
+    )
+    for res, _source in runs:
+        thr = res.get("throughput")
+        if thr:
+            text += (
+                "\nall-MiniLM-L6-v2 in numpy (`providers/minilm.py`, one BLAS thread) on chunks of "
+                f"{thr['tokens_per_chunk']['min']}-{thr['tokens_per_chunk']['max']} word pieces: "
+                + "; ".join(
+                    f"{r['chunks_per_second']} chunks/s ({r['chunks_per_cpu_second']} per CPU second) "
+                    f"in batches of {r['batch_tokens']:,} word pieces"
+                    for r in thr["runs"]
+                )
+                + ". The re-embed's time is the model's CPU: the switch itself costs what the hashing row shows.\n"
+            )
+    return text
+
+
 def _large_section(big: dict[str, Any], source: str) -> str:
     rows = [
         [
@@ -963,6 +1030,9 @@ def run(args: argparse.Namespace | None = None) -> Path:
         sections.append(_entity_graph_section(eg, eg_src, inc, inc_src))
     if sc:
         sections.append(_scale_section(sc, sc_src))
+    reembeds = [(r, f"bench/results/{src}") for r, src in (_load("reembed"), _load("reembed-minilm")) if r and "reembed" in r]
+    if reembeds:
+        sections.append(_reembed_section(reembeds))
     if qual:
         sections.append(_quality_section(qual, qual_src))
         if "recall.png" in images:
