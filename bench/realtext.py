@@ -7,8 +7,10 @@ little about text; this corpus is what a user would ingest. It is built once and
   extractor) and the manual pages of sections 1-8 (``manpages``, ``manpages-dev`` and those
   of every installed package: roff, turned into text below), then, for a corpus larger than
   those hold (about 56k chunks), the Linux kernel's manual (``linux-doc``, its
-  reStructuredText) and the PostgreSQL manual (``postgresql-doc-15``), one ``.txt`` file per page;
-  missing packages are installed with ``apt-get`` (as root) when the corpus is first built;
+  reStructuredText) and the PostgreSQL manual (``postgresql-doc-15``), then, toward a million
+  chunks, the HTML manuals of ``MOST_PACKAGES`` (Django, SciPy, pandas, Boost, Erlang, the JDK,
+  Rust, GHC, libstdc++, Qt, ...), one ``.txt`` file per page; missing packages are installed
+  with ``apt-get`` (as root) when the corpus first reaches them;
 - chunked by kgrag's ``RecursiveChunker`` at ``CHUNK_TOKENS`` tokens (``CHUNK_OVERLAP``
   overlap), pages taken in a fixed order until the corpus holds the chunks asked for;
 - embedded with WordLlama (256 dimensions), float32 on disk;
@@ -45,6 +47,39 @@ PACKAGES = ("python3.11-doc", "manpages", "manpages-dev")
 #: installed only for a corpus larger than the packages above hold (about 56k chunks): the
 #: Linux kernel's manual (its reStructuredText sources) and the PostgreSQL manual (HTML)
 MORE_PACKAGES = ("linux-doc", "postgresql-doc-15")
+#: for a corpus larger still (about 105k chunks and up, toward a million): more manuals in HTML,
+#: each package's pages in turn, each package installed when the corpus first reaches it
+MOST_PACKAGES = (
+    "python-django-doc",
+    "python-scipy-doc",
+    "python-pandas-doc",
+    "libboost1.74-doc",
+    "erlang-doc",
+    "openjdk-17-doc",
+    "rust-doc",
+    "ghc-doc",
+    "libstdc++-12-doc",
+    "qtbase5-doc-html",
+    "sqlite3-doc",
+    "apache2-doc",
+    "git-doc",
+    "libglib2.0-doc",
+    "libgtk-3-doc",
+    "gimp-help-en",
+    "octave-doc",
+    "nodejs-doc",
+)
+#: generated indexes and search pages: lists of names, not text
+SKIP_HTML = {
+    "search.html",
+    "genindex.html",
+    "py-modindex.html",
+    "index-all.html",
+    "allclasses-index.html",
+    "allpackages-index.html",
+    "overview-tree.html",
+    "all.html",
+}
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
 LINUX_DOCS = Path("/usr/share/doc/linux-doc-6.1/html/_sources")
 POSTGRES_DOCS = Path("/usr/share/doc/postgresql-doc-15/html")
@@ -269,9 +304,20 @@ def _postgres_pages() -> Iterator[tuple[str, Path]]:
         yield "postgres/" + p.name.removesuffix(".html"), p
 
 
+def _package_pages(package: str) -> Iterator[tuple[str, Path]]:
+    """The HTML pages a Debian package installs, in path order (``dpkg -L``)."""
+    ensure_packages((package,))
+    listed = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True).stdout.splitlines()
+    for line in sorted(listed):
+        p = Path(line)
+        if p.suffix in (".html", ".htm") and p.name not in SKIP_HTML and not p.is_symlink() and p.is_file():
+            yield package + line, p
+
+
 def _sources(target_reached: Callable[[], bool]) -> Iterator[tuple[str, Path, Callable[[Path], str]]]:
     """Pages in corpus order: the Python manual, the manual pages by section and name, then
-    (only when those are not enough) the Linux kernel's and PostgreSQL's manuals."""
+    (only when those are not enough) the Linux kernel's and PostgreSQL's manuals, then the
+    HTML manuals of ``MOST_PACKAGES``, one package after the other."""
     for name, path in _python_pages():
         yield name, path, _read_python
     for name, path in _man_pages():
@@ -282,6 +328,11 @@ def _sources(target_reached: Callable[[], bool]) -> Iterator[tuple[str, Path, Ca
         yield name, path, _read_plain
     for name, path in _postgres_pages():
         yield name, path, _read_python
+    for package in MOST_PACKAGES:
+        if target_reached():
+            return
+        for name, path in _package_pages(package):
+            yield name, path, _read_python
 
 
 # --- the corpus -----------------------------------------------------------------------------
@@ -382,7 +433,9 @@ def _build(target: int) -> None:
         "built_seconds": round(time.perf_counter() - started, 1),
         "sources": "python3.11-doc HTML, then manual pages of "
         + ", ".join(MAN_SECTIONS)
-        + ", then linux-doc reStructuredText and postgresql-doc-15 HTML as needed",
+        + ", then linux-doc reStructuredText and postgresql-doc-15 HTML, then the HTML of "
+        + ", ".join(MOST_PACKAGES)
+        + " as needed",
     }
     manifest_path.write_text(json.dumps(manifest))
     print(f"    corpus built in {manifest['built_seconds']:.0f}s -> {root}", flush=True)
