@@ -210,8 +210,8 @@ def _document_batches(store: Any, batch_chunks: int, *, every: bool = False) -> 
             yield batch
 
 
-def _scan_batch(store: Any, batch: Sequence[dict[str, Any]]) -> bool:
-    """Add the name scans of ``batch``'s chunks not scanned yet; whether there were any."""
+def _scan_batch(store: Any, batch: Sequence[dict[str, Any]]) -> None:
+    """Add the name scans of ``batch``'s chunks not scanned yet."""
     rows = []
     for doc in batch:
         title = title_name(doc["title"])
@@ -224,7 +224,6 @@ def _scan_batch(store: Any, batch: Sequence[dict[str, Any]]) -> bool:
             )
     if rows:
         store.apply_name_scans(rows)
-    return bool(rows)
 
 
 def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
