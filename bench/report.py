@@ -783,8 +783,16 @@ def _scale_section(sc: dict[str, Any], source: str) -> str:
     out = (
         f"## The entity graph at scale\n\nSource: `bench/results/{source}`; {_machine(sc)}.\n\n"
         "`python -m bench scale`: real text (the Python manual, the manual pages, then the Linux kernel's and "
-        "PostgreSQL's manuals: `bench/realtext.py`) ingested into a fresh local server on the defaults of `kgrag "
-        f"server start` (heap {server.get('heap', '1g')}, page cache {server.get('pagecache', '256m')}), each "
+        "PostgreSQL's manuals, then the HTML manuals of 18 more Debian packages: `bench/realtext.py`) ingested "
+        "into a fresh local server on the defaults of `kgrag "
+        f"server start` (heap {server.get('heap', '1g')}, page cache {server.get('pagecache', '256m')}"
+        + "".join(
+            f"; at {r['chunks']:,} chunks heap {r['server'].get('heap')}, page cache {r['server'].get('pagecache')}"
+            for r in runs
+            if r.get("server")
+            and (r["server"].get("heap"), r["server"].get("pagecache")) != (server.get("heap"), server.get("pagecache"))
+        )
+        + "), each "
         "command run as a user runs it (its own process, wall seconds). `client peak MB` is the command's peak "
         "resident memory; the server's heap peak is sampled every half second (JMX), its resident set is the "
         "process's high-water mark so far. Retrieval: the library, warm, top 10, over the corpus's queries (manual "
