@@ -34,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -177,7 +178,9 @@ def _has_command(*args: str) -> bool:
     return subprocess.run([*KGRAG, *args, "--help"], capture_output=True).returncode == 0
 
 
-def _one_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, Any]:
+def _one_size(size: int, args: argparse.Namespace, root: Path, checkpoint: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """One size's steps; ``checkpoint`` gets the figures so far after each step, so a run of
+    an hour that fails late (or is stopped) keeps what it measured."""
     from .realtext import CHUNK_OVERLAP, CHUNK_TOKENS, corpus_files, load_realtext
 
     corpus = load_realtext(size)
@@ -205,25 +208,40 @@ def _one_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, Any]
     }
     with bench_server(heap=args.heap, pagecache=args.pagecache) as srv:
         watch = ServerWatch(srv)
+        out["server"] = {"heap": srv.heap, "pagecache": srv.pagecache, "version": srv.neo4j_version}
         ns = ["--namespace", NAMESPACE]
         chunking = ["--chunk-tokens", str(CHUNK_TOKENS), "--chunk-overlap", str(CHUNK_OVERLAP)]  # the corpus's chunks
-        out["ingest"] = _kgrag(srv, "ingest", str(folder), *ns, *chunking, "--no-entities", "--json", watch=watch)
-        out["ingest"]["chunks_per_second"] = round(corpus.n / out["ingest"]["wall_seconds"], 1)
-        out["build"] = _kgrag(srv, "entities", "build", *ns, "--json", watch=watch)
-        out["store_mb"] = _store_size_mb(srv)
-        out["build_unchanged"] = _kgrag(srv, "entities", "build", *ns, "--json", watch=watch)
-        if not args.skip_communities:
-            out["communities_build"] = _kgrag(srv, "communities", "build", *ns, "--json", watch=watch)
-        out["add_100"] = _kgrag(srv, "ingest", str(more), *ns, *chunking, "--json", watch=watch)
-        if not args.skip_communities and _has_command("communities", "update"):
-            out["communities_update"] = _kgrag(srv, "communities", "update", *ns, "--json", watch=watch)
-        victims = [str(folder / corpus.files[i]) for i in victims_at]
-        out["delete_100"] = _kgrag(srv, "docs", "delete", *victims, *ns, "--json", watch=watch)
-        out["status"] = _kgrag(srv, "entities", "status", *ns, "--json")["output"]
-        out["stored_chunks"] = out["status"]["chunks"]
-        out["retrieval_p50_ms"] = _retrieval_p50(srv, corpus.query_texts[: args.queries])
-        out["namespace_delete"] = _kgrag(srv, "namespace", "delete", NAMESPACE, "--yes", "--json", watch=watch)
-        out["server"] = {"heap": srv.heap, "pagecache": srv.pagecache, "version": srv.neo4j_version}
+
+        def run_step(key: str, *command: str) -> None:
+            try:
+                out[key] = _kgrag(srv, *command, watch=watch)
+            except RuntimeError as exc:
+                out[key] = {"error": str(exc)[-2000:]}
+                out["failed"] = key
+                checkpoint(out)
+                raise
+            checkpoint(out)
+
+        try:
+            run_step("ingest", "ingest", str(folder), *ns, *chunking, "--no-entities", "--json")
+            out["ingest"]["chunks_per_second"] = round(corpus.n / out["ingest"]["wall_seconds"], 1)
+            run_step("build", "entities", "build", *ns, "--json")
+            out["store_mb"] = _store_size_mb(srv)
+            run_step("build_unchanged", "entities", "build", *ns, "--json")
+            if not args.skip_communities:
+                run_step("communities_build", "communities", "build", *ns, "--json")
+            run_step("add_100", "ingest", str(more), *ns, *chunking, "--json")
+            if not args.skip_communities and _has_command("communities", "update"):
+                run_step("communities_update", "communities", "update", *ns, "--json")
+            victims = [str(folder / corpus.files[i]) for i in victims_at]
+            run_step("delete_100", "docs", "delete", *victims, *ns, "--json")
+            out["status"] = _kgrag(srv, "entities", "status", *ns, "--json")["output"]
+            out["stored_chunks"] = out["status"]["chunks"]
+            out["retrieval_p50_ms"] = _retrieval_p50(srv, corpus.query_texts[: args.queries])
+            checkpoint(out)
+            run_step("namespace_delete", "namespace", "delete", NAMESPACE, "--yes", "--json")
+        except RuntimeError as exc:
+            print(f"  stopped at {out.get('failed', 'a step')}: {str(exc)[:500]}", flush=True)
     return out
 
 
@@ -253,13 +271,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {**head, "runs": []}
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
-            results["runs"].append(_one_size(size, args, Path(tmp)))
-            write_results(result_name("scale", args), results, getattr(args, "json", None))
+            runs = list(results["runs"])
+
+            def checkpoint(partial: dict[str, Any], runs: list[dict[str, Any]] = runs) -> None:
+                results["runs"] = [*runs, partial]
+                write_results(result_name("scale", args), results, getattr(args, "json", None))
+
+            checkpoint(_one_size(size, args, Path(tmp), checkpoint))
     rows = []
     for r in results["runs"]:
         for key, label in STEPS:
             step = r.get(key)
-            if step:
+            if step and "error" not in step:
                 rows.append(
                     [
                         r["chunks"],
@@ -284,6 +307,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             *(r["retrieval_p50_ms"][m]["p50"] for m in ("vector", "graph", "ppr")),
         ]
         for r in results["runs"]
+        if "retrieval_p50_ms" in r
     ]
     print_table(
         "rates and retrieval (p50 ms, top 10, warm)",

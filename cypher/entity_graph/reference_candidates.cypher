@@ -19,7 +19,9 @@ CALL (a) {
   WHERE e.namespace = $namespace
   WITH e, COUNT { (e)<-[:MENTIONS]-() } AS df
   WHERE df >= 2 AND df <= $max_chunks
-  MATCH (e)<-[:MENTIONS]-(b:Chunk)
+  // no label on b: only chunks mention, and a label invites a seek over every chunk of
+  // the namespace in place of following the entity's few mentions
+  MATCH (e)<-[:MENTIONS]-(b)
   WHERE b <> a AND b.namespace = $namespace
   WITH b, sum($unit / (df - 1)) AS w
   RETURN collect([b.id, w]) AS candidates

@@ -117,8 +117,8 @@ class EntityGraphMixin:
             vector_property=self.vector_slot().vector_property,
         )
 
-    def dirty_chunks(self, *, after: str = "", limit: int = PAGE) -> list[str]:
-        rows = self.runner.read("entity_graph/dirty_chunks", namespace=self.namespace, after=after, limit=limit)
+    def dirty_chunks(self, *, limit: int = PAGE) -> list[str]:
+        rows = self.runner.read("entity_graph/dirty_chunks", namespace=self.namespace, limit=limit)
         return [r["id"] for r in rows]
 
     # -- transactions -----------------------------------------------------------------------
