@@ -170,8 +170,8 @@ def test_maintained_graph_equals_a_full_build_after_random_changes(
     import kgrag_neo4j.entities.maintain as maintain
     import kgrag_neo4j.store.documents as store_documents
 
-    # every batch linked against the whole vocabulary held in memory, as large batches are
-    monkeypatch.setattr(maintain, "_LARGE_BATCH", 1 if whole_vocabulary else 10**9)
+    # every batch linked against the whole vocabulary held in memory, as in a large run
+    monkeypatch.setattr(maintain, "_WHOLE_VOCABULARY_AFTER", 1 if whole_vocabulary else 10**9)
     if large_deletes:  # every delete goes the way of a large document's: one chunk a transaction
         monkeypatch.setattr(store_documents, "LARGE_DOCUMENT_CHUNKS", 0)
         monkeypatch.setattr(store_documents, "STAGE_ROWS", 1)

@@ -4,8 +4,8 @@
 // and at the last update, whether a triple uses it, and its earliest mentioning chunk
 // (created, document, index, id) with the offset of the first mention there: the description's
 // sentence. Only the mentions written since the last update (marked after it: `m.at >
-// e.settled`) and its current source chunk are compared, unless it lost a mention (then all of
-// them). `touches`: how often it was marked, so that an update made from this read is refused
+// e.settled`) and its current source chunk are compared, unless it lost the mention in its
+// source chunk (then all of them). `touches`: how often it was marked, so that an update made from this read is refused
 // if another ingest marked it meanwhile.
 // mode: read
 // params:
@@ -21,9 +21,21 @@ WHERE (coalesce(e.namespace, e.staged_namespace) = $namespace) AND e.id > $after
 WITH e ORDER BY e.id LIMIT toInteger($limit)
 OPTIONAL MATCH (n:EntityName {namespace: $namespace, key: e.name_key})
 CALL (e) {
-  MATCH (e)<-[m:MENTIONS]-(c:Chunk)
-  WHERE e.maintained AND (e.lost OR coalesce(m.at, 0) > coalesce(e.settled, 0) OR c.id = e.source_chunk_id)
+  // the mentions are told apart by their own `at` alone, and the source chunk is looked up
+  // by id: an entity most chunks mention reads none of those chunks
+  CALL (e) {
+    MATCH (e)<-[m:MENTIONS]-(c)
+    WHERE e.maintained AND (e.lost OR coalesce(m.at, 0) > coalesce(e.settled, 0))
+    RETURN c, m
+    UNION
+    MATCH (c:Chunk {id: e.source_chunk_id})-[m:MENTIONS]->(e)
+    WHERE e.maintained
+    RETURN c, m
+  }
   WITH c, m ORDER BY c.created_at, c.document_id, c.chunk_index, c.id LIMIT 1
+  // after the limit, which no planner moves a filter across: before it, the namespace
+  // would be read on every mentioning chunk
+  WITH c, m WHERE c.namespace = $namespace
   RETURN collect(c {.id, .content, first: m.first})[0] AS earliest
 }
 RETURN e.id AS id, e.name_key AS key, e.name AS name, e.type AS type, coalesce(e.description, '') AS description,

@@ -51,10 +51,12 @@ __all__ = ["MaintainOptions", "MaintenanceResult", "maintain_entity_graph"]
 Progress = Callable[[str, int, int], None]
 
 _DOCUMENT_PAGE = 2000
-#: a batch this large links against the whole vocabulary held in memory (one read of it), if
-#: it has at most this many names; a smaller one looks up the names its text may contain
+#: once a run has linked this many chunks, it links against the whole vocabulary held in
+#: memory (one read of it, if it has at most ``_VOCABULARY_IN_MEMORY`` names); before, each
+#: batch looks up the names its text may contain. A read of the whole vocabulary grows with
+#: the corpus, so an ingest of a few documents into a large namespace must not pay it.
+_WHOLE_VOCABULARY_AFTER = 5_000
 _VOCABULARY_IN_MEMORY = 300_000
-_LARGE_BATCH = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +267,7 @@ def _link_pending(store: Any, options: MaintainOptions, result: MaintenanceResul
     while True:
         progressed = 0
         for batch in _document_batches(store, options.batch_chunks):
-            large = sum(len(d["chunks"]) for d in batch) >= _LARGE_BATCH
+            large = result.chunks + sum(len(d["chunks"]) for d in batch) >= _WHOLE_VOCABULARY_AFTER
             # a document another ingest stored after this run's scan: its names count before
             # it is linked (linked, it would never be scanned)
             _scan_batch(store, batch)
