@@ -116,6 +116,8 @@ def test_markdown_is_converted_once_per_file(store, hashing_embedder, tmp_path, 
     assert len(calls) == 1
     results = ingestor.ingest_paths(paths[1:])
     assert all(r.ok for r in results) and len(calls) == 3
+    # a folder run does not hold every document's text until it ends
+    assert all(r.result is not None and r.result.document is None and r.result.document_id for r in results)
     document = store.get_document(first.document_id)
     assert "**" not in document.content and "Some bold words about topic 0." in document.content
     # an empty Markdown file is refused as the extractor refuses it

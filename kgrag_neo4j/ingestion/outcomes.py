@@ -24,7 +24,9 @@ __all__ = ["FileIngestor", "FileResult"]
 class FileResult:
     """What ``Ingestor.ingest_paths`` (or ``aingest_paths``) did with one file: its
     ``result``, or the error that refused it (then nothing of it was written): ``error`` as
-    one line (``"InputError: ..."``), ``exception`` the error itself."""
+    one line (``"InputError: ..."``), ``exception`` the error itself. From ``ingest_paths``,
+    ``result.document`` is None: a run over many files would otherwise hold all their text
+    until it ends (``result.document_id`` names it; ``Store.get_document`` reads it)."""
 
     path: str
     result: IngestResult | None = None

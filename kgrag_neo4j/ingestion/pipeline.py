@@ -10,6 +10,7 @@ before it). A group's last files may wait for the next group's to fill a batch.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -164,7 +165,12 @@ class FolderPipeline:
         """The documents' outcomes into their places, each reported."""
         for d in docs:
             path = self.out[d.position].path
-            self.out[d.position] = FileResult.failed(path, d.error) if d.error is not None else FileResult(path, result=d.result)
+            result = d.result
+            if result is not None and result.document is not None:
+                # a run keeps every file's outcome to the end: with its document it would
+                # hold the whole corpus's text
+                result = dataclasses.replace(result, document=None)
+            self.out[d.position] = FileResult.failed(path, d.error) if d.error is not None else FileResult(path, result=result)
             if self.on_result is not None:
                 self.on_result(self.out[d.position])
 
