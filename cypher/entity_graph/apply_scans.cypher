@@ -5,7 +5,9 @@
 // form, is marked `entered`, its entity (if any)
 // `dirty` (its type may change), and moves the
 // vocabulary generation; the maintainer then links the older documents that write it.
-// Names are (:EntityName) nodes, one per normalised name, with forms and their counts.
+// Names are (:EntityName) nodes, one per normalised name, with forms and their counts. The
+// batch's counts are summed per name first, so a name many chunks write is updated once, and
+// the names are taken in id order (two ingests lock them in the same order).
 // mode: write
 // params:
 //   $namespace  STRING     tenant
@@ -18,24 +20,34 @@ WHERE c.namespace = $namespace AND c.name_keys IS NULL
 SET c.name_keys = [n IN row.names | n.key],
     c.name_forms = [n IN row.names | n.form],
     c.name_stats = reduce(acc = [], n IN row.names | acc + [n.support, n.person, n.location, n.weak, n.occurrences, n.titles])
-WITH c, row
-CALL (c, row) {
-  UNWIND row.names AS s
-  MERGE (n:EntityName {id: s.id})
-    ON CREATE SET n.namespace = $namespace, n.key = s.key, n.support = 0, n.person = 0, n.location = 0,
+WITH count(c) AS scanned, collect(row.names) AS scans
+CALL (scans) {
+  UNWIND scans AS names
+  UNWIND names AS s
+  WITH s.id AS id, s.key AS key, s.form AS form, count(*) AS times, sum(s.support) AS support, sum(s.person) AS person,
+       sum(s.location) AS location, sum(s.weak) AS weak, sum(s.occurrences) AS occurrences, sum(s.titles) AS titles
+  ORDER BY id, form
+  WITH id, key, collect([form, times]) AS forms, sum(support) AS support, sum(person) AS person,
+       sum(location) AS location, sum(weak) AS weak, sum(occurrences) AS occurrences, sum(titles) AS titles
+  ORDER BY id
+  MERGE (n:EntityName {id: id})
+    ON CREATE SET n.namespace = $namespace, n.key = key, n.support = 0, n.person = 0, n.location = 0,
                   n.weak = 0, n.occurrences = 0, n.titles = 0, n.given = false, n.accepted = false,
                   n.forms = [], n.form_counts = []
-  WITH n, s WHERE n.namespace = $namespace
+  WITH n, forms, support, person, location, weak, occurrences, titles WHERE n.namespace = $namespace
   // a vocabulary name written in a form no chunk wrote before matches text it did not: its
   // writers are linked again, as when a name enters
-  WITH n, s, n.accepted AND NOT any(i IN range(0, size(n.forms) - 1)
-                                    WHERE n.form_counts[i] > 0 AND toLower(n.forms[i]) = toLower(s.form)) AS new_form
-  SET n.support = n.support + s.support, n.person = n.person + s.person, n.location = n.location + s.location,
-      n.weak = n.weak + s.weak, n.occurrences = n.occurrences + s.occurrences, n.titles = n.titles + s.titles,
-      n.form_counts = CASE WHEN s.form IN n.forms
-                           THEN [i IN range(0, size(n.forms) - 1) | n.form_counts[i] + CASE WHEN n.forms[i] = s.form THEN 1 ELSE 0 END]
-                           ELSE n.form_counts + [1] END,
-      n.forms = CASE WHEN s.form IN n.forms THEN n.forms ELSE n.forms + [s.form] END
+  WITH n, forms, support, person, location, weak, occurrences, titles,
+       n.accepted AND any(f IN forms WHERE NOT any(i IN range(0, size(n.forms) - 1)
+                                                 WHERE n.form_counts[i] > 0 AND toLower(n.forms[i]) = toLower(f[0]))) AS new_form,
+       reduce(acc = {forms: n.forms, counts: n.form_counts}, f IN forms |
+              CASE WHEN f[0] IN acc.forms
+                   THEN {forms: acc.forms,
+                         counts: [i IN range(0, size(acc.forms) - 1) | acc.counts[i] + CASE WHEN acc.forms[i] = f[0] THEN f[1] ELSE 0 END]}
+                   ELSE {forms: acc.forms + [f[0]], counts: acc.counts + [f[1]]} END) AS merged
+  SET n.support = n.support + support, n.person = n.person + person, n.location = n.location + location,
+      n.weak = n.weak + weak, n.occurrences = n.occurrences + occurrences, n.titles = n.titles + titles,
+      n.forms = merged.forms, n.form_counts = merged.counts
   WITH n, NOT n.accepted AND (n.support + n.titles > 0 OR n.given) AS enters, new_form
   SET n.accepted = n.accepted OR enters,
       n.mark = CASE WHEN enters OR new_form THEN 'entered' ELSE n.mark END
@@ -46,7 +58,6 @@ CALL (c, row) {
   }
   RETURN count(CASE WHEN enters THEN 1 END) AS entered
 }
-WITH count(c) AS scanned, sum(entered) AS entered
 OPTIONAL MATCH (k:KgragMeta {key: 'entity-graph:' + $namespace})
 SET k.generation = k.generation + CASE WHEN entered > 0 THEN 1 ELSE 0 END
 RETURN scanned, entered
