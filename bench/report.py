@@ -726,8 +726,8 @@ def _scale_plot(sc: dict[str, Any]) -> str | None:
     xs = [r["chunks"] for r in runs]
     for key, label in SCALE_STEPS:
         ys = [r.get(key, {}).get("wall_seconds") for r in runs]
-        if all(y is not None for y in ys):
-            left.plot(xs, ys, marker="o", label=label)
+        if sum(y is not None for y in ys) >= 2:  # a step a run did not reach is a gap in its line
+            left.plot(xs, [float("nan") if y is None else y for y in ys], marker="o", label=label)
     left.set_xscale("log")
     left.set_yscale("log")
     left.set_xlabel("chunks of real text")
@@ -735,8 +735,9 @@ def _scale_plot(sc: dict[str, Any]) -> str | None:
     left.set_title("Each command against corpus size")
     left.grid(True, which="both", alpha=0.3)
     left.legend(fontsize=7)
+    timed = [r for r in runs if "retrieval_p50_ms" in r]
     for mode in ("vector", "graph", "ppr"):
-        right.plot(xs, [r["retrieval_p50_ms"][mode]["p50"] for r in runs], marker="o", label=mode)
+        right.plot([r["chunks"] for r in timed], [r["retrieval_p50_ms"][mode]["p50"] for r in timed], marker="o", label=mode)
     right.set_xscale("log")
     right.set_xlabel("chunks of real text")
     right.set_ylabel("p50 ms, top 10")
@@ -755,7 +756,7 @@ def _scale_section(sc: dict[str, Any], source: str) -> str:
     for r in runs:
         for key, label in SCALE_STEPS:
             step = r.get(key)
-            if step:
+            if step and "error" not in step:
                 rows.append(
                     [
                         r["chunks"],
@@ -778,6 +779,7 @@ def _scale_section(sc: dict[str, Any], source: str) -> str:
             *(r["retrieval_p50_ms"][m]["p50"] for m in ("vector", "graph", "ppr")),
         ]
         for r in runs
+        if "retrieval_p50_ms" in r and "build" in r
     ]
     server = runs[0].get("server", {}) if runs else {}
     out = (
@@ -822,12 +824,16 @@ def _scale_section(sc: dict[str, Any], source: str) -> str:
         "their size varies with the corpus (the Python manual's pages are long: 4,899 chunks came with 100 "
         "documents at 10k). Adding documents costs more than their ingest: each name they bring into the "
         "vocabulary sends the older documents that write it back to linking, so that the graph stays the one a "
-        "full build makes. Load average on the 2 cores during the 10k and 30k runs was 7 to 17 (other work); compare the "
-        "rows of one run with each other. The 100k run was measured apart (its `measured` field): with the "
-        "later code (a document linked again rewrites only the chunks whose links changed; the graph is exact "
-        "under concurrent ingests) on an otherwise idle machine, which alone makes its commands several times "
-        "faster than those of the loaded smaller runs: compare the rows of one size with each other.\n"
+        "full build makes. Each size is a run of its own, on the code and machine load its `measured` field "
+        "names; compare the rows of one size with each other.\n"
     )
+    measured = [r for r in runs if r.get("measured")]
+    if measured:
+        out += "\n" + "".join(
+            f"- {r['chunks']:,} chunks: {r['measured'].get('date', '')}, code {r['measured'].get('code', '?')}, load "
+            f"{r['measured'].get('load_average_at_start', '?')} at start. {r['measured'].get('note', '')}\n"
+            for r in measured
+        )
     if _scale_plot(sc):
         out += "\n![cost against corpus size](img/scale.png)\n"
     return out
