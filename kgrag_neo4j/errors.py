@@ -17,6 +17,7 @@ enough at an application boundary (the CLI turns it into one line on stderr)::
     │   ├── DatabaseNotFound      the named database does not exist
     │   ├── SchemaNotReady        indexes missing or not ONLINE
     │   └── TransientStoreError   retried and still failing (deadlock, leader switch, ...)
+    │       └── TransactionMemoryError  a transaction outgrew the server's transaction memory
     ├── ServerError               the local Neo4j server (java, maven, port, start-up)
     ├── Cancelled                 the caller's cancel event was set; nothing half-written
     └── ProviderError             an embedding / chat / rerank provider failed
@@ -49,6 +50,7 @@ __all__ = [
     "SchemaNotReady",
     "ServerError",
     "StoreError",
+    "TransactionMemoryError",
     "TransientStoreError",
     "UnsupportedContentType",
 ]
@@ -130,6 +132,12 @@ class TransientStoreError(StoreError):
     """A transient failure that outlived the retries (deadlock, leader switch, ...)."""
 
     retryable = True
+
+
+class TransactionMemoryError(TransientStoreError):
+    """A transaction needed more memory than the server allows transactions
+    (``dbms.memory.transaction.total.max``, 70% of the heap by default): the same work in
+    smaller transactions, or a larger heap, goes through."""
 
 
 class ServerError(KgragError):

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from kgrag_neo4j.cypher_registry import load_registry
-from kgrag_neo4j.errors import DimensionMismatchError, ProviderError
+from kgrag_neo4j.errors import DimensionMismatchError, ProviderError, TransactionMemoryError
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
 from kgrag_neo4j.ingestion.ingestor import Ingestor
 from kgrag_neo4j.providers.hashing import HashingEmbedder
@@ -316,6 +316,52 @@ def test_a_namespace_is_listed_and_deleted_whole_and_alone(store, other, driver,
     renamed = _Renamed(hashing_embedder, "another-model")
     assert Ingestor(store, renamed).ingest_text("A fresh start.", "new.txt").status == "new"
     assert store.schema_status().model == "another-model"
+
+
+def test_a_namespace_delete_goes_on_in_smaller_transactions_after_one_outgrew_the_server_memory(store, driver, hashing_embedder):
+    # at a million chunks a batch of 10,000 documents (each keeping its whole text) outgrew
+    # the default 1 GB heap's transaction memory; the server's refusal is stood in for here
+    from kgrag_neo4j.store import Neo4jStore
+
+    from .reliability_helpers import TriggerRegistry
+
+    _fill(store, hashing_embedder)
+    chunks = store.list_namespaces()
+    chunks = next(n for n in chunks if n.namespace == store.namespace).chunks
+
+    def outgrown() -> None:
+        raise TransactionMemoryError("a transaction outgrew the server's transaction memory (stood in for)")
+
+    registry = TriggerRegistry(load_registry(), name="namespaces/delete_namespace_batch", nth=1, action=outgrown)
+    deleting = Neo4jStore(driver, namespace=store.namespace, registry=registry)
+    removed = deleting.delete_namespace(batch_size=8)
+    assert removed["documents"] == 2 and removed["chunks"] == chunks
+    assert registry.seen > 2, "the delete went on after the refused batch"
+    assert _snapshot(driver, store.namespace) == []
+
+    # a single node too large for the server's memory is not retried for ever
+    def always() -> None:
+        raise TransactionMemoryError("stood in for")
+
+    _fill(store, hashing_embedder)
+    refusing = Neo4jStore(driver, namespace=store.namespace, registry=_Always(load_registry(), always))
+    with pytest.raises(TransactionMemoryError):
+        refusing.delete_namespace(batch_size=8)
+    store.delete_namespace()
+
+
+class _Always(dict):
+    """A registry whose namespace delete statement the server always refuses."""
+
+    def __init__(self, inner, action):
+        super().__init__(inner)
+        self.root = getattr(inner, "root", None)
+        self.action = action
+
+    def __getitem__(self, key):
+        if key == "namespaces/delete_namespace_batch":
+            self.action()
+        return super().__getitem__(key)
 
 
 def test_namespace_commands(store, other, hashing_embedder, kgrag):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..errors import TransactionMemoryError
 from .runner import CypherRunner, TxRunner
 
 if TYPE_CHECKING:
@@ -255,8 +256,15 @@ class EntityGraphMixin:
         """Remove the namespace's entity graph (triples and their entities stay), in bounded
         transactions."""
         total = 0
+        size = batch_size
         while True:
-            removed = int(self.runner.write("entity_graph/clear", namespace=self.namespace, batch_size=batch_size)[0]["removed"])
+            try:
+                removed = int(self.runner.write("entity_graph/clear", namespace=self.namespace, batch_size=size)[0]["removed"])
+            except TransactionMemoryError:
+                if size == 1:  # smaller batches after one outgrew the server's transaction memory
+                    raise
+                size = max(1, size // 4)
+                continue
             total += removed
             if not removed:
                 return total

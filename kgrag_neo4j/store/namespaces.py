@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, TransactionMemoryError
 from ..validation import check_int
 from .runner import CypherRunner
 
@@ -67,14 +67,24 @@ class NamespacesMixin:
         """Delete everything of this store's namespace: documents, chunks, entities (triples
         and relations with them), communities, and last the embedding model recorded for it,
         so the namespace can start over with any embedder. Nothing of another namespace is
-        touched. Runs in transactions of at most ``batch_size`` nodes of each kind; an
+        touched. Runs in transactions of at most ``batch_size`` nodes of each kind (a quarter
+        of that, and so on, after one outgrew the server's transaction memory); an
         interrupted delete is finished by calling it again. Returns what was removed:
         ``{"documents", "chunks", "entities", "communities", "other", "records"}`` (all zero
         when the namespace did not exist)."""
         check_int(batch_size, "batch_size", minimum=1, error=InputError)
         total = {"documents": 0, "chunks": 0, "entities": 0, "communities": 0, "other": 0, "records": 0}
+        size = batch_size
         while True:
-            row = self.runner.write("namespaces/delete_namespace_batch", namespace=self.namespace, batch_size=batch_size)[0]
+            try:
+                row = self.runner.write("namespaces/delete_namespace_batch", namespace=self.namespace, batch_size=size)[0]
+            except TransactionMemoryError:
+                # nodes are not all small (a document keeps its whole text): a batch that
+                # outgrew the server's transaction memory goes again in smaller ones
+                if size == 1:
+                    raise
+                size = max(1, size // 4)
+                continue
             for key in total:
                 total[key] += int(row[key])
             if not any(int(row[k]) for k in ("documents", "chunks", "entities", "communities", "other", "relationships")):

@@ -28,6 +28,7 @@ from ..errors import (
     DatabaseNotFound,
     InputError,
     StoreError,
+    TransactionMemoryError,
     TransientStoreError,
 )
 from ..settings import Neo4jSettings
@@ -181,6 +182,9 @@ class RaceRetry:
         return pause
 
 
+#: the server's answer to a transaction that outgrew its transaction memory
+MEMORY_POOL_CODE = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
+
 _CODE_MAP: tuple[tuple[str, type[StoreError]], ...] = (
     ("Neo.ClientError.Database.DatabaseNotFound", DatabaseNotFound),
     ("Neo.ClientError.Security.Unauthorized", AuthenticationFailed),
@@ -207,6 +211,10 @@ def map_neo4j_errors(where: str = "") -> Iterator[None]:
         for prefix, cls in _CODE_MAP:
             if code.startswith(prefix):
                 raise cls(f"{_first_line(exc.message or str(exc))}{suffix}") from exc
+        if code == MEMORY_POOL_CODE:
+            raise TransactionMemoryError(
+                f"a transaction outgrew the server's transaction memory{suffix}: {code}: {_first_line(exc.message)}"
+            ) from exc
         if code.startswith("Neo.TransientError") or exc.is_retryable():
             raise TransientStoreError(
                 f"Neo4j transient error outlived the retries{suffix}: {code}: {_first_line(exc.message)}"
