@@ -212,6 +212,36 @@ def test_maintained_graph_equals_a_full_build_after_random_changes(
     assert expect["relations"] and any(refs for _, refs in expect["chunks"].values())
 
 
+def test_a_kept_chunk_of_a_new_version_gives_way_to_an_earlier_mention(store, hashing_embedder):
+    """A new version of a document keeps its unchanged chunks, but at the version's time: the
+    entity whose earliest mention such a chunk was has another chunk first now, as a full
+    build finds."""
+    import time as _time
+
+    ing = Ingestor(store, hashing_embedder, chunker=RecursiveChunker(max_tokens=24, overlap_tokens=0))
+    kept = "Alice Cooper opens the heavy northern gate of the old castle at dawn."
+    first, second = "Alice Cooper waits beside the river until the boats come.", "Alice Cooper waits beside the lake."
+
+    def next_second() -> None:  # chunk times are whole seconds
+        _time.sleep(1.05 - _time.time() % 1)
+
+    ing.ingest_text(f"{kept}\n\n{first}", source="a.txt", title="a.txt")
+    assert len(store.list_document_chunks(next(d.id for d in store.list_documents() if d.source == "a.txt"))) == 2
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    assert _dump(store)["entities"]["alice cooper"][2].startswith("Alice Cooper opens")
+    next_second()
+    ing.ingest_text("Alice Cooper sings in the great hall every evening.", source="b.txt", title="b.txt")
+    next_second()
+    ing.ingest_text(f"{kept}\n\n{second}", source="a.txt", title="a.txt")  # the first chunk is kept
+
+    got = _dump(store)
+    maintain_entity_graph(store, hashing_embedder, rebuild=True)
+    expect = _dump(store)
+    assert expect["entities"]["alice cooper"][2].startswith("Alice Cooper sings")
+    assert got["entities"] == expect["entities"]
+    assert got["chunks"] == expect["chunks"]
+
+
 def test_an_unchanged_namespace_does_nothing(store, hashing_embedder):
     _ingest(store, hashing_embedder, CORPUS)
     maintain_entity_graph(store, hashing_embedder, create=True)

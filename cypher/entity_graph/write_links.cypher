@@ -5,7 +5,8 @@
 // mentions (each with the entity's `touches` when written, `at`: newer than its last update),
 // the co-occurrence strengths added to the entities' CO_OCCURS relationships (summed over the
 // batch: strength in millionths, sentences counted; weight = s / (s + 1) is set later), and on
-// each chunk what it added, to be subtracted again; each document records the version it was
+// each chunk what it added, to be subtracted again, and where it stood in the order of
+// mentions (`linked_at`: time, index); each document records the version it was
 // linked at and counts the write (`links_version`). Only chunks whose links changed are given.
 // mode: write
 // params:
@@ -51,7 +52,10 @@ CALL () {
   MATCH (c:Chunk {id: row.chunk_id})
   WHERE c.namespace = $namespace
   SET c.pair_a = row.pair_a, c.pair_b = row.pair_b, c.pair_strength = row.pair_strength,
-      c.pair_windows = row.pair_windows, c.links_dirty = true
+      c.pair_windows = row.pair_windows, c.links_dirty = true,
+      // where the chunk stood in the order of mentions when linked: a new version of its
+      // document moves it (time, index), and then it is linked again
+      c.linked_at = [c.created_at, c.chunk_index]
 }
 CALL () {
   UNWIND $documents AS row

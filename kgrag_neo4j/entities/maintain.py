@@ -382,6 +382,10 @@ def _unchanged(stored: dict[str, Any] | None, row: dict[str, Any], mentions: Seq
     not empty ones)."""
     if stored is None or stored.get("pair_a") is None:
         return False
+    # a chunk a new version of its document kept, but at another time or index, may now
+    # come before or after the earliest mention of its entities: it is linked again
+    if stored.get("moved"):
+        return False
     if any(list(stored.get(k) or []) != row[k] for k in ("pair_a", "pair_b", "pair_strength", "pair_windows")):
         return False
     # an entity is mentioned once per chunk: ordering by its id alone is total
