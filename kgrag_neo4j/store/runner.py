@@ -182,8 +182,9 @@ class RaceRetry:
         return pause
 
 
-#: the server's answer to a transaction that outgrew its transaction memory
-MEMORY_POOL_CODE = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
+#: the server's answers to a transaction that outgrew its transaction memory: all
+#: transactions' (``dbms.memory.transaction.total.max``) or its own (``db.memory.transaction.max``)
+MEMORY_CODES = ("Neo.TransientError.General.MemoryPoolOutOfMemoryError", "Neo.ClientError.General.TransactionOutOfMemoryError")
 
 _CODE_MAP: tuple[tuple[str, type[StoreError]], ...] = (
     ("Neo.ClientError.Database.DatabaseNotFound", DatabaseNotFound),
@@ -211,7 +212,7 @@ def map_neo4j_errors(where: str = "") -> Iterator[None]:
         for prefix, cls in _CODE_MAP:
             if code.startswith(prefix):
                 raise cls(f"{_first_line(exc.message or str(exc))}{suffix}") from exc
-        if code == MEMORY_POOL_CODE:
+        if code in MEMORY_CODES:
             raise TransactionMemoryError(
                 f"a transaction outgrew the server's transaction memory{suffix}: {code}: {_first_line(exc.message)}"
             ) from exc
