@@ -830,8 +830,8 @@ def _scale_section(sc: dict[str, Any], source: str) -> str:
     measured = [r for r in runs if r.get("measured")]
     if measured:
         out += "\n" + "".join(
-            f"- {r['chunks']:,} chunks: {r['measured'].get('date', '')}, code {r['measured'].get('code', '?')}, load "
-            f"{r['measured'].get('load_average_at_start', '?')} at start. {r['measured'].get('note', '')}\n"
+            f"- {r['chunks']:,} chunks: {r['measured'].get('date', '')}, code {r['measured'].get('code', '?')}, load average "
+            f"{r['measured'].get('load_average_at_start', '?')}. {r['measured'].get('note', '')}\n"
             for r in measured
         )
     if _scale_plot(sc):
