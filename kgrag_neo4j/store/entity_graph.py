@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import TransactionMemoryError
 from .runner import CypherRunner, TxRunner
 
 if TYPE_CHECKING:
@@ -256,18 +255,12 @@ class EntityGraphMixin:
         """Remove the namespace's entity graph (triples and their entities stay), in bounded
         transactions."""
         total = 0
-        size = batch_size
-        while True:
-            try:
-                removed = int(self.runner.write("entity_graph/clear", namespace=self.namespace, batch_size=size)[0]["removed"])
-            except TransactionMemoryError:
-                if size == 1:  # smaller batches after one outgrew the server's transaction memory
-                    raise
-                size = max(1, size // 4)
-                continue
-            total += removed
+        for rows in self.runner.write_batches("entity_graph/clear", namespace=self.namespace, batch_size=batch_size):
+            removed = int(rows[0]["removed"])
             if not removed:
-                return total
+                break
+            total += removed
+        return total
 
     def unlink_documents(self, tx: TxRunner, document_ids: Sequence[str], *, stale_only: bool, limit: int | None = None) -> int:
         """Inside a document write or delete: take back what the chunks about to be deleted

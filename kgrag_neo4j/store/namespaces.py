@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..errors import InputError, TransactionMemoryError
+from ..errors import InputError
 from ..validation import check_int
 from .runner import CypherRunner
 
@@ -74,17 +74,10 @@ class NamespacesMixin:
         when the namespace did not exist)."""
         check_int(batch_size, "batch_size", minimum=1, error=InputError)
         total = {"documents": 0, "chunks": 0, "entities": 0, "communities": 0, "other": 0, "records": 0}
-        size = batch_size
-        while True:
-            try:
-                row = self.runner.write("namespaces/delete_namespace_batch", namespace=self.namespace, batch_size=size)[0]
-            except TransactionMemoryError:
-                # nodes are not all small (a document keeps its whole text): a batch that
-                # outgrew the server's transaction memory goes again in smaller ones
-                if size == 1:
-                    raise
-                size = max(1, size // 4)
-                continue
+        for rows in self.runner.write_batches(
+            "namespaces/delete_namespace_batch", namespace=self.namespace, batch_size=batch_size
+        ):
+            row = rows[0]
             for key in total:
                 total[key] += int(row[key])
             if not any(int(row[k]) for k in ("documents", "chunks", "entities", "communities", "other", "relationships")):

@@ -375,6 +375,22 @@ class CypherRunner:
         """Run one ``mode: write`` statement in a retried managed transaction."""
         return self.write_tx([(name, params)])[0]
 
+    def write_batches(self, name: str, /, *, batch_size: int, **params: Any) -> Iterator[Rows]:
+        """Run a write statement that takes ``$batch_size`` again and again, each in its own
+        transaction, yielding its rows; the caller stops when the work is done. A batch that
+        outgrew the server's transaction memory goes again a quarter the size (nodes are not
+        all small: a document keeps its whole text), down to one."""
+        size = batch_size
+        while True:
+            try:
+                rows = self.write(name, batch_size=size, **params)
+            except TransactionMemoryError:
+                if size == 1:
+                    raise
+                size = max(1, size // 4)
+                continue
+            yield rows
+
     def write_tx(self, steps: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Rows]:
         """Run several write statements in ONE transaction: all of them land, or none."""
         prepared: list[tuple[CypherQuery, dict[str, Any]]] = []
