@@ -9,7 +9,7 @@ import random
 import pytest
 
 from kgrag_neo4j.entities.chunk_links import entity_chunk_edges, reference_updates
-from kgrag_neo4j.entities.linking import VocabularyName, closeness, link_document, span_keys
+from kgrag_neo4j.entities.linking import VocabularyName, closeness, first_word, link_document, text_words
 from kgrag_neo4j.entities.maintain import MaintainOptions, maintain_entity_graph
 from kgrag_neo4j.entities.names import display_name, name_type, scan_chunk
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
@@ -55,10 +55,22 @@ def test_name_type_from_summed_cues(stats, expect):
     assert name_type("Robb", stats) == expect
 
 
-def test_span_keys_hold_every_name_the_gazetteer_can_match():
-    text = "(Ned Stark's) sword, the .NET runtime and AT&T."
-    keys = span_keys([text])
-    assert {"ned stark", "net", "at&t", "ned stark's"} <= keys
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("(Ned Stark's) sword, the .NET runtime and AT&T.", ["Ned Stark", "NET", ".NET", "AT&T", "the Runtime"]),
+        ("STRASSE and Straße; the ﬁle of Node.js, foo_Bar", ["Straße", "file", "Node", "js", "Bar", "Foo"]),
+        ("İstanbul and ISTANBUL, Ωμέγα", ["istanbul", "İstanbul", "ΩΜΈΓΑ"]),
+    ],
+)
+def test_text_words_hold_the_first_word_of_every_name_the_gazetteer_can_match(text, names):
+    from kgrag_neo4j.entities.gazetteer import Gazetteer
+    from kgrag_neo4j.types.entities import normalise_name
+
+    words = text_words([text])
+    for m in Gazetteer(names).find(text):
+        assert first_word(normalise_name(m.key)) in words, (m, words)
+    assert first_word("u.s. army") == "u" and first_word("...") == ""
 
 
 def test_link_document_short_forms_and_lowercase_words():
@@ -212,6 +224,107 @@ def test_maintained_graph_equals_a_full_build_after_random_changes(
     assert expect["relations"] and any(refs for _, refs in expect["chunks"].values())
 
 
+#: documents of several chunks each (16 tokens a chunk) whose links depend on the document:
+#: "robert.txt" and "bank.txt" write "robert baratheon" and "bank of braavos" in lower case
+#: only, so those names enter the vocabulary with "kings.txt", which writes them inside a
+#: sentence; then "Robert" is short for "Robert Baratheon" in "robert.txt" (in chunks that do
+#: not write the longer name), and "bank" is no longer mostly lower case in "bank.txt" (the
+#: longer name hides one), so its lower-case "bank" counts too, for "Bank of Braavos";
+#: "Stark's" writes "Stark"
+CONTEXT_CORPUS = {
+    "robert.txt": "They drank to robert baratheon that night. The hall was loud and warm.\n\n"
+    "Robert drank the strong red wine from the south.\n\nLater Robert slept by the fire.",
+    "bank.txt": "Bank clerks count the coins all day long.\n\n"
+    "Few trust the bank of braavos with gold.\n\nThe boats passed the river bank slowly.",
+    "river.txt": "A boat passed the Bank today.\n\nLord Stark's men watched it go.",
+    "kings.txt": "The old songs praise King Robert Baratheon and Lord Eddard Stark.\n\n"
+    "Every debt is owed to the Bank of Braavos.",
+    "stark.txt": "Stark spoke to his sons about the Wall and Robert.",
+}
+CONTEXT_VERSIONS = {
+    "robert.txt": "Robert drank alone.\n\nrobert baratheon went hunting in the woods.",
+    "bank.txt": "The bank of braavos is old.\n\nBank towers stand tall. Bank clerks count.",
+    "kings.txt": "The songs praise Lord Eddard Stark only.",
+}
+
+
+def test_a_name_entering_relinks_the_chunks_its_document_context_changes(store, hashing_embedder, monkeypatch):
+    """ "Robert Baratheon" and "Bank of Braavos" enter with kings.txt: robert.txt's and
+    bank.txt's chunks that write them are linked again, and so are those that write only
+    "Robert" (now its short form there) or "bank" in lower case (counted there now, as the
+    short form of the bank), which the full-text index cannot find: their document's context
+    brings them."""
+    import kgrag_neo4j.entities.maintain as maintain
+
+    linked: list[str] = []
+    original = maintain._Linker.relink
+
+    def relink(self, links, documents, generation):
+        done = original(self, links, documents, generation)
+        linked.extend(r["chunk_id"] for r in links.chunks)
+        return done
+
+    monkeypatch.setattr(maintain._Linker, "relink", relink)
+    options = MaintainOptions(batch_chunks=4)
+    _ingest(store, hashing_embedder, {s: CONTEXT_CORPUS[s] for s in ("robert.txt", "bank.txt", "river.txt")})
+    maintain_entity_graph(store, hashing_embedder, create=True, options=options)
+    before = _dump(store)["chunks"]
+    assert before["robert.txt#2"][0] == [("robert", 1)] and before["bank.txt#2"][0] == []
+    _ingest(store, hashing_embedder, {"kings.txt": CONTEXT_CORPUS["kings.txt"]})
+    result = maintain_entity_graph(store, hashing_embedder, options=options)
+    got = _dump(store)
+    assert got["chunks"]["robert.txt#2"][0] == [("robert baratheon", 1)]
+    # "bank" counts in lower case there now, and stands for the one longer name it opens
+    assert got["chunks"]["bank.txt#2"][0] == [("bank of braavos", 1)]
+    # the chunks writing the new names were marked; the others came from their documents' context
+    assert result.relinked == 2 and result.relinked_chunks == 2
+    chunk_of = {c.id: f"{d.source}#{c.chunk_index}" for d in store.list_documents() for c in store.list_document_chunks(d.id)}
+    assert {"robert.txt#2", "robert.txt#3", "bank.txt#2"} <= {chunk_of[c] for c in linked}
+    maintain_entity_graph(store, hashing_embedder, rebuild=True, options=options)
+    assert got == _dump(store)
+
+
+@pytest.mark.parametrize("seed, whole_vocabulary", [(3, False), (5, False), (8, False), (13, True), (21, False)])
+def test_chunks_linked_again_in_their_document_context_equal_a_full_build(
+    store, hashing_embedder, seed, whole_vocabulary, monkeypatch
+):
+    """Names entering and leaving change the links of chunks that do not write them (a short
+    form whose longer name came, a one-word name now mostly lower case in its document): the
+    chunks linked again alone, with their document's context, end where a full build does."""
+    import kgrag_neo4j.entities.maintain as maintain
+
+    monkeypatch.setattr(maintain, "_WHOLE_VOCABULARY_AFTER", 1 if whole_vocabulary else 10**9)
+    rng = random.Random(seed)
+    options = MaintainOptions(batch_chunks=4)
+    live: dict[str, str] = {}
+    sources = sorted(CONTEXT_CORPUS)
+    first = rng.sample(sources, 2)
+    _ingest(store, hashing_embedder, {s: CONTEXT_CORPUS[s] for s in first})
+    live.update({s: CONTEXT_CORPUS[s] for s in first})
+    maintain_entity_graph(store, hashing_embedder, create=True, options=options)
+    for _step in range(10):
+        op = rng.choice(["add", "add", "replace", "delete"])
+        if op == "add" and len(live) < len(sources):
+            s = rng.choice([s for s in sources if s not in live])
+            live[s] = CONTEXT_CORPUS[s]
+            _ingest(store, hashing_embedder, {s: live[s]})
+        elif op == "replace" and live:
+            s = rng.choice(sorted(live))
+            live[s] = CONTEXT_VERSIONS.get(s, live[s] + " Robert said Stark.") if live[s] != CONTEXT_VERSIONS.get(s) else CONTEXT_CORPUS[s]
+            _ingest(store, hashing_embedder, {s: live[s]})
+        elif live:
+            s = rng.choice(sorted(live))
+            del live[s]
+            doc = next(d for d in store.list_documents() if d.source == s)
+            store.delete_document(doc.id)
+        maintain_entity_graph(store, hashing_embedder, options=options)
+        state = store.entity_graph_state()
+        assert state["documents"] == state["documents_linked"] == len(live)
+        got = _dump(store)
+        maintain_entity_graph(store, hashing_embedder, rebuild=True, options=options)
+        assert got == _dump(store), f"step {_step}: {op}"
+
+
 def test_a_kept_chunk_of_a_new_version_gives_way_to_an_earlier_mention(store, hashing_embedder):
     """A new version of a document keeps its unchanged chunks, but at the version's time: the
     entity whose earliest mention such a chunk was has another chunk first now, as a full
@@ -283,8 +396,8 @@ def test_a_new_one_word_name_relinks_only_its_capitalised_writers(store, hashing
     by_source = {d.source: d.id for d in store.list_documents()}
     # "hodor" entered: a.txt writes it capitalised and is linked again; b.txt only in lower
     # case, which linking never counts, and is left alone; "Winterfell" was known already
-    assert result.names_entered >= 1 and result.relinked == 1
-    assert store.documents_writing([], [], words=["hodor"]) == sorted([by_source["a.txt"], by_source["d.txt"]])
+    assert result.names_entered >= 1 and result.relinked == 1 and result.relinked_chunks == 1
+    assert sorted({d for d, _ in store.chunks_writing([], [], words=["hodor"])}) == sorted([by_source["a.txt"], by_source["d.txt"]])
     hodor = store.get_entity_by_name("Hodor", limit=5)[0]
     assert hodor.mention_total == 2
     got = _dump(store)
@@ -292,16 +405,32 @@ def test_a_new_one_word_name_relinks_only_its_capitalised_writers(store, hashing
     assert got == _dump(store)
 
 
-def test_documents_writing_reads_every_page_of_full_text_hits(store, hashing_embedder):
+def test_chunks_writing_reads_every_page_of_full_text_hits(store, hashing_embedder):
     # more writers than one page of hits holds: every one is found, as with one large page
     _ingest(store, hashing_embedder, {f"w{i}.txt": f"Ned Stark rode to Winterfell, day {i}." for i in range(7)})
     maintain_entity_graph(store, hashing_embedder, create=True)
-    whole = store.documents_writing(["Ned Stark", "Winterfell"], [], words=["winterfell"])
+    whole = store.chunks_writing(["Ned Stark", "Winterfell"], [], words=["winterfell"])
     assert len(whole) == 7
     for limit in (1, 2, 3):
-        assert store.documents_writing(["Ned Stark", "Winterfell"], [], words=["winterfell"], limit=limit) == whole
-        assert store.documents_writing([], [], words=["winterfell"], limit=limit) == whole
-    assert store.documents_writing(["Ned Stark"], ["ned stark"], limit=2) == whole
+        assert store.chunks_writing(["Ned Stark", "Winterfell"], [], words=["winterfell"], limit=limit) == whole
+        assert store.chunks_writing([], [], words=["winterfell"], limit=limit) == whole
+    assert store.chunks_writing(["Ned Stark"], ["ned stark"], limit=2) == whole
+
+
+def test_chunks_writing_finds_names_the_chunk_index_splits_otherwise(store, hashing_embedder):
+    """The gazetteer finds "Stark" in "Stark's", "Node" in "Node.js" and "Bar" in "foo_Bar";
+    the standard analyzer of chunk_content keeps those one word each. chunk_names does not."""
+    texts = {
+        "a.txt": "Arya met Lord Stark's men at the gate.",
+        "b.txt": "The server runs on Node.js and more.",
+        "c.txt": "Call foo_Bar before the loop.",
+        "d.txt": "Nothing here names them.",
+    }
+    _ingest(store, hashing_embedder, texts)
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    by_source = {d.source: d.id for d in store.list_documents()}
+    for name, source in (("Stark", "a.txt"), ("Node", "b.txt"), ("Bar", "c.txt")):
+        assert {d for d, _ in store.chunks_writing([name], [])} == {by_source[source]}, name
 
 
 @pytest.mark.parametrize(

@@ -5,33 +5,35 @@
 // form, is marked `entered`, its entity (if any)
 // `dirty` (its type may change), and moves the
 // vocabulary generation; the maintainer then links the older documents that write it.
-// Names are (:EntityName) nodes, one per normalised name, with forms and their counts. The
+// Names are (:EntityName) nodes, one per normalised name, with forms and their counts and the
+// first word of the key (`first`: linking looks the names a text may write up by it). A chunk
+// scanned gets the label NameScanned, which puts it in the chunk_names full-text index. The
 // batch's counts are summed per name first, so a name many chunks write is updated once, and
 // the names are taken in id order (two ingests lock them in the same order).
 // mode: write
 // params:
 //   $namespace  STRING     tenant
-//   $rows       LIST<MAP>  [{chunk_id, names: [{id, key, form, support, person, location, weak, occurrences, titles}]}]
+//   $rows       LIST<MAP>  [{chunk_id, names: [{id, key, first, form, support, person, location, weak, occurrences, titles}]}]
 // returns: scanned INTEGER, entered INTEGER
 // browser: :params {namespace: 'demo', rows: []}
 UNWIND $rows AS row
 MATCH (c:Chunk {id: row.chunk_id})
 WHERE c.namespace = $namespace AND c.name_keys IS NULL
-SET c.name_keys = [n IN row.names | n.key],
+SET c:NameScanned, c.name_keys = [n IN row.names | n.key],
     c.name_forms = [n IN row.names | n.form],
     c.name_stats = reduce(acc = [], n IN row.names | acc + [n.support, n.person, n.location, n.weak, n.occurrences, n.titles])
 WITH count(c) AS scanned, collect(row.names) AS scans
 CALL (scans) {
   UNWIND scans AS names
   UNWIND names AS s
-  WITH s.id AS id, s.key AS key, s.form AS form, count(*) AS times, sum(s.support) AS support, sum(s.person) AS person,
+  WITH s.id AS id, s.key AS key, s.first AS first, s.form AS form, count(*) AS times, sum(s.support) AS support, sum(s.person) AS person,
        sum(s.location) AS location, sum(s.weak) AS weak, sum(s.occurrences) AS occurrences, sum(s.titles) AS titles
   ORDER BY id, form
-  WITH id, key, collect([form, times]) AS forms, sum(support) AS support, sum(person) AS person,
+  WITH id, key, first, collect([form, times]) AS forms, sum(support) AS support, sum(person) AS person,
        sum(location) AS location, sum(weak) AS weak, sum(occurrences) AS occurrences, sum(titles) AS titles
   ORDER BY id
   MERGE (n:EntityName {id: id})
-    ON CREATE SET n.namespace = $namespace, n.key = key, n.support = 0, n.person = 0, n.location = 0,
+    ON CREATE SET n.namespace = $namespace, n.key = key, n.first = first, n.support = 0, n.person = 0, n.location = 0,
                   n.weak = 0, n.occurrences = 0, n.titles = 0, n.given = false, n.accepted = false,
                   n.forms = [], n.form_counts = []
   WITH n, forms, support, person, location, weak, occurrences, titles WHERE n.namespace = $namespace

@@ -1,7 +1,7 @@
 // One batch of clearing a namespace's entity graph before it is built anew: its `references`
 // edges of entity origin, the mentions extraction wrote, its co-occurrence relationships,
 // the entities nothing else uses (no triple), its name statistics and the chunks' and
-// documents' records of them. At most $batch_size of each per transaction; the caller
+// documents' records of them (and the chunks' NameScanned label: out of the chunk_names index). At most $batch_size of each per transaction; the caller
 // repeats it until a batch finds nothing.
 // mode: write
 // params:
@@ -52,18 +52,21 @@ CALL () {
 }
 CALL () {
   MATCH (c:Chunk {namespace: $namespace})
-  WHERE c.name_keys IS NOT NULL OR c.pair_a IS NOT NULL OR c.links_dirty IS NOT NULL
+  WHERE c.name_keys IS NOT NULL OR c.pair_a IS NOT NULL OR c.links_dirty IS NOT NULL OR c.relink IS NOT NULL
+    OR c.link_forms IS NOT NULL OR c:NameScanned
   WITH c LIMIT toInteger($batch_size)
   SET c.name_keys = null, c.name_forms = null, c.name_stats = null, c.pair_a = null, c.pair_b = null,
-      c.pair_strength = null, c.pair_windows = null, c.links_dirty = null
+      c.pair_strength = null, c.pair_windows = null, c.links_dirty = null, c.relink = null,
+      c.link_forms = null, c.link_counts = null
+  REMOVE c:NameScanned
   RETURN count(c) AS chunks
 }
 CALL () {
   MATCH (d:Document)
   USING INDEX d:Document(namespace, source)
-  WHERE d.namespace = $namespace AND d.source IS NOT NULL AND d.entities_hash IS NOT NULL
+  WHERE d.namespace = $namespace AND d.source IS NOT NULL AND (d.entities_hash IS NOT NULL OR d.link_forms IS NOT NULL)
   WITH d LIMIT toInteger($batch_size)
-  SET d.entities_hash = null
+  SET d.entities_hash = null, d.link_forms = null, d.link_counts = null
   RETURN count(d) AS documents
 }
 RETURN edges + mentions + entities + staged + names + chunks + documents AS removed

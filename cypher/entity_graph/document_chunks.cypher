@@ -1,6 +1,7 @@
 // The leaf chunks of some documents, in order, with their text, whether they were scanned
 // for names, the links they hold now (co-occurrences and mentions: a document linked again
-// rewrites only the chunks whose links change; `moved`: a new version of the document kept
+// rewrites only the chunks whose links change; their share of the document's link context,
+// `link_forms`; `relink`: marked to be linked again; `moved`: a new version of the document kept
 // the chunk at another time or index since it was linked), and the name their document's
 // title stands for (parents of parent-child chunking are left out: they repeat their
 // children's text).
@@ -19,6 +20,7 @@ CALL (d) {
   WHERE c.namespace = $namespace AND NOT EXISTS { (:Chunk)-[:CHILD_OF]->(c) }
   WITH c ORDER BY c.chunk_index, c.id
   RETURN collect(c {.id, .content, scanned: c.name_keys IS NOT NULL, .pair_a, .pair_b, .pair_strength, .pair_windows,
+                    .link_forms, .link_counts, relink: c.relink IS NOT NULL,
                     moved: c.linked_at IS NOT NULL AND c.linked_at <> [c.created_at, c.chunk_index],
                     mentions: [(c)-[m:MENTIONS]->(e:Entity) | [e.id, m.count, m.first]]}) AS chunks
 }

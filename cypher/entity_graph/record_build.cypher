@@ -1,20 +1,21 @@
 // Record that the namespace's entity graph is up to date (the time, for `kgrag entities
-// status`), and the names the user gave (kept in the vocabulary whatever the chunks say).
+// status`), and the names the user gave (kept in the vocabulary whatever the chunks say). A
+// graph made by this version records that its names carry their first word (`name_words`).
 // mode: write
 // params:
 //   $namespace  STRING     tenant
 //   $at         STRING     ISO time
-//   $names      LIST<MAP>  [{id, key, form}]
+//   $names      LIST<MAP>  [{id, key, first, form}]
 // returns: generation INTEGER
 // browser: :params {namespace: 'demo', at: '2026-01-01T00:00:00Z', names: []}
 MERGE (k:KgragMeta {key: 'entity-graph:' + $namespace})
-  ON CREATE SET k.generation = 0, k.namespace = $namespace
+  ON CREATE SET k.generation = 0, k.namespace = $namespace, k.name_words = true
 SET k.last_build = $at
 WITH k
 CALL (k) {
   UNWIND $names AS s
   MERGE (n:EntityName {id: s.id})
-    ON CREATE SET n.namespace = $namespace, n.key = s.key, n.support = 0, n.person = 0, n.location = 0,
+    ON CREATE SET n.namespace = $namespace, n.key = s.key, n.first = s.first, n.support = 0, n.person = 0, n.location = 0,
                   n.weak = 0, n.occurrences = 0, n.titles = 0, n.given = false, n.accepted = false,
                   n.forms = [], n.form_counts = []
   WITH n, s WHERE n.namespace = $namespace AND NOT n.given

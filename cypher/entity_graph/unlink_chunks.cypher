@@ -49,7 +49,8 @@ CALL (c) {
   WITH m WHERE NOT $forget_scan
   DELETE m
 }
-SET c.pair_a = null, c.pair_b = null, c.pair_strength = null, c.pair_windows = null, c.links_dirty = true
+SET c.pair_a = null, c.pair_b = null, c.pair_strength = null, c.pair_windows = null, c.links_dirty = true,
+    c.link_forms = null, c.link_counts = null
 WITH c
 CALL (c) {
   WITH c WHERE $forget_scan AND c.name_keys IS NOT NULL

@@ -5,19 +5,24 @@
 // mentions (each with the entity's `touches` when written, `at`: newer than its last update),
 // the co-occurrence strengths added to the entities' CO_OCCURS relationships (summed over the
 // batch: strength in millionths, sentences counted; weight = s / (s + 1) is set later), and on
-// each chunk what it added, to be subtracted again, and where it stood in the order of
-// mentions (`linked_at`: time, index); each document records the version it was
-// linked at and counts the write (`links_version`). Only chunks whose links changed are given.
+// each chunk what it added, to be subtracted again, its share of its document's link context
+// (`link_forms`, `link_counts`: each form it writes, capitalised and lower-case occurrences)
+// and where it stood in the order of mentions (`linked_at`: time, index); each document its
+// link context (every form its chunks write: capitalised, lower case, chunks), and, when
+// linked as a whole, the version it was linked at; every write counts on the document
+// (`links_version`). Only chunks whose links changed are given; the marks of chunks to be
+// linked again ($settled) go.
 // mode: write
 // params:
 //   $namespace  STRING     tenant
 //   $entities   LIST<MAP>  [{id, key}] every entity mentioned, once
 //   $mentions   LIST<MAP>  [{chunk_id, entity_id, count, first}]
 //   $pairs      LIST<MAP>  [{a, b, strength, windows}] summed over the chunks, once per pair
-//   $chunks     LIST<MAP>  [{chunk_id, pair_a, pair_b, pair_strength, pair_windows}] what each chunk added
-//   $documents  LIST<MAP>  [{id, content_hash}]
+//   $chunks     LIST<MAP>  [{chunk_id, pair_a, pair_b, pair_strength, pair_windows, link_forms, link_counts}] what each chunk added
+//   $documents  LIST<MAP>  [{id, content_hash, whole, link_forms, link_counts}]
+//   $settled    LIST<STRING>  chunks whose `relink` mark is handled
 // returns: mentions INTEGER, documents INTEGER
-// browser: :params {namespace: 'demo', entities: [], mentions: [], pairs: [], chunks: [], documents: []}
+// browser: :params {namespace: 'demo', entities: [], mentions: [], pairs: [], chunks: [], documents: [], settled: []}
 CALL () {
   UNWIND $entities AS row
   MERGE (e:Entity {id: row.id})
@@ -53,15 +58,24 @@ CALL () {
   WHERE c.namespace = $namespace
   SET c.pair_a = row.pair_a, c.pair_b = row.pair_b, c.pair_strength = row.pair_strength,
       c.pair_windows = row.pair_windows, c.links_dirty = true,
+      c.link_forms = row.link_forms, c.link_counts = row.link_counts,
       // where the chunk stood in the order of mentions when linked: a new version of its
       // document moves it (time, index), and then it is linked again
       c.linked_at = [c.created_at, c.chunk_index]
 }
 CALL () {
+  UNWIND $settled AS id
+  MATCH (c:Chunk {id: id})
+  WHERE c.namespace = $namespace
+  SET c.relink = null
+}
+CALL () {
   UNWIND $documents AS row
   MATCH (d:Document {id: row.id})
   WHERE d.namespace = $namespace AND d.content_hash = row.content_hash
-  SET d.entities_hash = row.content_hash, d.links_version = coalesce(d.links_version, 0) + 1
+  SET d.entities_hash = CASE WHEN row.whole THEN row.content_hash ELSE d.entities_hash END,
+      d.link_forms = row.link_forms, d.link_counts = row.link_counts,
+      d.links_version = coalesce(d.links_version, 0) + 1
   RETURN count(d) AS documents
 }
 RETURN mentions, documents

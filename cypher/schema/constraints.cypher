@@ -23,6 +23,8 @@ CREATE INDEX related_to_type IF NOT EXISTS FOR ()-[r:RELATED_TO]-() ON (r.type);
 CREATE CONSTRAINT entity_name_id IF NOT EXISTS FOR (n:EntityName) REQUIRE n.id IS UNIQUE;
 CREATE INDEX entity_name_key IF NOT EXISTS FOR (n:EntityName) ON (n.namespace, n.key);
 CREATE INDEX entity_name_mark IF NOT EXISTS FOR (n:EntityName) ON (n.mark);
+CREATE INDEX entity_name_first IF NOT EXISTS FOR (n:EntityName) ON (n.namespace, n.first);
 CREATE INDEX entity_dirty IF NOT EXISTS FOR (e:Entity) ON (e.dirty);
 CREATE INDEX chunk_links_dirty IF NOT EXISTS FOR (c:Chunk) ON (c.links_dirty);
+CREATE INDEX chunk_relink IF NOT EXISTS FOR (c:Chunk) ON (c.relink);
 CREATE INDEX related_to_changed IF NOT EXISTS FOR ()-[r:RELATED_TO]-() ON (r.changed)

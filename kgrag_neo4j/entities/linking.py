@@ -1,11 +1,14 @@
 """Link one document's chunks to the vocabulary: mentions and co-occurrence strengths, pure.
 
-A document is linked as a whole (a short form such as "Robert" stands for "Robert Baratheon"
-only where its document speaks of Robert Baratheon, and a one-word name the document mostly
-writes in lower case counts only where it is capitalised), against the names of the
-namespace's vocabulary that its text contains (:func:`span_keys` lists every key the text
-could contain; the store answers which of them are names). What a chunk contributes is kept
-with the chunk, in integers, so that deleting it subtracts exactly what it added.
+A chunk is linked in its document's context (a short form such as "Robert" stands for
+"Robert Baratheon" only where its document speaks of Robert Baratheon, and a one-word name the
+document mostly writes in lower case counts only where it is capitalised: :class:`LinkContext`),
+against the names of the namespace's vocabulary that its text contains (:func:`text_words`
+lists the words their keys can start with; the store answers which names start so). The
+context is a function of the forms the document's chunks write (:func:`document_context`),
+each chunk's share kept with it (:func:`chunk_forms`), so that a document can have some
+chunks linked again without reading the others. What a chunk contributes is kept with the
+chunk, in integers, so that deleting it subtracts exactly what it added.
 """
 
 from __future__ import annotations
@@ -17,17 +20,33 @@ from dataclasses import dataclass, field
 from ..types.entities import normalise_name
 from .cooccurrence import sentence_of as _sentence_of
 from .cooccurrence import word_gap as _word_gap
-from .extract_offline import OfflineEntityExtractor
-from .gazetteer import Gazetteer, name_form
+from .gazetteer import Gazetteer, fold, name_form
 from .name_words import split_sentences as _split_sentences
 from .names import maintained_entity_id
 
-__all__ = ["ChunkLinks", "LinkOptions", "VocabularyMatcher", "VocabularyName", "closeness", "link_document", "span_keys"]
+__all__ = [
+    "ChunkForms",
+    "ChunkLinks",
+    "DocumentForms",
+    "LinkContext",
+    "LinkOptions",
+    "VocabularyMatcher",
+    "VocabularyName",
+    "add_forms",
+    "chunk_forms",
+    "closeness",
+    "document_context",
+    "first_word",
+    "form_key",
+    "link_chunk",
+    "link_document",
+    "sum_forms",
+    "text_words",
+]
 
 #: co-occurrence strengths are kept in millionths, so sums do not depend on their order
 STRENGTH_UNIT = 1_000_000
 _WORD = re.compile(r"[^\W_]+")
-_MAX_SPAN_CHARS = 120
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +76,7 @@ class ChunkLinks:
     chunk_id: str
     mentions: dict[str, tuple[int, int]] = field(default_factory=dict)
     pairs: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    forms: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def closeness(gap: int) -> int:
@@ -64,21 +84,27 @@ def closeness(gap: int) -> int:
     return (10 * STRENGTH_UNIT + (10 + gap) // 2) // (10 + gap)
 
 
-def span_keys(texts: Iterable[str], *, max_words: int = 8) -> set[str]:
-    """Every name key a text could contain: the normalised text of each run of up to
-    ``max_words`` words starting and ending on a word boundary (a superset of what the
-    gazetteer can match, so looking these keys up finds every vocabulary name in the text)."""
+def first_word(key: str) -> str:
+    """The first word (run of letters and digits) of a name's key: what the store looks a
+    name up by (:func:`text_words`); "" for a key with none."""
+    m = _WORD.search(key)
+    return m.group() if m else ""
+
+
+def text_words(texts: Iterable[str], known: dict[str, tuple[str, ...]] | None = None) -> set[str]:
+    """Every word of ``texts`` as a name's key writes it: the names whose :func:`first_word` is
+    among these are a superset of the names the gazetteer can find in the texts (a match
+    writes each word of its name's key, in some case). ``known``: a cache of the words' keys,
+    kept across calls."""
+    cache = known if known is not None else {}
     out: set[str] = set()
     for text in texts:
-        words = [(m.start(), m.end()) for m in _WORD.finditer(text or "")]
-        for i, (start, _) in enumerate(words):
-            for j in range(i, min(len(words), i + max_words)):
-                end = words[j][1]
-                if end - start > _MAX_SPAN_CHARS:
-                    break
-                key = normalise_name(text[start:end])
-                if key:
-                    out.add(key)
+        for word in set(_WORD.findall(fold(text or ""))):
+            keyed = cache.get(word)
+            if keyed is None:
+                # NFKC and case folding may turn a word into several (a ligature, a compatibility form)
+                keyed = cache[word] = tuple(_WORD.findall(normalise_name(word))) or (word,)
+            out.update(keyed)
     return out
 
 
@@ -109,57 +135,143 @@ def link_document(
     gives the same answer). ``title_key``: the name the document's title stands for,
     mentioned by its first chunk."""
     matcher = vocabulary if isinstance(vocabulary, VocabularyMatcher) else VocabularyMatcher(vocabulary)
-    vocabulary, form_to_key, gazetteer = matcher.vocabulary, matcher.form_to_key, matcher.gazetteer
     texts = [text or "" for _, text in chunks]
-    matches = [gazetteer.find(t) for t in texts]
-    # the extractor's rule, counted over this document's matches
-    lower_only = OfflineEntityExtractor._lowercase_words(matches, form_to_key)
-    short = _short_forms(matches, form_to_key, vocabulary)
-
-    out: list[ChunkLinks] = []
-    for (chunk_id, _), text, found in zip(chunks, texts, matches):
-        spans = _split_sentences(text)
-        occurrences: dict[str, list[tuple[int, int, int]]] = {}  # key -> [(sentence, start, end)]
-        for m in found:
-            key = form_to_key[m.key]
-            if key in lower_only and not m.surface[:1].isupper():
-                continue
-            key = short.get(key, key)
-            occurrences.setdefault(key, []).append((_sentence_of(spans, m.start), m.start, m.end))
-        if title_key and not out and title_key in vocabulary and title_key not in occurrences:
-            occurrences[title_key] = [(-1, -1, -1)]
-        if len(occurrences) > options.max_entities_per_chunk:
-            ranked = sorted(occurrences, key=lambda k: (-len(occurrences[k]), occurrences[k][0][1], k))
-            occurrences = {k: occurrences[k] for k in ranked[: options.max_entities_per_chunk]}
-        links = ChunkLinks(chunk_id)
-        for key, occs in occurrences.items():
-            first = next((o for o in occs if o[0] >= 0), occs[0])
-            links.mentions[key] = (len(occs), first[1])
-        links.pairs = _pairs(namespace, text, occurrences, options.max_gap)
-        out.append(links)
-    return out
+    matches = [matcher.gazetteer.find(t) for t in texts]
+    forms = [chunk_forms(found) for found in matches]
+    context = document_context(sum_forms(forms))
+    return [
+        link_chunk(namespace, chunk_id, text, found, matcher, context, title_key=title_key if i == 0 else "", options=options)
+        for i, ((chunk_id, _), text, found) in enumerate(zip(chunks, texts, matches))
+    ]
 
 
-def _short_forms(
-    matches: Sequence[Sequence], form_to_key: Mapping[str, str], vocabulary: Mapping[str, VocabularyName]
-) -> dict[str, str]:
-    """One-word key -> the one longer name of the document it is the first or last word of."""
-    keys = {form_to_key[m.key] for found in matches for m in found}
+#: form -> (capitalised, lower case) occurrences in one chunk
+ChunkForms = dict[str, tuple[int, int]]
+#: form -> (capitalised, lower case, chunks writing it) over a document
+DocumentForms = dict[str, tuple[int, int, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkContext:
+    """What linking a chunk takes from its whole document: the one-word names the document
+    writes mostly in lower case (``lower_only``: only their capitalised occurrences count) and
+    the one-word names that stand for the one longer name of the document they open or end
+    (``short``: "Robert" for "Robert Baratheon")."""
+
+    lower_only: frozenset[str] = frozenset()
+    short: Mapping[str, str] = field(default_factory=dict)
+
+    def changed_keys(self, other: LinkContext) -> set[str]:
+        """The names whose occurrences count or resolve differently under ``other``."""
+        changed = set(self.lower_only ^ other.lower_only)
+        changed.update(k for k in set(self.short) | set(other.short) if self.short.get(k) != other.short.get(k))
+        return changed
+
+
+def chunk_forms(matches: Sequence) -> ChunkForms:
+    """The forms a chunk's matches write, with how often capitalised and how often not: what
+    the chunk adds to its document's :class:`LinkContext` (kept with the chunk, so that a chunk
+    linked again can take its old share out)."""
+    out: dict[str, list[int]] = {}
+    for m in matches:
+        counts = out.setdefault(m.key, [0, 0])
+        counts[0 if m.surface[:1].isupper() else 1] += 1
+    return {form: (c[0], c[1]) for form, c in out.items()}
+
+
+def sum_forms(chunks: Iterable[Mapping[str, tuple[int, int]]]) -> DocumentForms:
+    """A document's forms: its chunks' counts summed, and the chunks writing each."""
+    out: dict[str, list[int]] = {}
+    for forms in chunks:
+        for form, (upper, lower) in forms.items():
+            total = out.setdefault(form, [0, 0, 0])
+            total[0] += upper
+            total[1] += lower
+            total[2] += 1
+    return {form: (t[0], t[1], t[2]) for form, t in out.items()}
+
+
+def add_forms(document: Mapping[str, tuple[int, int, int]], chunk: Mapping[str, tuple[int, int]], sign: int) -> DocumentForms:
+    """``document`` with one chunk's forms added (``sign`` 1) or taken out (-1); a form no
+    chunk writes any more is dropped."""
+    out = {form: list(counts) for form, counts in document.items()}
+    for form, (upper, lower) in chunk.items():
+        total = out.setdefault(form, [0, 0, 0])
+        total[0] += sign * upper
+        total[1] += sign * lower
+        total[2] += sign
+    return {form: (t[0], t[1], t[2]) for form, t in out.items() if t[2] > 0}
+
+
+def form_key(form: str) -> str:
+    """The vocabulary key a matched form stands for (every form of a name normalises to it)."""
+    return _form_keys.get(form) or _form_keys.setdefault(form, normalise_name(form))
+
+
+_form_keys: dict[str, str] = {}
+
+
+def document_context(forms: Mapping[str, tuple[int, int, int]]) -> LinkContext:
+    """The :class:`LinkContext` of a document whose chunks write ``forms``.
+
+    A one-word name counts only capitalised where the document writes its form more often in
+    lower case (the extractor's rule, ``gazetteer.lowercase_words``). A one-word name is short
+    for the one longer name of the document whose first or last word it is (by the names'
+    keys, which do not change as the corpus grows, unlike the forms chosen for display)."""
+    lower_only = {form_key(f) for f, (upper, lower, _) in forms.items() if " " not in f and lower > upper}
+    keys = {form_key(f) for f in forms}
     longer: dict[str, set[str]] = {}
     for key in keys:
-        words = name_form(vocabulary[key].display or key).split()
+        words = key.split()
         if len(words) < 2:
             continue
         for end in {words[0], words[-1]}:
             longer.setdefault(end, set()).add(key)
-    out: dict[str, str] = {}
+    short: dict[str, str] = {}
     for key in keys:
         if " " in key:
             continue
-        owners = longer.get(name_form(vocabulary[key].display or key), set())
+        owners = longer.get(key, set())
         if len(owners) == 1:
-            out[key] = next(iter(owners))
-    return out
+            short[key] = next(iter(owners))
+    return LinkContext(frozenset(lower_only), short)
+
+
+def link_chunk(
+    namespace: str,
+    chunk_id: str,
+    text: str,
+    matches: Sequence,
+    matcher: VocabularyMatcher,
+    context: LinkContext,
+    *,
+    title_key: str = "",
+    options: LinkOptions = LinkOptions(),
+    forms: ChunkForms | None = None,
+) -> ChunkLinks:
+    """One chunk's links, from its matches and its document's context. ``title_key``: the
+    name of the document's title, given for its first chunk only; ``forms``: the matches'
+    :func:`chunk_forms`, when already counted."""
+    form_to_key = matcher.form_to_key
+    spans = _split_sentences(text)
+    occurrences: dict[str, list[tuple[int, int, int]]] = {}  # key -> [(sentence, start, end)]
+    for m in matches:
+        key = form_to_key[m.key]
+        if key in context.lower_only and not m.surface[:1].isupper():
+            continue
+        key = context.short.get(key, key)
+        occurrences.setdefault(key, []).append((_sentence_of(spans, m.start), m.start, m.end))
+    if title_key and title_key in matcher.vocabulary and title_key not in occurrences:
+        occurrences[title_key] = [(-1, -1, -1)]
+    if len(occurrences) > options.max_entities_per_chunk:
+        ranked = sorted(occurrences, key=lambda k: (-len(occurrences[k]), occurrences[k][0][1], k))
+        occurrences = {k: occurrences[k] for k in ranked[: options.max_entities_per_chunk]}
+    links = ChunkLinks(chunk_id, forms=chunk_forms(matches) if forms is None else dict(forms))
+    for key, occs in occurrences.items():
+        first = next((o for o in occs if o[0] >= 0), occs[0])
+        links.mentions[key] = (len(occs), first[1])
+    links.pairs = _pairs(namespace, text, occurrences, options.max_gap)
+    return links
 
 
 def _pairs(

@@ -7,13 +7,15 @@ What a full build and every ingest or delete run, here, one procedure (``maintai
    and their cues (``names.scan_chunk``) are kept on the chunk and added into the
    namespace's name statistics (one ``EntityName`` per name). Deleting a chunk subtracts
    exactly what it added (``entity_graph/unlink_chunks``, in the delete's own transaction);
-2. **vocabulary changes**: a name that entered the vocabulary sends the linked documents that
-   may write it (the full-text index finds them) to be linked again; one that left, the
-   documents that mentioned it;
-3. **link** those documents against the vocabulary names their text contains
-   (``linking.link_document``): mentions, and co-occurrence strengths added, in integers, to
-   the entities' ``CO_OCCURS`` relationships. A link computed against a vocabulary that moved
-   meanwhile (another ingest) is computed again;
+2. **vocabulary changes**: a name that entered or left the vocabulary marks the linked chunks
+   that may write it to be linked again (the ``chunk_names`` full-text index finds them), and
+   those that mentioned it;
+3. **link** the pending documents against the vocabulary names their text contains
+   (``linking``): mentions, and co-occurrence strengths added, in integers, to the entities'
+   ``CO_OCCURS`` relationships; then the marked chunks alone, in the context their document
+   keeps (the forms its chunks write), with the other chunks of the document whose names
+   count or resolve differently in the new context. A link computed against a vocabulary that
+   moved meanwhile (another ingest) is computed again;
 4. **entities** marked as changed get their type and display name from the name's sums,
    their description from their earliest mentioning chunk, an embedding when that changed;
    those no chunk mentions go; their communities are marked stale;
@@ -42,7 +44,21 @@ from .chunk_links import reference_updates, title_name
 from .descriptions import describe_name
 from .embedding_text import entity_embedding_text
 from .gazetteer import name_form
-from .linking import LinkOptions, VocabularyMatcher, VocabularyName, link_document, span_keys
+from .linking import (
+    ChunkLinks,
+    DocumentForms,
+    LinkOptions,
+    VocabularyMatcher,
+    VocabularyName,
+    add_forms,
+    chunk_forms,
+    document_context,
+    first_word,
+    form_key,
+    link_chunk,
+    sum_forms,
+    text_words,
+)
 from .names import display_name, maintained_entity_id, name_type, scan_chunk
 
 __all__ = ["MaintainOptions", "MaintenanceResult", "maintain_entity_graph"]
@@ -57,6 +73,11 @@ _DOCUMENT_PAGE = 2000
 #: the corpus, so an ingest of a few documents into a large namespace must not pay it.
 _WHOLE_VOCABULARY_AFTER = 5_000
 _VOCABULARY_IN_MEMORY = 300_000
+#: documents with marked chunks linked per transaction
+_RELINK_PAGE = 200
+#: chunks marked to be linked again per transaction
+_MARK_BATCH = 10_000
+_NAME_PAGE = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,14 +106,16 @@ class MaintainOptions:
 
 @dataclass
 class MaintenanceResult:
-    """What one run did: documents and chunks linked (``relinked``: documents linked again
-    because a name entered or left the vocabulary; ``rewritten``: chunks whose links were new
-    or changed, the only ones written), names added to the vocabulary and removed,
+    """What one run did: documents and chunks linked (``relinked``: documents some chunks of
+    which were linked again because a name entered or left the vocabulary, ``relinked_chunks``
+    those chunks; ``rewritten``: chunks whose links were new or changed, the only ones
+    written), names added to the vocabulary and removed,
     entities brought up to date and deleted, ``references`` edges written, seconds per stage."""
 
     documents: int = 0
     chunks: int = 0
     relinked: int = 0
+    relinked_chunks: int = 0
     rewritten: int = 0
     names_entered: int = 0
     names_left: int = 0
@@ -140,6 +163,8 @@ def maintain_entity_graph(
     elif store.entity_graph_generation() is None:
         return None
     store.ensure_embedder(embedder.name, embedder.dimensions)
+    store.ensure_entity_graph_schema()
+    _ensure_name_words(store)
     lap("setup")
 
     # 1. scan: every pending document's chunks not scanned yet
@@ -148,10 +173,12 @@ def maintain_entity_graph(
         report("scan", sum(len(d["chunks"]) for d in batch), 0)
     lap("scan")
 
-    # 2 and 3: link the pending documents, and again those a vocabulary change touches
+    # 2 and 3: link the pending documents, and again the chunks a vocabulary change touches
+    linker = _Linker(store, options, result, report)
     while True:
         _vocabulary_changes(store, result)
-        linked = _link_pending(store, options, result, report)
+        linked = linker.link_pending()
+        linked += linker.relink_marked()
         if not linked and not store.changed_names(limit=1):
             break
     lap("link")
@@ -187,7 +214,7 @@ def _given_rows(namespace: str, names: Sequence[str]) -> list[dict[str, str]]:
             raise InputError(f"names must be strings, got {type(raw).__name__}")
         key = normalise_name(raw)
         if key and key not in rows:
-            rows[key] = {"id": _name_id(namespace, key), "key": key, "form": raw.strip()}
+            rows[key] = {"id": _name_id(namespace, key), "key": key, "first": first_word(key), "form": raw.strip()}
     return [rows[k] for k in sorted(rows)]
 
 
@@ -222,14 +249,35 @@ def _scan_batch(store: Any, batch: Sequence[dict[str, Any]]) -> None:
                 continue
             scan = scan_chunk(chunk["id"], chunk["content"] or "", title_name=title if i == 0 else "")
             rows.append(
-                {"chunk_id": chunk["id"], "names": [{**s.row(), "id": _name_id(store.namespace, s.key)} for s in scan.names]}
+                {
+                    "chunk_id": chunk["id"],
+                    "names": [
+                        {**s.row(), "id": _name_id(store.namespace, s.key), "first": first_word(s.key)} for s in scan.names
+                    ],
+                }
             )
     if rows:
         store.apply_name_scans(rows)
 
 
+def _ensure_name_words(store: Any) -> None:
+    """Give the names of a graph made before names carried their key's first word that word
+    (once: the graph then records it)."""
+    record = store.entity_graph_record()
+    if record is None or record["name_words"]:
+        return
+    after = ""
+    while True:
+        page = store.names_without_words(after=after, limit=_NAME_PAGE)
+        done = len(page) < _NAME_PAGE
+        store.set_name_words([{"key": r["key"], "first": first_word(r["key"])} for r in page if r["missing"]], done=done)
+        if done:
+            return
+        after = page[-1]["key"]
+
+
 def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
-    """Send to linking again the documents a name entering or leaving the vocabulary touches."""
+    """Mark to be linked again the chunks a name entering or leaving the vocabulary touches."""
     linked: bool | None = None  # none is linked yet in a first build: nothing to send back
     while True:
         changed = store.changed_names(limit=5000)
@@ -239,58 +287,32 @@ def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
         left = [c["key"] for c in changed if not c["entered"]]
         result.names_entered += len(entered)
         result.names_left += len(left)
-        # a name that left may still have shaped a document's links without being mentioned
-        # there (a short form it owned, a shorter name it hid): its writers are linked again too
+        # a name that left may still have shaped a chunk's links without being written there
+        # (a short form it owned, a shorter name it hid): the chunks that mention it are linked
+        # again too, and the context of their documents brings the rest
         # a one-word name counts only where a document writes it capitalised at least once
         # (linking's lower-case rule), so its writers are looked for that way: a common
-        # word's lower-case writers cannot change, and are most of them
+        # word's writers in documents that never capitalise it cannot change, and are most of them
         words = [c["key"] for c in changed if _plain_word(c["key"], c["forms"] or [])]
         plain = set(words)
         phrases = [f for c in changed if c["key"] not in plain for f in (c["key"], *(c["forms"] or []))]
         if linked is None:
             linked = store.has_linked_documents()
-        documents = store.documents_writing(phrases, left, words=words) if linked and (phrases or left or words) else []
-        result.relinked += len(documents)
-        store.mark_documents_pending(documents, [c["key"] for c in changed])
+        chunks = store.chunks_writing(phrases, left, words=words) if linked and (phrases or left or words) else []
+        result.relinked += len({document for document, _ in chunks})
+        ids = [chunk for _, chunk in chunks]
+        keys = [c["key"] for c in changed]
+        # the names' marks go with the last batch: a run stopped before it marks them again
+        for start in range(0, max(len(ids), 1), _MARK_BATCH):
+            last = start + _MARK_BATCH >= len(ids)
+            marked = store.mark_chunks_relink(ids[start : start + _MARK_BATCH], keys if last else [])
+            result.relinked_chunks += int(marked["chunks"])
 
 
 def _plain_word(key: str, forms: Sequence[str]) -> bool:
     """A one-word name of lower-case ASCII letters and digits, every form of which is the
     word itself in some case: its matches are exactly that word, whole."""
     return len(key) > 1 and key.isascii() and key.isalnum() and key == key.lower() and all(name_form(f) == key for f in forms)
-
-
-def _link_pending(store: Any, options: MaintainOptions, result: MaintenanceResult, report: Progress) -> int:
-    link_options = LinkOptions(max_entities_per_chunk=options.max_entities_per_chunk, max_gap=options.max_gap)
-    linked = 0
-    whole: tuple[int, VocabularyMatcher | None] | None = None  # (generation, the whole vocabulary)
-    while True:
-        progressed = 0
-        for batch in _document_batches(store, options.batch_chunks):
-            large = result.chunks + sum(len(d["chunks"]) for d in batch) >= _WHOLE_VOCABULARY_AFTER
-            # a document another ingest stored after this run's scan: its names count before
-            # it is linked (linked, it would never be scanned)
-            _scan_batch(store, batch)
-            for attempt in range(20):
-                if attempt:  # another run wrote some of these documents' links meanwhile: read them again
-                    batch = store.entity_document_chunks([d["document_id"] for d in batch])
-                generation = store.entity_graph_generation()
-                if large and (whole is None or whole[0] != generation):
-                    whole = (generation, _whole_vocabulary(store))
-                matcher = whole[1] if large and whole is not None else None
-                links = _link_batch(store, batch, link_options, matcher)
-                if store.write_entity_links(generation, links):
-                    break
-            else:  # pragma: no cover - twenty vocabulary changes during one batch
-                raise ConfigurationError("the vocabulary kept changing while linking; run the build again")
-            progressed += len(batch)
-            result.documents += len(batch)
-            result.chunks += sum(len(d["chunks"]) for d in batch)
-            result.rewritten += len(links["chunks"])
-            report("link", result.chunks, 0)
-        linked += progressed
-        if not progressed:
-            return linked
 
 
 def _vocabulary_name(row: dict[str, Any]) -> VocabularyName:
@@ -313,68 +335,266 @@ def _whole_vocabulary(store: Any) -> VocabularyMatcher | None:
         after = page[-1]["key"]
 
 
-def _link_batch(
-    store: Any, batch: Sequence[dict[str, Any]], options: LinkOptions, matcher: VocabularyMatcher | None = None
-) -> dict[str, Any]:
-    """What linking ``batch`` writes (``entity_graph/write_links``'s parameters), against
-    ``matcher`` (the whole vocabulary) or, without it, the names its text may contain."""
-    if matcher is None:
+class _Linker:
+    """Links pending documents as a whole (``link_pending``) and marked chunks alone
+    (``relink_marked``), against the whole vocabulary once a run is large, else against the
+    names each batch's words may start (``entity_graph/vocabulary_words``)."""
+
+    def __init__(self, store: Any, options: MaintainOptions, result: MaintenanceResult, report: Progress):
+        self.store = store
+        self.options = LinkOptions(max_entities_per_chunk=options.max_entities_per_chunk, max_gap=options.max_gap)
+        self.batch_chunks = options.batch_chunks
+        self.result = result
+        self.report = report
+        self.whole: tuple[int, VocabularyMatcher | None] | None = None  # (generation, the whole vocabulary)
+        self.words: dict[str, tuple[str, ...]] = {}  # text_words' cache
+
+    # -- the vocabulary a batch is linked against ------------------------------------------
+    def matcher(self, generation: int, chunks: int, texts: Sequence[str], title_keys: Sequence[str]) -> VocabularyMatcher:
+        if self.result.chunks + chunks >= _WHOLE_VOCABULARY_AFTER:
+            if self.whole is None or self.whole[0] != generation:
+                self.whole = (generation, _whole_vocabulary(self.store))
+            if self.whole[1] is not None:
+                return self.whole[1]
+        rows = self.store.vocabulary_by_words(sorted(text_words(texts, self.words)))
+        keys = sorted({k for k in title_keys if k})
+        if keys:
+            rows += self.store.vocabulary_names(keys)
+        return VocabularyMatcher({r["key"]: _vocabulary_name(r) for r in rows})
+
+    # -- pending documents, whole -----------------------------------------------------------
+    def link_pending(self) -> int:
+        linked = 0
+        while True:
+            progressed = 0
+            for batch in _document_batches(self.store, self.batch_chunks):
+                # a document another ingest stored after this run's scan: its names count before
+                # it is linked (linked, it would never be scanned)
+                _scan_batch(self.store, batch)
+                for attempt in range(20):
+                    if attempt:  # another run wrote some of these documents' links meanwhile: read them again
+                        batch = self.store.entity_document_chunks([d["document_id"] for d in batch])
+                    generation = self.store.entity_graph_generation()
+                    links = _Links(self.store.namespace)
+                    self.link_whole(links, batch, generation)
+                    if self.store.write_entity_links(generation, links.params()):
+                        break
+                else:  # pragma: no cover - twenty vocabulary changes during one batch
+                    raise ConfigurationError("the vocabulary kept changing while linking; run the build again")
+                progressed += len(batch)
+                self.result.documents += len(batch)
+                self.result.chunks += sum(len(d["chunks"]) for d in batch)
+                self.result.rewritten += links.rewritten
+                self.report("link", self.result.chunks, 0)
+            linked += progressed
+            if not progressed:
+                return linked
+
+    def link_whole(self, links: _Links, batch: Sequence[dict[str, Any]], generation: int) -> None:
+        """Link documents as a whole into ``links``."""
+        if not batch:
+            return
+        titles = [normalise_name(title_name(d["title"])) for d in batch]
         texts = [c["content"] or "" for d in batch for c in d["chunks"]]
-        keys = span_keys(texts, max_words=options.max_words)
-        for d in batch:
-            key = normalise_name(title_name(d["title"]))
-            if key:
-                keys.add(key)
-        matcher = VocabularyMatcher({r["key"]: _vocabulary_name(r) for r in store.vocabulary_names(sorted(keys))})
-    namespace = store.namespace
-    entities: dict[str, str] = {}
-    mentions: list[dict[str, Any]] = []
-    pairs: dict[tuple[str, str], list[int]] = {}
-    chunk_rows: list[dict[str, Any]] = []
-    held: list[str] = []  # chunks written whose old links are taken back first
-    documents = []
-    for d in batch:
-        title_key = normalise_name(title_name(d["title"]))
-        stored = {c["id"]: c for c in d["chunks"]}
-        links = link_document(
-            namespace, [(c["id"], c["content"] or "") for c in d["chunks"]], matcher, title_key=title_key, options=options
-        )
-        for link in links:
-            chunk_mentions = [
-                (maintained_entity_id(namespace, key), key, count, first) for key, (count, first) in sorted(link.mentions.items())
-            ]
-            ordered = sorted(link.pairs.items())
-            row = {
-                "chunk_id": link.chunk_id,
-                "pair_a": [a for (a, _), _ in ordered],
-                "pair_b": [b for (_, b), _ in ordered],
-                "pair_strength": [v[0] for _, v in ordered],
-                "pair_windows": [v[1] for _, v in ordered],
+        matcher = self.matcher(generation, len(texts), texts, titles)
+        namespace = self.store.namespace
+        for d, title_key in zip(batch, titles):
+            chunks = d["chunks"]
+            matches = [matcher.gazetteer.find(c["content"] or "") for c in chunks]
+            forms = [chunk_forms(found) for found in matches]
+            document_forms = sum_forms(forms)
+            context = document_context(document_forms)
+            for i, (c, found, share) in enumerate(zip(chunks, matches, forms)):
+                link = link_chunk(
+                    namespace,
+                    c["id"],
+                    c["content"] or "",
+                    found,
+                    matcher,
+                    context,
+                    title_key=title_key if i == 0 else "",
+                    options=self.options,
+                    forms=share,
+                )
+                links.add(link, c)
+            links.document(d, document_forms, whole=True, settled=[c["id"] for c in chunks if c.get("relink")])
+
+    # -- marked chunks, alone -----------------------------------------------------------------
+    def relink_marked(self) -> int:
+        """Link the chunks marked to be linked again, a page of documents at a time; a
+        document to be linked as a whole anyway (a new version, or one that keeps no link
+        context) is linked so here. Returns the documents linked."""
+        linked = 0
+        after = ""
+        while True:
+            ids = self.store.relink_documents(after=after, limit=_RELINK_PAGE)
+            if not ids:
+                return linked
+            after = ids[-1]
+            for _attempt in range(20):
+                generation = self.store.entity_graph_generation()
+                documents = self.store.relink_chunks(ids)
+                links = _Links(self.store.namespace)
+                chunks = self.relink(links, documents, generation)
+                if self.store.write_entity_links(generation, links.params()):
+                    break
+            else:  # pragma: no cover - twenty vocabulary changes during one batch
+                raise ConfigurationError("the vocabulary kept changing while linking; run the build again")
+            linked += len(documents)
+            self.result.chunks += chunks
+            self.result.rewritten += links.rewritten
+            self.report("link", self.result.chunks, 0)
+
+    def relink(self, links: _Links, documents: Sequence[dict[str, Any]], generation: int) -> int:
+        """Link the marked chunks of ``documents`` (``entity_graph/relink_chunks`` rows) into
+        ``links``, with the other chunks whose names count or resolve differently in their
+        document's new context; returns the chunks linked."""
+        whole_ids = [d["document_id"] for d in documents if _linked_whole(d)]
+        # a document whose marks were handled meanwhile has no chunk left to link
+        partial = [d for d in documents if not _linked_whole(d) and d["chunks"]]
+        whole = self.store.entity_document_chunks(whole_ids) if whole_ids else []
+        self.link_whole(links, whole, generation)
+        count = sum(len(d["chunks"]) for d in whole)
+        if not partial:
+            return count
+        texts = [c["content"] or "" for d in partial for c in d["chunks"]]
+        titles = [normalise_name(title_name(d["title"])) for d in partial]
+        matcher = self.matcher(generation, len(texts), texts, titles)
+        plans: list[tuple[dict[str, Any], list[Any], list[dict[str, tuple[int, int]]], DocumentForms]] = []
+        wanted: list[dict[str, Any]] = []
+        for d in partial:
+            kept = _document_forms(d["link_forms"], d["link_counts"])
+            matches = [matcher.gazetteer.find(c["content"] or "") for c in d["chunks"]]
+            shares = [chunk_forms(found) for found in matches]
+            now = kept
+            for c, share in zip(d["chunks"], shares):
+                now = add_forms(add_forms(now, _chunk_share(c), -1), share, 1)
+            changed = document_context(kept).changed_keys(document_context(now))
+            forms = sorted(f for f in set(kept) | set(now) if form_key(f) in changed)
+            if forms:
+                wanted.append({"id": d["document_id"], "forms": forms})
+            plans.append((d, matches, shares, now))
+        extra = {r["document_id"]: r["chunks"] for r in self.store.context_chunks(wanted)} if wanted else {}
+        if extra:
+            more = [c["content"] or "" for chunks in extra.values() for c in chunks]
+            matcher = self.matcher(generation, len(texts) + len(more), texts + more, titles)
+        namespace = self.store.namespace
+        for d, matches, shares, now in plans:
+            context = document_context(now)
+            title_key = normalise_name(title_name(d["title"]))
+            others = extra.get(d["document_id"], [])
+            work = [(c, found, share) for c, found, share in zip(d["chunks"], matches, shares)]
+            work += [(c, found, chunk_forms(found)) for c in others for found in [matcher.gazetteer.find(c["content"] or "")]]
+            for c, found, share in work:
+                link = link_chunk(
+                    namespace,
+                    c["id"],
+                    c["content"] or "",
+                    found,
+                    matcher,
+                    context,
+                    title_key=title_key if c["id"] == d["first_chunk"] else "",
+                    options=self.options,
+                    forms=share,
+                )
+                links.add(link, c)
+            links.document(d, now, whole=False, settled=[c["id"] for c in d["chunks"]])
+            count += len(work)
+        return count
+
+
+def _linked_whole(document: dict[str, Any]) -> bool:
+    """Whether a document with marked chunks is linked again as a whole: a new version waits
+    for that anyway, and one linked before documents kept their link context has none to
+    take a chunk's share out of (nor have its chunks one)."""
+    return bool(
+        document["pending"] or document["link_forms"] is None or any(c.get("link_forms") is None for c in document["chunks"])
+    )
+
+
+def _document_forms(forms: Sequence[str] | None, counts: Sequence[int] | None) -> DocumentForms:
+    counts = list(counts or [])
+    return {f: (counts[3 * i], counts[3 * i + 1], counts[3 * i + 2]) for i, f in enumerate(forms or [])}
+
+
+def _chunk_share(chunk: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    counts = list(chunk.get("link_counts") or [])
+    return {f: (counts[2 * i], counts[2 * i + 1]) for i, f in enumerate(chunk.get("link_forms") or [])}
+
+
+class _Links:
+    """What a batch of links writes (``entity_graph/write_links``'s parameters): only the
+    chunks whose links differ from what they hold."""
+
+    def __init__(self, namespace: str):
+        self.namespace = namespace
+        self.entities: dict[str, str] = {}
+        self.mentions: list[dict[str, Any]] = []
+        self.pairs: dict[tuple[str, str], list[int]] = {}
+        self.chunks: list[dict[str, Any]] = []
+        self.held: list[str] = []  # chunks written whose old links are taken back first
+        self.documents: list[dict[str, Any]] = []
+        self.settled: list[str] = []
+
+    @property
+    def rewritten(self) -> int:
+        return len(self.chunks)
+
+    def add(self, link: ChunkLinks, stored: dict[str, Any] | None) -> None:
+        chunk_mentions = [
+            (maintained_entity_id(self.namespace, key), key, count, first)
+            for key, (count, first) in sorted(link.mentions.items())
+        ]
+        ordered = sorted(link.pairs.items())
+        forms = sorted(link.forms.items())
+        row = {
+            "chunk_id": link.chunk_id,
+            "pair_a": [a for (a, _), _ in ordered],
+            "pair_b": [b for (_, b), _ in ordered],
+            "pair_strength": [v[0] for _, v in ordered],
+            "pair_windows": [v[1] for _, v in ordered],
+            "link_forms": [f for f, _ in forms],
+            "link_counts": [n for _, counts in forms for n in counts],
+        }
+        # a document linked again because one name moved keeps most of its chunks' links:
+        # only those that differ from what the chunk holds are taken back and written
+        if _unchanged(stored, row, chunk_mentions):
+            return
+        if stored is None or stored.get("pair_a") is not None or stored.get("mentions"):
+            self.held.append(link.chunk_id)
+        for eid, key, count, first in chunk_mentions:
+            self.entities[eid] = key
+            self.mentions.append({"chunk_id": link.chunk_id, "entity_id": eid, "count": count, "first": first})
+        for (a, b), (strength, windows) in ordered:
+            total = self.pairs.setdefault((a, b), [0, 0])
+            total[0] += strength
+            total[1] += windows
+        self.chunks.append(row)
+
+    def document(self, d: dict[str, Any], forms: DocumentForms, *, whole: bool, settled: Sequence[str]) -> None:
+        ordered = sorted(forms.items())
+        self.documents.append(
+            {
+                "id": d["document_id"],
+                "content_hash": d["content_hash"],
+                "links_version": d.get("links_version", 0),
+                "whole": whole,
+                "link_forms": [f for f, _ in ordered],
+                "link_counts": [n for _, counts in ordered for n in counts],
             }
-            # a document linked again because one name moved keeps most of its chunks' links:
-            # only those that differ from what the chunk holds are taken back and written
-            old = stored.get(link.chunk_id)
-            if _unchanged(old, row, chunk_mentions):
-                continue
-            if old is None or old.get("pair_a") is not None or old.get("mentions"):
-                held.append(link.chunk_id)
-            for eid, key, count, first in chunk_mentions:
-                entities[eid] = key
-                mentions.append({"chunk_id": link.chunk_id, "entity_id": eid, "count": count, "first": first})
-            for (a, b), (strength, windows) in ordered:
-                total = pairs.setdefault((a, b), [0, 0])
-                total[0] += strength
-                total[1] += windows
-            chunk_rows.append(row)
-        documents.append({"id": d["document_id"], "content_hash": d["content_hash"], "links_version": d.get("links_version", 0)})
-    return {
-        "entities": [{"id": e, "key": entities[e]} for e in sorted(entities)],
-        "mentions": mentions,
-        "pairs": [{"a": a, "b": b, "strength": v[0], "windows": v[1]} for (a, b), v in sorted(pairs.items())],
-        "chunks": chunk_rows,
-        "unlink": held,
-        "documents": documents,
-    }
+        )
+        self.settled += settled
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "entities": [{"id": e, "key": self.entities[e]} for e in sorted(self.entities)],
+            "mentions": self.mentions,
+            "pairs": [{"a": a, "b": b, "strength": v[0], "windows": v[1]} for (a, b), v in sorted(self.pairs.items())],
+            "chunks": self.chunks,
+            "unlink": self.held,
+            "documents": self.documents,
+            "settled": self.settled,
+        }
 
 
 def _unchanged(stored: dict[str, Any] | None, row: dict[str, Any], mentions: Sequence[tuple[str, str, int, int]]) -> bool:
@@ -386,7 +606,8 @@ def _unchanged(stored: dict[str, Any] | None, row: dict[str, Any], mentions: Seq
     # come before or after the earliest mention of its entities: it is linked again
     if stored.get("moved"):
         return False
-    if any(list(stored.get(k) or []) != row[k] for k in ("pair_a", "pair_b", "pair_strength", "pair_windows")):
+    keys = ("pair_a", "pair_b", "pair_strength", "pair_windows", "link_forms", "link_counts")
+    if any(stored.get(k) is None or list(stored.get(k) or []) != row[k] for k in keys):
         return False
     # an entity is mentioned once per chunk: ordering by its id alone is total
     held = sorted(((m[0], m[1], m[2]) for m in stored.get("mentions") or []), key=lambda m: m[0])

@@ -136,7 +136,7 @@ def build_entities(
     namespace = store.namespace
     if extractor is None and merge_threshold is None and titles and isinstance(store, MaintainedEntityGraph):
         if document_ids is not None:  # linked with everything else not linked yet: one graph
-            store.mark_documents_pending(list(dict.fromkeys(document_ids)), [])
+            store.mark_documents_pending(list(dict.fromkeys(document_ids)))
         return _build_maintained(
             store,
             embedder,

@@ -11,6 +11,7 @@ runs statements.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -71,42 +72,76 @@ class EntityGraphMixin:
     def changed_names(self, *, limit: int = PAGE) -> list[dict[str, Any]]:
         return self.runner.read("entity_graph/changed_names", namespace=self.namespace, limit=limit)
 
-    def documents_writing(
+    def chunks_writing(
         self, names: Sequence[str], keys: Sequence[str], *, words: Sequence[str] = (), limit: int = 100_000
-    ) -> list[str]:
-        """Linked documents whose chunks may write one of ``names`` (a full-text phrase match,
-        a superset), write one of the one-word ``words`` capitalised at least once, or mention
-        the entity of one of ``keys``. A full-text query that returns ``limit`` hits is run
-        again with four times the limit, until it returns fewer: none is cut off."""
-        from .chunks import escape_lucene_query, keyword_lucene_query
-
-        phrases = list(dict.fromkeys(p for p in (escape_lucene_query(n) for n in names) if p))
+    ) -> list[tuple[str, str]]:
+        """Linked chunks, as (document id, chunk id), that may write one of ``names`` (a
+        full-text phrase match, a superset), that write one of the one-word ``words`` in a
+        document where one chunk writes it capitalised, or that mention the entity of one of
+        ``keys``. A full-text query that returns ``limit`` hits is run again with four times
+        the limit, until it returns fewer: none is cut off."""
+        phrases = list(dict.fromkeys(p for n in names for p in name_phrases(n)))
         plain = sorted({w for w in words if w.isascii() and w.isalnum() and w == w.lower() and len(w) > 1})
-        out: set[str] = set()
+        namespace = namespace_phrase(self.namespace)
+        out: set[tuple[str, str]] = set()
         # Lucene refuses more than 1024 clauses; a phrase is one
-        for start in range(0, max(len(phrases), len(plain), 1), 200):
-            part = phrases[start : start + 200]
-            query = keyword_lucene_query(" OR ".join(f'"{p}"' for p in part), self.namespace) if part else ""
-            some = plain[start : start + 200]
-            word_query = keyword_lucene_query(" OR ".join(f'"{w}"' for w in some), self.namespace) if some else ""
-            names = list(keys) if start == 0 else []
+        for start in range(0, max(len(phrases), len(plain), 1), 300):
+            part = phrases[start : start + 300]
+            query = names_lucene_query(part, namespace)
+            some = plain[start : start + 300]
+            word_query = names_lucene_query([f'"{w}"' for w in some], namespace)
+            mentioned = list(keys) if start == 0 else []
             most = limit
-            while query or word_query or names:
+            while query or word_query or mentioned:
                 row = self.runner.read(
-                    "entity_graph/documents_writing",
+                    "entity_graph/chunks_writing",
                     namespace=self.namespace,
                     query=query,
-                    keys=names,
+                    keys=mentioned,
                     word_query=word_query,
                     word_pattern=capitalised_pattern(some),
                     limit=most,
                 )[0]
-                out.update(row["document_ids"])
+                out.update((d, c) for d, c in row["chunks"])
                 # a query that filled its limit may have more hits: again with a larger one
                 query = query if row["hits"] >= most else ""
                 word_query = word_query if row["word_hits"] >= most else ""
-                names, most = [], most * 4
+                mentioned, most = [], most * 4
         return sorted(out)
+
+    def relink_documents(self, *, after: str = "", limit: int = PAGE) -> list[str]:
+        """Documents with chunks marked to be linked again, a page of them by id."""
+        rows = self.runner.read("entity_graph/relink_documents", namespace=self.namespace, after=after, limit=limit)
+        return [r["id"] for r in rows]
+
+    def relink_chunks(self, document_ids: Sequence[str]) -> list[dict[str, Any]]:
+        return self.runner.read("entity_graph/relink_chunks", namespace=self.namespace, document_ids=list(document_ids))
+
+    def context_chunks(self, documents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return self.runner.read("entity_graph/context_chunks", namespace=self.namespace, documents=list(documents))
+
+    def entity_graph_record(self) -> dict[str, Any] | None:
+        """The namespace's entity graph record (generation, ``name_words``), None without one."""
+        rows = self.runner.read("entity_graph/graph_record", namespace=self.namespace)
+        return dict(rows[0]) if rows else None
+
+    def names_without_words(self, *, after: str = "", limit: int = 20_000) -> list[dict[str, Any]]:
+        return self.runner.read("entity_graph/names_without_words", namespace=self.namespace, after=after, limit=limit)
+
+    def set_name_words(self, rows: Sequence[Mapping[str, str]], *, done: bool) -> int:
+        return int(
+            self.runner.write("entity_graph/set_name_words", namespace=self.namespace, rows=list(rows), done=done)[0]["named"]
+        )
+
+    def vocabulary_by_words(self, words: Sequence[str]) -> list[dict[str, Any]]:
+        """The vocabulary names whose key starts with one of ``words``."""
+        out: list[dict[str, Any]] = []
+        words = list(words)
+        for start in range(0, len(words), 20_000):
+            out += self.runner.read(
+                "entity_graph/vocabulary_words", namespace=self.namespace, words=words[start : start + 20_000]
+            )
+        return out
 
     def dirty_entities(self, *, after: str = "", limit: int = 500) -> list[dict[str, Any]]:
         return self.runner.read(
@@ -166,6 +201,7 @@ class EntityGraphMixin:
                 pairs=links["pairs"],
                 chunks=links["chunks"],
                 documents=links["documents"],
+                settled=list(links.get("settled", ())),
             )
             return True
 
@@ -175,13 +211,25 @@ class EntityGraphMixin:
         """The vocabulary generation (None: the namespace has no maintained entity graph)."""
         return self.runner.write_fn(lambda tx: self._locked(tx, self.namespace))
 
-    def mark_documents_pending(self, document_ids: Sequence[str], keys: Sequence[str]) -> int:
+    def mark_documents_pending(self, document_ids: Sequence[str]) -> int:
+        """Mark documents to be linked again as a whole."""
+
         def work(tx: TxRunner) -> int:
             self._locked(tx, self.namespace)
             return int(
-                tx.run("entity_graph/mark_pending", namespace=self.namespace, document_ids=list(document_ids), keys=list(keys))[
-                    0
-                ]["documents"]
+                tx.run("entity_graph/mark_documents", namespace=self.namespace, document_ids=list(document_ids))[0]["documents"]
+            )
+
+        return self.runner.write_fn(work)
+
+    def mark_chunks_relink(self, chunk_ids: Sequence[str], keys: Sequence[str]) -> dict[str, int]:
+        """Mark linked chunks to be linked again (their documents as a whole, when those keep
+        no link context), and forget the handled marks of ``keys``."""
+
+        def work(tx: TxRunner) -> dict[str, int]:
+            self._locked(tx, self.namespace)
+            return dict(
+                tx.run("entity_graph/mark_relink", namespace=self.namespace, chunk_ids=list(chunk_ids), keys=list(keys))[0]
             )
 
         return self.runner.write_fn(work)
@@ -294,3 +342,35 @@ def capitalised_pattern(words: Sequence[str]) -> str:
         first = w[0].upper() + ("\u212a" if w[0] == "k" else "")
         alternatives.append(f"[{first}](?iu:{w[1:]})")
     return "(?s).*(?<![\\p{L}\\p{N}])(?:" + "|".join(alternatives) + ")(?![\\p{L}\\p{N}]).*"
+
+
+def name_phrases(name: str) -> list[str]:
+    """The quoted phrases of a Lucene query over ``chunk_names`` that find every chunk writing
+    ``name`` as the gazetteer finds it: its words (runs of letters and digits; the index splits
+    further), as written, in capitals and in lower case (Python's and Java's case mappings
+    differ on a few letters, the final sigma among them)."""
+    out = []
+    for variant in (name, name.upper(), name.lower()):
+        words = " ".join(_WORDS.findall(variant))
+        if words and any(ch.isalpha() for ch in words):
+            out.append(f'"{words}"')
+    return list(dict.fromkeys(out))
+
+
+def namespace_phrase(namespace: str) -> str:
+    """The namespace as a phrase of ``chunk_names``' namespace field, or "" when the index
+    keeps no word of it (letters only count there): the Cypher filter decides in any case."""
+    words = " ".join(_WORDS.findall(namespace))
+    return f'"{words}"' if any(ch.isalpha() for ch in words) else ""
+
+
+def names_lucene_query(phrases: Sequence[str], namespace: str) -> str:
+    """A query over ``chunk_names`` for any of ``phrases`` (from :func:`name_phrases`), limited
+    to a namespace phrase (boost 0, so it only filters); "" for no phrase."""
+    if not phrases:
+        return ""
+    terms = f"content:({' OR '.join(phrases)})"
+    return f"+namespace:{namespace}^0 +{terms}" if namespace else terms
+
+
+_WORDS = re.compile(r"[^\W_]+")

@@ -24,7 +24,15 @@ from ..validation import check_int
 from .aio import AsyncDrivers, Read
 from .runner import CypherRunner
 
-__all__ = ["BASE_INDEXES", "REQUIRED_INDEXES", "SchemaMixin", "SchemaStatus", "VECTOR_SLOTS", "VectorSlot"]
+__all__ = [
+    "BASE_INDEXES",
+    "ENTITY_GRAPH_INDEXES",
+    "REQUIRED_INDEXES",
+    "SchemaMixin",
+    "SchemaStatus",
+    "VECTOR_SLOTS",
+    "VectorSlot",
+]
 
 #: The vector slots a database can hold (one schema file each: a property cannot be a parameter
 #: of CREATE INDEX); each holds one vector size at a time.
@@ -40,7 +48,10 @@ _SLOT_FILES = {
 
 #: Indexes kgrag needs whatever the vector sizes, by name; the constraint-backing ones are named
 #: like their constraint.
-BASE_INDEXES = ("chunk_content", "chunk_id", "community_id", "document_id", "entity_id", "entity_text")
+BASE_INDEXES = ("chunk_content", "chunk_id", "chunk_names", "community_id", "document_id", "entity_id", "entity_text")
+#: what keeping an entity graph current looks its work up by (made with the rest by init_schema;
+#: a database made before them gets them from ensure_entity_graph_schema)
+ENTITY_GRAPH_INDEXES = ("chunk_names", "chunk_relink", "entity_name_first")
 #: The indexes of a database with one vector size (slot 1), as before slots.
 REQUIRED_INDEXES = tuple(sorted((*BASE_INDEXES, "chunk_embedding", "entity_embedding")))
 
@@ -138,6 +149,7 @@ class SchemaMixin:
     _dimensions: int | None
     _model: str | None
     _chunk_text_namespaced: bool | None = None
+    _entity_graph_schema: bool = False
     _config: dict[str, Any] | None = None
     #: (model, dimensions) pairs found compatible, made on first use
     _checked_models: set[tuple[str, int]]
@@ -359,6 +371,27 @@ class SchemaMixin:
             )
         self._model = row["model"]
         self._read_embedding_config()
+
+    def ensure_entity_graph_schema(self, *, timeout: float = 300.0) -> None:
+        """Make sure the indexes keeping an entity graph current uses exist and are ONLINE
+        (a database initialised by an earlier version lacks them). One read after the first call."""
+        if self._entity_graph_schema:
+            return
+        indexes = {i["name"]: i["state"] for i in self.runner.read("schema/index_status")}
+        if any(indexes.get(name) != "ONLINE" for name in ENTITY_GRAPH_INDEXES):
+            self.runner.schema("schema/constraints")
+            self.runner.schema("schema/fulltext_indexes")
+            deadline = time.monotonic() + timeout
+            while True:
+                indexes = {i["name"]: i["state"] for i in self.runner.read("schema/index_status")}
+                if all(indexes.get(name) == "ONLINE" for name in ENTITY_GRAPH_INDEXES):
+                    break
+                if any(indexes.get(name) == "FAILED" for name in ENTITY_GRAPH_INDEXES) or time.monotonic() > deadline:
+                    raise SchemaNotReady(
+                        "indexes not ONLINE: " + ", ".join(n for n in ENTITY_GRAPH_INDEXES if indexes.get(n) != "ONLINE")
+                    )
+                time.sleep(0.2)
+        self._entity_graph_schema = True
 
     def ensure_embedder(self, model: str, dimensions: int) -> None:
         """Make the schema ready for this embedder: create the indexes its size needs,

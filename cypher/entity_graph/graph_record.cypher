@@ -1,0 +1,10 @@
+// The record of a namespace's maintained entity graph: its vocabulary generation, and whether
+// every name carries the first word of its key (`name_words`: a graph made before names did
+// has them added once, entity_graph/names_without_words). No row: no maintained graph.
+// mode: read
+// params:
+//   $namespace  STRING  tenant
+// returns: generation INTEGER, name_words BOOLEAN
+// browser: :params {namespace: 'demo'}
+MATCH (k:KgragMeta {key: 'entity-graph:' + $namespace})
+RETURN k.generation AS generation, coalesce(k.name_words, false) AS name_words
