@@ -310,7 +310,11 @@ def test_chunks_linked_again_in_their_document_context_equal_a_full_build(
             _ingest(store, hashing_embedder, {s: live[s]})
         elif op == "replace" and live:
             s = rng.choice(sorted(live))
-            live[s] = CONTEXT_VERSIONS.get(s, live[s] + " Robert said Stark.") if live[s] != CONTEXT_VERSIONS.get(s) else CONTEXT_CORPUS[s]
+            live[s] = (
+                CONTEXT_VERSIONS.get(s, live[s] + " Robert said Stark.")
+                if live[s] != CONTEXT_VERSIONS.get(s)
+                else CONTEXT_CORPUS[s]
+            )
             _ingest(store, hashing_embedder, {s: live[s]})
         elif live:
             s = rng.choice(sorted(live))
@@ -397,7 +401,9 @@ def test_a_new_one_word_name_relinks_only_its_capitalised_writers(store, hashing
     # "hodor" entered: a.txt writes it capitalised and is linked again; b.txt only in lower
     # case, which linking never counts, and is left alone; "Winterfell" was known already
     assert result.names_entered >= 1 and result.relinked == 1 and result.relinked_chunks == 1
-    assert sorted({d for d, _ in store.chunks_writing([], [], words=["hodor"])}) == sorted([by_source["a.txt"], by_source["d.txt"]])
+    assert sorted({d for d, _ in store.chunks_writing([], [], words=["hodor"])}) == sorted(
+        [by_source["a.txt"], by_source["d.txt"]]
+    )
     hodor = store.get_entity_by_name("Hodor", limit=5)[0]
     assert hodor.mention_total == 2
     got = _dump(store)

@@ -215,3 +215,28 @@ def test_query_name_keys_are_word_runs_with_spans():
     # bounded: a pasted page does not make the lookup unbounded
     assert len(query_name_keys("word " * 1000, max_keys=50)) == 50
     assert query_name_keys("") == [] and query_name_keys("?! ...") == []
+
+
+def test_matches_keep_their_offsets_across_whitespace_runs():
+    """Every match's span in the original text, wherever runs of whitespace were squeezed
+    before matching: the surface squeezed and folded is the name."""
+    import random
+    import re
+
+    from kgrag_neo4j.entities.gazetteer import fold
+
+    rng = random.Random(11)
+    names = ["New York", "York", "Ned Stark", "Stark", "Bank of Braavos", "Braavos"]
+    gazetteer = Gazetteer(names)
+    words = ["New", "York", "Ned", "Stark", "Bank", "of", "Braavos", "the", "river", "x"]
+    for _ in range(300):
+        parts = []
+        for _ in range(rng.randint(1, 12)):
+            parts.append(rng.choice(words))
+            parts.append(rng.choice([" ", "  ", "\n", "\n\n ", "\t", " \r\n  ", ", "]))
+        text = "".join(parts)
+        found = gazetteer.find(text)
+        for m in found:
+            assert text[m.start : m.end] == m.surface
+            assert re.sub(r"\s+", " ", fold(m.surface)) == m.key
+        assert [m.start for m in found] == sorted(m.start for m in found)

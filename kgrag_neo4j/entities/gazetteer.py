@@ -20,6 +20,7 @@ Rules of a match:
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
@@ -44,10 +45,6 @@ def fold(text: str) -> str:
 def name_form(name: str) -> str:
     """How a name is stored in the automaton: NFKC, folded, single spaces, trimmed."""
     return _SPACES.sub(" ", fold(unicodedata.normalize("NFKC", name))).strip()
-
-
-def _word_char(ch: str) -> bool:
-    return ch.isalnum()
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,19 +94,20 @@ class Gazetteer:
         if not self.keys or not text:
             return []
         # Whitespace runs become one space so that "New  York" matches "new york"; the map
-        # takes every position of the squeezed text back to the original.
-        squeezed, origin = _squeeze(fold(text))
+        # takes a position of the squeezed text back to the original.
+        squeezed, shifts = _squeeze(fold(text))
         candidates: list[tuple[int, int, str]] = []
+        size = len(squeezed)
         for end, key in self._automaton.iter(squeezed):
             start = end - len(key) + 1
-            if start > 0 and _word_char(squeezed[start - 1]):
+            if start > 0 and squeezed[start - 1].isalnum():
                 continue
-            if end + 1 < len(squeezed) and _word_char(squeezed[end + 1]):
+            if end + 1 < size and squeezed[end + 1].isalnum():
                 continue
             candidates.append((start, end + 1, key))
         # longest first, then leftmost; a taken span blocks every candidate overlapping it
         candidates.sort(key=lambda c: (-(c[1] - c[0]), c[0]))
-        taken = bytearray(len(squeezed))  # 1 where a chosen match lies: one scan per candidate
+        taken = bytearray(size)  # 1 where a chosen match lies: one scan per candidate
         chosen: list[tuple[int, int, str]] = []
         for start, end, key in candidates:
             if taken.find(1, start, end) >= 0:
@@ -119,7 +117,7 @@ class Gazetteer:
         chosen.sort()
         out = []
         for start, end, key in chosen:
-            a, b = origin[start], origin[end - 1] + 1
+            a, b = _origin(shifts, start), _origin(shifts, end - 1) + 1
             out.append(NameMatch(key, a, b, text[a:b]))
         return out
 
@@ -128,22 +126,33 @@ class Gazetteer:
             yield m.key
 
 
-def _squeeze(text: str) -> tuple[str, list[int]]:
-    """``text`` with every whitespace run made one space, and the offset in ``text`` of each
-    character of the result (a run's space maps to the run's first character)."""
-    parts: list[str] = []
-    origin: list[int] = []
-    pos = 0
+def _squeeze(text: str) -> tuple[str, tuple[list[int], list[int]] | None]:
+    """``text`` with every whitespace run made one space, and how positions moved: None when
+    none did (only single whitespace characters), else, for each run longer than one
+    character, the squeezed position just after its space and the characters removed up to
+    there (see :func:`_origin`)."""
+    squeezed = _SPACES.sub(" ", text)
+    if len(squeezed) == len(text):
+        return squeezed, None
+    after: list[int] = []
+    removed: list[int] = []
+    total = 0
     for m in _SPACES.finditer(text):
-        start, end = m.span()
-        parts.append(text[pos:start])
-        origin.extend(range(pos, start))
-        parts.append(" ")
-        origin.append(start)
-        pos = end
-    parts.append(text[pos:])
-    origin.extend(range(pos, len(text)))
-    return "".join(parts), origin
+        n = m.end() - m.start()
+        if n > 1:
+            after.append(m.start() - total + 1)
+            total += n - 1
+            removed.append(total)
+    return squeezed, (after, removed)
+
+
+def _origin(shifts: tuple[list[int], list[int]] | None, position: int) -> int:
+    """The offset in the original text of a squeezed text's ``position`` (a run's space maps
+    to the run's first character)."""
+    if shifts is None:
+        return position
+    k = bisect.bisect_right(shifts[0], position) - 1
+    return position + shifts[1][k] if k >= 0 else position
 
 
 def lowercase_words(counts: Mapping[str, tuple[int, int]]) -> set[str]:

@@ -31,7 +31,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,6 +130,36 @@ class MaintenanceResult:
         return dataclasses.asdict(self)
 
 
+class _Writes:
+    """The build's writes, run one at a time and in order by one background thread while the
+    client computes the next batch: the server writes on one core while the client links on
+    the other, so a stage takes about the longer of the two, not their sum. At most one
+    write waits behind the one running (memory holds two batches' parameters at most); an
+    error of a write is raised by the next ``submit`` or ``drain``."""
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgrag-entity-writes")
+        self._queued: deque[Future[Any]] = deque()
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        future = self._pool.submit(fn, *args)
+        self._queued.append(future)
+        while len(self._queued) > 2:
+            self._queued.popleft().result()
+        return future
+
+    def drain(self) -> None:
+        while self._queued:
+            self._queued.popleft().result()
+
+    def close(self) -> None:
+        """Wait for the writes still queued and end the thread. Their errors are not raised
+        here: a run that ends normally has drained them already, and one ending on an error
+        must report that one."""
+        self._queued.clear()
+        self._pool.shutdown(wait=True)
+
+
 def maintain_entity_graph(
     store: Any,
     embedder: EmbeddingProvider,
@@ -167,24 +199,29 @@ def maintain_entity_graph(
     _ensure_name_words(store)
     lap("setup")
 
-    # 1. scan: every pending document's chunks not scanned yet
-    for batch in _document_batches(store, options.batch_chunks):
-        _scan_batch(store, batch)
-        report("scan", sum(len(d["chunks"]) for d in batch), 0)
-    lap("scan")
+    writes = _Writes()
+    try:
+        # 1. scan: every pending document's chunks not scanned yet
+        for batch in _document_batches(store, options.batch_chunks):
+            _scan_batch(store, batch, writes)
+            report("scan", sum(len(d["chunks"]) for d in batch), 0)
+        writes.drain()
+        lap("scan")
 
-    # 2 and 3: link the pending documents, and again the chunks a vocabulary change touches
-    linker = _Linker(store, options, result, report)
-    while True:
-        _vocabulary_changes(store, result)
-        linked = linker.link_pending()
-        linked += linker.relink_marked()
-        if not linked and not store.changed_names(limit=1):
-            break
-    lap("link")
+        # 2 and 3: link the pending documents, and again the chunks a vocabulary change touches
+        linker = _Linker(store, options, result, report, writes)
+        while True:
+            _vocabulary_changes(store, result)
+            linked = linker.link_pending()
+            linked += linker.relink_marked()
+            if not linked and not store.changed_names(limit=1):
+                break
+        lap("link")
 
-    # 4. entities
-    touched = _settle_entities(store, embedder, options, result, report)
+        # 4. entities
+        touched = _settle_entities(store, embedder, options, result, report, writes)
+    finally:
+        writes.close()
     if touched:
         for start in range(0, len(touched), 5000):
             store.mark_entity_chunks(touched[start : start + 5000])
@@ -239,8 +276,9 @@ def _document_batches(store: Any, batch_chunks: int, *, every: bool = False) -> 
             yield batch
 
 
-def _scan_batch(store: Any, batch: Sequence[dict[str, Any]]) -> None:
-    """Add the name scans of ``batch``'s chunks not scanned yet."""
+def _scan_batch(store: Any, batch: Sequence[dict[str, Any]], writes: _Writes | None = None) -> None:
+    """Add the name scans of ``batch``'s chunks not scanned yet (in the background with
+    ``writes``)."""
     rows = []
     for doc in batch:
         title = title_name(doc["title"])
@@ -256,7 +294,9 @@ def _scan_batch(store: Any, batch: Sequence[dict[str, Any]]) -> None:
                     ],
                 }
             )
-    if rows:
+    if rows and writes is not None:
+        writes.submit(store.apply_name_scans, rows)
+    elif rows:
         store.apply_name_scans(rows)
 
 
@@ -340,17 +380,18 @@ class _Linker:
     (``relink_marked``), against the whole vocabulary once a run is large, else against the
     names each batch's words may start (``entity_graph/vocabulary_words``)."""
 
-    def __init__(self, store: Any, options: MaintainOptions, result: MaintenanceResult, report: Progress):
+    def __init__(self, store: Any, options: MaintainOptions, result: MaintenanceResult, report: Progress, writes: _Writes):
         self.store = store
+        self.writes = writes
         self.options = LinkOptions(max_entities_per_chunk=options.max_entities_per_chunk, max_gap=options.max_gap)
         self.batch_chunks = options.batch_chunks
         self.result = result
         self.report = report
-        self.whole: tuple[int, VocabularyMatcher | None] | None = None  # (generation, the whole vocabulary)
+        self.whole: tuple[int | None, VocabularyMatcher | None] | None = None  # (generation, the whole vocabulary)
         self.words: dict[str, tuple[str, ...]] = {}  # text_words' cache
 
     # -- the vocabulary a batch is linked against ------------------------------------------
-    def matcher(self, generation: int, chunks: int, texts: Sequence[str], title_keys: Sequence[str]) -> VocabularyMatcher:
+    def matcher(self, generation: int | None, chunks: int, texts: Sequence[str], title_keys: Sequence[str]) -> VocabularyMatcher:
         if self.result.chunks + chunks >= _WHOLE_VOCABULARY_AFTER:
             if self.whole is None or self.whole[0] != generation:
                 self.whole = (generation, _whole_vocabulary(self.store))
@@ -364,33 +405,52 @@ class _Linker:
 
     # -- pending documents, whole -----------------------------------------------------------
     def link_pending(self) -> int:
+        """Link the pending documents as a whole, a batch at a time: each batch's links are
+        written in the background while the next is computed; a write refused (the
+        vocabulary or a document moved meanwhile: another ingest) is computed again."""
         linked = 0
         while True:
             progressed = 0
+            written: deque[tuple[Future[Any], list[dict[str, Any]], _Links]] = deque()
             for batch in _document_batches(self.store, self.batch_chunks):
                 # a document another ingest stored after this run's scan: its names count before
                 # it is linked (linked, it would never be scanned)
                 _scan_batch(self.store, batch)
-                for attempt in range(20):
-                    if attempt:  # another run wrote some of these documents' links meanwhile: read them again
-                        batch = self.store.entity_document_chunks([d["document_id"] for d in batch])
-                    generation = self.store.entity_graph_generation()
-                    links = _Links(self.store.namespace)
-                    self.link_whole(links, batch, generation)
-                    if self.store.write_entity_links(generation, links.params()):
-                        break
-                else:  # pragma: no cover - twenty vocabulary changes during one batch
-                    raise ConfigurationError("the vocabulary kept changing while linking; run the build again")
-                progressed += len(batch)
-                self.result.documents += len(batch)
-                self.result.chunks += sum(len(d["chunks"]) for d in batch)
-                self.result.rewritten += links.rewritten
-                self.report("link", self.result.chunks, 0)
+                # read, not locked: the write in flight holds the graph's lock, and a stale
+                # generation only has the write refused and computed again
+                record = self.store.entity_graph_record()
+                generation = record["generation"] if record else None
+                links = _Links(self.store.namespace)
+                self.link_whole(links, batch, generation)
+                written.append((self.writes.submit(self.store.write_entity_links, generation, links.params()), batch, links))
+                while len(written) > 1:
+                    progressed += self._settle(*written.popleft())
+            while written:
+                progressed += self._settle(*written.popleft())
             linked += progressed
             if not progressed:
                 return linked
 
-    def link_whole(self, links: _Links, batch: Sequence[dict[str, Any]], generation: int) -> None:
+    def _settle(self, future: Future[Any], batch: list[dict[str, Any]], links: _Links) -> int:
+        """Count a batch whose write was sent; one refused is linked again, in the foreground."""
+        if not future.result():
+            self.writes.drain()
+            for _attempt in range(20):
+                batch = self.store.entity_document_chunks([d["document_id"] for d in batch])
+                generation = self.store.entity_graph_generation()
+                links = _Links(self.store.namespace)
+                self.link_whole(links, batch, generation)
+                if self.store.write_entity_links(generation, links.params()):
+                    break
+            else:  # pragma: no cover - twenty vocabulary changes during one batch
+                raise ConfigurationError("the vocabulary kept changing while linking; run the build again")
+        self.result.documents += len(batch)
+        self.result.chunks += sum(len(d["chunks"]) for d in batch)
+        self.result.rewritten += links.rewritten
+        self.report("link", self.result.chunks, 0)
+        return len(batch)
+
+    def link_whole(self, links: _Links, batch: Sequence[dict[str, Any]], generation: int | None) -> None:
         """Link documents as a whole into ``links``."""
         if not batch:
             return
@@ -615,7 +675,12 @@ def _unchanged(stored: dict[str, Any] | None, row: dict[str, Any], mentions: Seq
 
 
 def _settle_entities(
-    store: Any, embedder: EmbeddingProvider, options: MaintainOptions, result: MaintenanceResult, report: Progress
+    store: Any,
+    embedder: EmbeddingProvider,
+    options: MaintainOptions,
+    result: MaintenanceResult,
+    report: Progress,
+    writes: _Writes,
 ) -> list[str]:
     """Update every dirty entity; returns the ids whose chunk count changed in a way that
     changes the ``references`` edges of their chunks."""
@@ -623,9 +688,12 @@ def _settle_entities(
     after = ""
     moved = 0
     passes = 0
+    updates: deque[Future[Any]] = deque()
     while True:
         page = store.dirty_entities(after=after, limit=2000)
         if not page:
+            while updates:
+                moved += _count_update(updates.popleft(), result, report)
             # entities another ingest marked between this run's read and its update are still
             # dirty: read again from the start (that ingest reads them too, after its writes)
             if not moved:
@@ -678,11 +746,20 @@ def _settle_entities(
             vectors = embed_batched(embedder, texts[start : start + options.batch_size], batch_size=options.batch_size)
             for at, vector in zip(embed_at[start : start + options.batch_size], vectors):
                 rows[at]["embedding"] = [float(x) for x in vector]
-        done = store.update_maintained_entities(rows)
-        result.entities += int(done["updated"])
-        result.deleted += int(done["deleted"])
-        moved += int(done["moved"])
-        report("entities", result.entities + result.deleted, 0)
+        # the next page is read and described while this one is written (pages go by id)
+        updates.append(writes.submit(store.update_maintained_entities, rows))
+        while len(updates) > 1 or (updates and updates[0].done()):
+            moved += _count_update(updates.popleft(), result, report)
+
+
+def _count_update(update: Future[Any], result: MaintenanceResult, report: Progress) -> int:
+    """Count a page of entity updates once written; returns the entities another ingest
+    marked meanwhile (left dirty, read again)."""
+    done = update.result()
+    result.entities += int(done["updated"])
+    result.deleted += int(done["deleted"])
+    report("entities", result.entities + result.deleted, 0)
+    return int(done["moved"])
 
 
 def _settle_references(store: Any, options: MaintainOptions, report: Progress) -> int:
