@@ -92,7 +92,9 @@ def scan_chunk(chunk_id: str, text: str, *, title_name: str = "") -> ChunkScan:
     name its document's title stands for, counted once on the document's first chunk."""
     candidates: dict[str, _Candidate] = {}
     for si, (start, end) in enumerate(split_sentences(text or "")):
-        _SCANNER._scan_sentence(text, start, end, 0, si, candidates)
+        # a name starts with a capitalised word: a sentence in lower case holds none
+        if text[start:end] != text[start:end].lower():
+            _SCANNER._scan_sentence(text, start, end, 0, si, candidates)
     inside_title = _title_spans(text or "", title_name)
     out: dict[str, NameStats] = {}
     for key, c in candidates.items():
