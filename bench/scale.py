@@ -11,6 +11,9 @@ local server on its default settings (heap 1g, page cache 256m unless ``--heap``
 - ``kgrag ingest`` of 100 more documents (the entity graph maintained in the same run);
 - ``kgrag docs delete`` of 100 documents spread over the corpus (the graph kept current in the
   same run);
+- ``kgrag ingest`` of one large document (``LARGE_DOCUMENT_PAGES`` pages of the corpus joined:
+  written in several transactions, the entity graph maintained), then ``kgrag docs delete``
+  of it (bounded transactions);
 - ``kgrag communities build`` (and ``kgrag communities update`` after the additions, when
   this checkout has it);
 - p50 of vector, graph and PPR retrieval (the library, warm, ``top_k`` 10) over the corpus's
@@ -45,6 +48,10 @@ __all__ = ["add_arguments", "run"]
 SIZES = [100_000, 1_000_000]
 QUICK_SIZES = [5_000]
 EXTRA_DOCUMENTS = 100
+#: pages of the corpus joined into the large document (about 20,000 chunks of 128 tokens at
+#: a million; a document of more than 5,000 chunks is written and deleted in several
+#: transactions)
+LARGE_DOCUMENT_PAGES = 1_500
 EMBEDDER = "wordllama"
 NAMESPACE = "scale"
 KGRAG = [sys.executable, "-m", "kgrag_neo4j"]
@@ -190,6 +197,11 @@ def _one_size(size: int, args: argparse.Namespace, root: Path, checkpoint: Calla
     step = max(1, len(corpus.files) // EXTRA_DOCUMENTS)
     victims_at = list(range(0, len(corpus.files), step))[:EXTRA_DOCUMENTS]
     folder = corpus_files(corpus, root / f"corpus{size}")
+    large = root / f"large{size}" / "large-document.txt"
+    if not large.exists():
+        large.parent.mkdir(parents=True, exist_ok=True)
+        pages = corpus.files[: min(LARGE_DOCUMENT_PAGES, len(corpus.files) // 2)]
+        large.write_text("\n\n".join((corpus.folder / name).read_text() for name in pages))
     more = root / f"more{size}"
     more.mkdir(parents=True, exist_ok=True)
     for name in files:
@@ -235,6 +247,8 @@ def _one_size(size: int, args: argparse.Namespace, root: Path, checkpoint: Calla
                 run_step("communities_update", "communities", "update", *ns, "--json")
             victims = [str(folder / corpus.files[i]) for i in victims_at]
             run_step("delete_100", "docs", "delete", *victims, *ns, "--json")
+            run_step("add_large", "ingest", str(large), *ns, *chunking, "--json")
+            run_step("delete_large", "docs", "delete", str(large), *ns, "--json")
             out["status"] = _kgrag(srv, "entities", "status", *ns, "--json")["output"]
             out["stored_chunks"] = out["status"]["chunks"]
             out["retrieval_p50_ms"] = _retrieval_p50(srv, corpus.query_texts[: args.queries])
@@ -253,6 +267,8 @@ STEPS = [
     ("add_100", "+100 documents"),
     ("communities_update", "communities update"),
     ("delete_100", "delete 100 documents"),
+    ("add_large", "ingest one large document"),
+    ("delete_large", "delete the large document"),
     ("namespace_delete", "namespace delete"),
 ]
 

@@ -1,7 +1,7 @@
 // A page of the entities marked `dirty` (a mention came or went, or their name's statistics
 // changed; new ones are staged until then), with what the maintainer needs to bring each up to
 // date: its name's forms and cue counts (type and display name), the chunks mentioning it now
-// and at the last update, whether a triple uses it, and its earliest mentioning chunk
+// and at the last update, and its earliest mentioning chunk
 // (created, document, index, id) with the offset of the first mention there: the description's
 // sentence. Only the mentions written since the last update (marked after it: `m.at >
 // e.settled`) and its current source chunk are compared, unless it lost the mention in its
@@ -13,7 +13,7 @@
 //   $after      STRING   the last id of the previous page ('' for the first)
 //   $limit      INTEGER  page size
 //   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
-// returns: id STRING, key STRING, name STRING, type STRING, description STRING, source_chunk_id STRING, maintained BOOLEAN, has_embedding BOOLEAN, forms LIST<STRING>, form_counts LIST<INTEGER>, stats LIST<INTEGER>, df INTEGER, old_df INTEGER, triple BOOLEAN, earliest MAP, touches INTEGER
+// returns: id STRING, key STRING, name STRING, type STRING, description STRING, source_chunk_id STRING, maintained BOOLEAN, has_embedding BOOLEAN, forms LIST<STRING>, form_counts LIST<INTEGER>, stats LIST<INTEGER>, df INTEGER, old_df INTEGER, earliest MAP, touches INTEGER
 // browser: :params {namespace: 'demo', after: '', limit: 500, vector_property: 'embedding'}
 MATCH (e:Entity {dirty: true})
 USING INDEX e:Entity(dirty)
@@ -43,7 +43,6 @@ RETURN e.id AS id, e.name_key AS key, e.name AS name, e.type AS type, coalesce(e
        e[$vector_property] IS NOT NULL AS has_embedding,
        coalesce(n.forms, []) AS forms, coalesce(n.form_counts, []) AS form_counts,
        CASE WHEN n IS NULL THEN [0, 0, 0, 0, 0] ELSE [n.person, n.location, n.weak, n.occurrences, n.titles] END AS stats,
-       COUNT { (e)<-[:MENTIONS]-() } AS df, coalesce(e.df, 0) AS old_df,
-       EXISTS { (e)-[:RELATED_TO {origin: 'triple'}]-(:Entity) } AS triple, earliest,
+       COUNT { (e)<-[:MENTIONS]-() } AS df, coalesce(e.df, 0) AS old_df, earliest,
        coalesce(e.touches, 0) AS touches
 ORDER BY id

@@ -24,7 +24,9 @@ OPTIONAL CALL (e, row, moved) {
     MATCH (e)-[:IN_COMMUNITY]->(m:Community)
     SET m.stale = true
   }
-  WITH e, row, COUNT { (e)<-[:MENTIONS]-() } = 0 AND NOT EXISTS { (e)-[:RELATED_TO {origin: 'triple'}]-(:Entity) } AS orphan
+  // the triple test reads the entity's relationships: only for one no chunk mentions
+  WITH e, row, CASE WHEN COUNT { (e)<-[:MENTIONS]-() } = 0
+                    THEN NOT EXISTS { (e)-[:RELATED_TO {origin: 'triple'}]-(:Entity) } ELSE false END AS orphan
   CALL (e, row, orphan) {
     WITH e, row WHERE NOT orphan
     SET e.namespace = $namespace, e.staged_namespace = null, e.staged_build = null,
