@@ -7,7 +7,9 @@
 // every character that is not a letter, wherever the entity linker's gazetteer splits them
 // and more ("Stark's", "Node.js", "foo_bar"), so a phrase query for a name finds every chunk
 // the gazetteer can find it in (a superset: the linker decides). The standard analyzer of
-// chunk_content keeps "stark's" one word and would miss it.
+// chunk_content keeps "stark's" one word and would miss it. It is eventually consistent: a
+// scan's write does not wait for Lucene, and the one reader waits for it
+// (entity_graph/await_names_index).
 // mode: schema
 // params: none
 // returns: nothing
@@ -15,4 +17,4 @@
 CREATE FULLTEXT INDEX chunk_content IF NOT EXISTS FOR (c:Chunk) ON EACH [c.content, c.namespace];
 CREATE FULLTEXT INDEX entity_text IF NOT EXISTS FOR (e:Entity) ON EACH [e.name, e.description];
 CREATE FULLTEXT INDEX chunk_names IF NOT EXISTS FOR (c:NameScanned) ON EACH [c.content, c.namespace]
-  OPTIONS {indexConfig: {`fulltext.analyzer`: 'simple'}}
+  OPTIONS {indexConfig: {`fulltext.analyzer`: 'simple', `fulltext.eventually_consistent`: true}}

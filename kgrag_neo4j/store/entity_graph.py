@@ -84,6 +84,8 @@ class EntityGraphMixin:
         plain = sorted({w for w in words if w.isascii() and w.isalnum() and w == w.lower() and len(w) > 1})
         namespace = namespace_phrase(self.namespace)
         out: set[tuple[str, str]] = set()
+        if phrases or plain:
+            self.runner.read("entity_graph/await_names_index")
         # Lucene refuses more than 1024 clauses; a phrase is one
         for start in range(0, max(len(phrases), len(plain), 1), 300):
             part = phrases[start : start + 300]
