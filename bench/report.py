@@ -706,6 +706,8 @@ SCALE_STEPS = [
     ("add_100", "kgrag ingest of 100 more documents"),
     ("communities_update", "kgrag communities update"),
     ("delete_100", "kgrag docs delete of 100 documents"),
+    ("add_large", "kgrag ingest of one large document"),
+    ("delete_large", "kgrag docs delete of the large document"),
     ("namespace_delete", "kgrag namespace delete"),
 ]
 
@@ -823,8 +825,9 @@ def _scale_section(sc: dict[str, Any], source: str) -> str:
         "\nThe documents added are the next 100 of the corpus and the deleted ones 100 spread over it, so "
         "their size varies with the corpus (the Python manual's pages are long: 4,899 chunks came with 100 "
         "documents at 10k). Adding documents costs more than their ingest: each name they bring into the "
-        "vocabulary sends the older documents that write it back to linking, so that the graph stays the one a "
-        "full build makes. Each size is a run of its own, on the code and machine load its `measured` field "
+        "vocabulary marks the older chunks that write it to be linked again, so that the graph stays the one a "
+        "full build makes. The large document is 1,500 pages of the corpus joined into one file (written and "
+        "deleted in bounded transactions). Each size is a run of its own, on the code and machine load its `measured` field "
         "names; compare the rows of one size with each other.\n"
     )
     measured = [r for r in runs if r.get("measured")]

@@ -32,11 +32,13 @@ CALL (e) {
     WHERE e.maintained
     RETURN c, m
   }
+  // the namespace is read on these candidates only; a chunk parked by a large write or
+  // delete is passed. Only the earliest one's text is read: a fresh build compares every
+  // mention of an entity most chunks mention
+  WITH c, m WHERE c.namespace = $namespace
   WITH c, m ORDER BY c.created_at, c.document_id, c.chunk_index, c.id
-  // the namespace is read on these candidates only (a filter before the order would be
-  // planned on every mentioning chunk); a chunk parked by a large write or delete is passed
-  RETURN [x IN collect(CASE WHEN c.namespace = $namespace THEN c {.id, .content, first: m.first} END) WHERE x IS NOT NULL][0]
-         AS earliest
+  LIMIT 1
+  RETURN collect(c {.id, .content, first: m.first})[0] AS earliest
 }
 RETURN e.id AS id, e.name_key AS key, e.name AS name, e.type AS type, coalesce(e.description, '') AS description,
        e.source_chunk_id AS source_chunk_id, coalesce(e.maintained, false) AS maintained,
