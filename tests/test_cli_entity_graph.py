@@ -38,11 +38,13 @@ def test_ingest_keeps_the_entity_graph_current_and_status_says_how_current(run, 
         "documents_linked",
         "chunks",
         "chunks_linked",
+        "chunks_to_relink",
         "entities",
         "communities",
         "stale_communities",
         "last_build",
     }
+    assert built["chunks_to_relink"] == 0
 
     run("ingest", str(tmp_path / "arya.txt"), "--embedder", "hashing", "--no-entities")
     left = _status(run)

@@ -167,8 +167,9 @@ def build(
 @pass_app
 @handle_errors
 def status(app: AppContext, namespace, as_json) -> None:
-    """How current the entity graph is: documents and chunks linked since their last change,
-    entities, communities (stale: a member changed since its report), the last build.
+    """How current the entity graph is: documents and chunks linked since their last change
+    (and chunks marked to be linked again: a name they may write entered or left the
+    vocabulary), entities, communities (stale: a member changed since its report), the last build.
 
     Example: kgrag entities status --json
     """
@@ -178,6 +179,7 @@ def status(app: AppContext, namespace, as_json) -> None:
         "documents_linked",
         "chunks",
         "chunks_linked",
+        "chunks_to_relink",
         "entities",
         "communities",
         "stale_communities",
@@ -188,7 +190,8 @@ def status(app: AppContext, namespace, as_json) -> None:
         emit_json(out)
         return
     click.echo(f"documents: {out['documents_linked']}/{out['documents']} linked")
-    click.echo(f"chunks: {out['chunks_linked']}/{out['chunks']} linked")
+    again = f" ({out['chunks_to_relink']} to be linked again)" if out["chunks_to_relink"] else ""
+    click.echo(f"chunks: {out['chunks_linked']}/{out['chunks']} linked{again}")
     click.echo(f"entities: {out['entities']}")
     click.echo(f"communities: {out['communities']} ({out['stale_communities']} stale)")
     click.echo(f"last build: {out['last_build'] or 'never'}")
