@@ -9,7 +9,7 @@ import random
 import pytest
 
 from kgrag_neo4j.entities.chunk_links import entity_chunk_edges, reference_updates
-from kgrag_neo4j.entities.linking import VocabularyName, closeness, first_word, link_document, text_words
+from kgrag_neo4j.entities.linking import VocabularyName, closeness, first_word, key_words, link_document, text_words
 from kgrag_neo4j.entities.maintain import MaintainOptions, maintain_entity_graph
 from kgrag_neo4j.entities.names import display_name, name_type, scan_chunk
 from kgrag_neo4j.ingestion.chunkers import RecursiveChunker
@@ -63,14 +63,16 @@ def test_name_type_from_summed_cues(stats, expect):
         ("İstanbul and ISTANBUL, Ωμέγα", ["istanbul", "İstanbul", "ΩΜΈΓΑ"]),
     ],
 )
-def test_text_words_hold_the_first_word_of_every_name_the_gazetteer_can_match(text, names):
+def test_text_words_hold_the_words_of_every_name_the_gazetteer_can_match(text, names):
     from kgrag_neo4j.entities.gazetteer import Gazetteer
     from kgrag_neo4j.types.entities import normalise_name
 
     words = text_words([text])
     for m in Gazetteer(names).find(text):
-        assert first_word(normalise_name(m.key)) in words, (m, words)
+        key = normalise_name(m.key)
+        assert first_word(key) in words and set(key_words(key)) <= words, (m, words)
     assert first_word("u.s. army") == "u" and first_word("...") == ""
+    assert key_words("u.s. army of the u.s.") == ["u", "s", "army", "of", "the"]
 
 
 def test_link_document_short_forms_and_lowercase_words():

@@ -6,14 +6,14 @@
 // `dirty` (its type may change), and moves the
 // vocabulary generation; the maintainer then links the older documents that write it.
 // Names are (:EntityName) nodes, one per normalised name, with forms and their counts and the
-// first word of the key (`first`: linking looks the names a text may write up by it). A chunk
+// words of the key (`first`, `words`: linking looks the names a text may write up by them). A chunk
 // scanned gets the label NameScanned, which puts it in the chunk_names full-text index. The
 // batch's counts are summed per name first, so a name many chunks write is updated once, and
 // the names are taken in id order (two ingests lock them in the same order).
 // mode: write
 // params:
 //   $namespace  STRING     tenant
-//   $rows       LIST<MAP>  [{chunk_id, names: [{id, key, first, form, support, person, location, weak, occurrences, titles}]}]
+//   $rows       LIST<MAP>  [{chunk_id, names: [{id, key, first, words, form, support, person, location, weak, occurrences, titles}]}]
 // returns: scanned INTEGER, entered INTEGER
 // browser: :params {namespace: 'demo', rows: []}
 UNWIND $rows AS row
@@ -26,14 +26,14 @@ WITH count(c) AS scanned, collect(row.names) AS scans
 CALL (scans) {
   UNWIND scans AS names
   UNWIND names AS s
-  WITH s.id AS id, s.key AS key, s.first AS first, s.form AS form, count(*) AS times, sum(s.support) AS support, sum(s.person) AS person,
+  WITH s.id AS id, s.key AS key, s.first AS first, s.words AS words, s.form AS form, count(*) AS times, sum(s.support) AS support, sum(s.person) AS person,
        sum(s.location) AS location, sum(s.weak) AS weak, sum(s.occurrences) AS occurrences, sum(s.titles) AS titles
   ORDER BY id, form
-  WITH id, key, first, collect([form, times]) AS forms, sum(support) AS support, sum(person) AS person,
+  WITH id, key, first, words, collect([form, times]) AS forms, sum(support) AS support, sum(person) AS person,
        sum(location) AS location, sum(weak) AS weak, sum(occurrences) AS occurrences, sum(titles) AS titles
   ORDER BY id
   MERGE (n:EntityName {id: id})
-    ON CREATE SET n.namespace = $namespace, n.key = key, n.first = first, n.support = 0, n.person = 0, n.location = 0,
+    ON CREATE SET n.namespace = $namespace, n.key = key, n.first = first, n.words = words, n.support = 0, n.person = 0, n.location = 0,
                   n.weak = 0, n.occurrences = 0, n.titles = 0, n.given = false, n.accepted = false,
                   n.forms = [], n.form_counts = []
   WITH n, forms, support, person, location, weak, occurrences, titles WHERE n.namespace = $namespace

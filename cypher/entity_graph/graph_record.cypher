@@ -1,5 +1,5 @@
 // The record of a namespace's maintained entity graph: its vocabulary generation, and whether
-// every name carries the first word of its key (`name_words`: a graph made before names did
+// every name carries the words of its key (`name_words`: a graph made before names did
 // has them added once, entity_graph/names_without_words). No row: no maintained graph.
 // mode: read
 // params:

@@ -1,5 +1,5 @@
-// A page of the namespace's names, by key, that do not carry the first word of their key yet
-// (made before names did; entity_graph/set_name_words gives it).
+// A page of the namespace's names, by key, and whether they lack the words of their key (made
+// before names carried them; entity_graph/set_name_words gives them).
 // mode: read
 // params:
 //   $namespace  STRING   tenant
@@ -9,6 +9,6 @@
 // browser: :params {namespace: 'demo', after: '', limit: 1000}
 MATCH (n:EntityName)
 WHERE n.namespace = $namespace AND n.key > $after
-RETURN n.key AS key, n.first IS NULL AS missing
+RETURN n.key AS key, n.first IS NULL OR n.words IS NULL AS missing
 ORDER BY key
 LIMIT toInteger($limit)

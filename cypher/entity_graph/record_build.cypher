@@ -1,11 +1,11 @@
 // Record that the namespace's entity graph is up to date (the time, for `kgrag entities
 // status`), and the names the user gave (kept in the vocabulary whatever the chunks say). A
-// graph made by this version records that its names carry their first word (`name_words`).
+// graph made by this version records that its names carry their key's words (`name_words`).
 // mode: write
 // params:
 //   $namespace  STRING     tenant
 //   $at         STRING     ISO time
-//   $names      LIST<MAP>  [{id, key, first, form}]
+//   $names      LIST<MAP>  [{id, key, first, words, form}]
 // returns: generation INTEGER
 // browser: :params {namespace: 'demo', at: '2026-01-01T00:00:00Z', names: []}
 MERGE (k:KgragMeta {key: 'entity-graph:' + $namespace})
@@ -15,7 +15,7 @@ WITH k
 CALL (k) {
   UNWIND $names AS s
   MERGE (n:EntityName {id: s.id})
-    ON CREATE SET n.namespace = $namespace, n.key = s.key, n.first = s.first, n.support = 0, n.person = 0, n.location = 0,
+    ON CREATE SET n.namespace = $namespace, n.key = s.key, n.first = s.first, n.words = s.words, n.support = 0, n.person = 0, n.location = 0,
                   n.weak = 0, n.occurrences = 0, n.titles = 0, n.given = false, n.accepted = false,
                   n.forms = [], n.form_counts = []
   WITH n, s WHERE n.namespace = $namespace AND NOT n.given

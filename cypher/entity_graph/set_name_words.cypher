@@ -1,16 +1,16 @@
-// Give names the first word of their key (see entity_graph/names_without_words); with $done,
-// record on the graph that every name has it.
+// Give names the words of their key (see entity_graph/names_without_words); with $done,
+// record on the graph that every name has them.
 // mode: write
 // params:
 //   $namespace  STRING     tenant
-//   $rows       LIST<MAP>  [{key, first}]
+//   $rows       LIST<MAP>  [{key, first, words}]
 //   $done       BOOLEAN    the last page: record `name_words` on the graph
 // returns: named INTEGER
 // browser: :params {namespace: 'demo', rows: [], done: false}
 CALL () {
   UNWIND $rows AS row
   MATCH (n:EntityName {namespace: $namespace, key: row.key})
-  SET n.first = row.first
+  SET n.first = row.first, n.words = row.words
   RETURN count(n) AS named
 }
 CALL () {

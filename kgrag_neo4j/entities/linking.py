@@ -37,6 +37,7 @@ __all__ = [
     "closeness",
     "document_context",
     "first_word",
+    "key_words",
     "form_key",
     "link_chunk",
     "link_document",
@@ -89,6 +90,12 @@ def first_word(key: str) -> str:
     name up by (:func:`text_words`); "" for a key with none."""
     m = _WORD.search(key)
     return m.group() if m else ""
+
+
+def key_words(key: str) -> list[str]:
+    """The distinct words (runs of letters and digits) of a name's key, in order: all of them
+    are among the :func:`text_words` of any text the gazetteer finds the name in."""
+    return list(dict.fromkeys(_WORD.findall(key)))
 
 
 def text_words(texts: Iterable[str], known: dict[str, tuple[str, ...]] | None = None) -> set[str]:

@@ -57,6 +57,7 @@ from .linking import (
     document_context,
     first_word,
     form_key,
+    key_words,
     link_chunk,
     sum_forms,
     text_words,
@@ -73,7 +74,7 @@ _DOCUMENT_PAGE = 2000
 #: memory (one read of it, if it has at most ``_VOCABULARY_IN_MEMORY`` names); before, each
 #: batch looks up the names its text may contain. A read of the whole vocabulary grows with
 #: the corpus, so an ingest of a few documents into a large namespace must not pay it.
-_WHOLE_VOCABULARY_AFTER = 5_000
+_WHOLE_VOCABULARY_AFTER = 50_000
 _VOCABULARY_IN_MEMORY = 300_000
 #: documents with marked chunks linked per transaction
 _RELINK_PAGE = 200
@@ -244,14 +245,20 @@ def _name_id(namespace: str, key: str) -> str:
     return "name_" + maintained_entity_id(namespace, key)[4:]
 
 
-def _given_rows(namespace: str, names: Sequence[str]) -> list[dict[str, str]]:
-    rows: dict[str, dict[str, str]] = {}
+def _given_rows(namespace: str, names: Sequence[str]) -> list[dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
     for raw in names:
         if not isinstance(raw, str):
             raise InputError(f"names must be strings, got {type(raw).__name__}")
         key = normalise_name(raw)
         if key and key not in rows:
-            rows[key] = {"id": _name_id(namespace, key), "key": key, "first": first_word(key), "form": raw.strip()}
+            rows[key] = {
+                "id": _name_id(namespace, key),
+                "key": key,
+                "first": first_word(key),
+                "words": key_words(key),
+                "form": raw.strip(),
+            }
     return [rows[k] for k in sorted(rows)]
 
 
@@ -290,7 +297,8 @@ def _scan_batch(store: Any, batch: Sequence[dict[str, Any]], writes: _Writes | N
                 {
                     "chunk_id": chunk["id"],
                     "names": [
-                        {**s.row(), "id": _name_id(store.namespace, s.key), "first": first_word(s.key)} for s in scan.names
+                        {**s.row(), "id": _name_id(store.namespace, s.key), "first": first_word(s.key), "words": key_words(s.key)}
+                        for s in scan.names
                     ],
                 }
             )
@@ -301,7 +309,7 @@ def _scan_batch(store: Any, batch: Sequence[dict[str, Any]], writes: _Writes | N
 
 
 def _ensure_name_words(store: Any) -> None:
-    """Give the names of a graph made before names carried their key's first word that word
+    """Give the names of a graph made before names carried their key's words those words
     (once: the graph then records it)."""
     record = store.entity_graph_record()
     if record is None or record["name_words"]:
@@ -310,7 +318,10 @@ def _ensure_name_words(store: Any) -> None:
     while True:
         page = store.names_without_words(after=after, limit=_NAME_PAGE)
         done = len(page) < _NAME_PAGE
-        store.set_name_words([{"key": r["key"], "first": first_word(r["key"])} for r in page if r["missing"]], done=done)
+        store.set_name_words(
+            [{"key": r["key"], "first": first_word(r["key"]), "words": key_words(r["key"])} for r in page if r["missing"]],
+            done=done,
+        )
         if done:
             return
         after = page[-1]["key"]
