@@ -400,19 +400,42 @@ class _Linker:
         self.report = report
         self.whole: tuple[int | None, VocabularyMatcher | None] | None = None  # (generation, the whole vocabulary)
         self.words: dict[str, tuple[str, ...]] = {}  # text_words' cache
+        # the names looked up so far, by their key's first word (with all the key's words) and
+        # by key (titles), while the vocabulary is at generation ``known_at``
+        self.known_at: int | None = None
+        self.by_word: dict[str, list[tuple[tuple[str, ...], VocabularyName]]] = {}
+        self.by_key: dict[str, VocabularyName | None] = {}
 
     # -- the vocabulary a batch is linked against ------------------------------------------
     def matcher(self, generation: int | None, chunks: int, texts: Sequence[str], title_keys: Sequence[str]) -> VocabularyMatcher:
+        """The vocabulary names ``texts`` can hold: the whole vocabulary once the run is large,
+        else the names all of whose key's words the texts write, looked up by their first word
+        (a word's names are remembered for the rest of the run, while the vocabulary stays at
+        its generation: batches of one run share most words)."""
         if self.result.chunks + chunks >= _WHOLE_VOCABULARY_AFTER:
             if self.whole is None or self.whole[0] != generation:
                 self.whole = (generation, _whole_vocabulary(self.store))
             if self.whole[1] is not None:
                 return self.whole[1]
-        rows = self.store.vocabulary_by_words(sorted(text_words(texts, self.words)))
-        keys = sorted({k for k in title_keys if k})
+        if self.known_at != generation:
+            self.known_at, self.by_word, self.by_key = generation, {}, {}
+        words = text_words(texts, self.words)
+        missing = sorted(w for w in words if w not in self.by_word)
+        if missing:
+            for w in missing:
+                self.by_word[w] = []
+            for r in self.store.vocabulary_by_words(missing):
+                self.by_word[r["first"]].append((tuple(r["words"] or key_words(r["key"])), _vocabulary_name(r)))
+        names = {n.key: n for w in words for need, n in self.by_word[w] if all(x in words for x in need)}
+        keys = sorted({k for k in title_keys if k and k not in self.by_key})
         if keys:
-            rows += self.store.vocabulary_names(keys)
-        return VocabularyMatcher({r["key"]: _vocabulary_name(r) for r in rows})
+            found = {r["key"]: _vocabulary_name(r) for r in self.store.vocabulary_names(keys)}
+            self.by_key.update({k: found.get(k) for k in keys})
+        for k in title_keys:
+            name = self.by_key.get(k) if k else None
+            if name is not None:
+                names[k] = name
+        return VocabularyMatcher(names)
 
     # -- pending documents, whole -----------------------------------------------------------
     def link_pending(self) -> int:

@@ -136,13 +136,13 @@ class EntityGraphMixin:
         )
 
     def vocabulary_by_words(self, words: Sequence[str]) -> list[dict[str, Any]]:
-        """The vocabulary names every word of whose key is one of ``words``."""
+        """The vocabulary names whose key starts with one of ``words`` (each row says which:
+        ``first``), with the words of their key."""
         out: list[dict[str, Any]] = []
         words = list(words)
-        present = dict.fromkeys(words, True)
         for start in range(0, len(words), 20_000):
             out += self.runner.read(
-                "entity_graph/vocabulary_words", namespace=self.namespace, words=words[start : start + 20_000], present=present
+                "entity_graph/vocabulary_words", namespace=self.namespace, words=words[start : start + 20_000]
             )
         return out
 
