@@ -198,16 +198,16 @@ def sum_forms(chunks: Iterable[Mapping[str, tuple[int, int]]]) -> DocumentForms:
     return {form: (t[0], t[1], t[2]) for form, t in out.items()}
 
 
-def add_forms(document: Mapping[str, tuple[int, int, int]], chunk: Mapping[str, tuple[int, int]], sign: int) -> DocumentForms:
-    """``document`` with one chunk's forms added (``sign`` 1) or taken out (-1); a form no
-    chunk writes any more is dropped."""
-    out = {form: list(counts) for form, counts in document.items()}
+def add_forms(document: dict[str, tuple[int, int, int]], chunk: Mapping[str, tuple[int, int]], sign: int) -> None:
+    """Add one chunk's forms to ``document`` (``sign`` 1) or take them out (-1), in place; a
+    form no chunk writes any more is dropped."""
     for form, (upper, lower) in chunk.items():
-        total = out.setdefault(form, [0, 0, 0])
-        total[0] += sign * upper
-        total[1] += sign * lower
-        total[2] += sign
-    return {form: (t[0], t[1], t[2]) for form, t in out.items() if t[2] > 0}
+        u, lo, n = document.get(form, (0, 0, 0))
+        total = (u + sign * upper, lo + sign * lower, n + sign)
+        if total[2] > 0:
+            document[form] = total
+        else:
+            document.pop(form, None)
 
 
 def form_key(form: str) -> str:

@@ -74,7 +74,7 @@ _DOCUMENT_PAGE = 2000
 #: memory (one read of it, if it has at most ``_VOCABULARY_IN_MEMORY`` names); before, each
 #: batch looks up the names its text may contain. A read of the whole vocabulary grows with
 #: the corpus, so an ingest of a few documents into a large namespace must not pay it.
-_WHOLE_VOCABULARY_AFTER = 50_000
+_WHOLE_VOCABULARY_AFTER = 5_000
 _VOCABULARY_IN_MEMORY = 300_000
 #: documents with marked chunks linked per transaction
 _RELINK_PAGE = 200
@@ -376,13 +376,14 @@ def _whole_vocabulary(store: Any) -> VocabularyMatcher | None:
     names: dict[str, VocabularyName] = {}
     after = ""
     while True:
-        page = store.vocabulary_page(after=after, limit=20_000)
-        if not page:
-            return VocabularyMatcher(names)
+        page = store.vocabulary_page(after=after, limit=_NAME_PAGE)
         for row in page:
-            names[row["key"]] = _vocabulary_name(row)
+            if row["accepted"]:
+                names[row["key"]] = _vocabulary_name(row)
         if len(names) > _VOCABULARY_IN_MEMORY:
             return None
+        if len(page) < _NAME_PAGE:
+            return VocabularyMatcher(names)
         after = page[-1]["key"]
 
 
@@ -405,6 +406,7 @@ class _Linker:
         self.known_at: int | None = None
         self.by_word: dict[str, list[tuple[tuple[str, ...], VocabularyName]]] = {}
         self.by_key: dict[str, VocabularyName | None] = {}
+        self.pool: VocabularyMatcher | None = None
 
     # -- the vocabulary a batch is linked against ------------------------------------------
     def matcher(self, generation: int | None, chunks: int, texts: Sequence[str], title_keys: Sequence[str]) -> VocabularyMatcher:
@@ -418,7 +420,7 @@ class _Linker:
             if self.whole[1] is not None:
                 return self.whole[1]
         if self.known_at != generation:
-            self.known_at, self.by_word, self.by_key = generation, {}, {}
+            self.known_at, self.by_word, self.by_key, self.pool = generation, {}, {}, None
         words = text_words(texts, self.words)
         missing = sorted(w for w in words if w not in self.by_word)
         if missing:
@@ -435,7 +437,11 @@ class _Linker:
             name = self.by_key.get(k) if k else None
             if name is not None:
                 names[k] = name
-        return VocabularyMatcher(names)
+        # the names linked against so far are vocabulary names too, and a superset gives the same
+        # links: the last automaton serves again unless this batch needs a name it lacks
+        if self.pool is None or any(k not in self.pool.vocabulary for k in names):
+            self.pool = VocabularyMatcher({**(self.pool.vocabulary if self.pool else {}), **names})
+        return self.pool
 
     # -- pending documents, whole -----------------------------------------------------------
     def link_pending(self) -> int:
@@ -560,9 +566,10 @@ class _Linker:
             kept = _document_forms(d["link_forms"], d["link_counts"])
             matches = [matcher.gazetteer.find(c["content"] or "") for c in d["chunks"]]
             shares = [chunk_forms(found) for found in matches]
-            now = kept
+            now = dict(kept)
             for c, share in zip(d["chunks"], shares):
-                now = add_forms(add_forms(now, _chunk_share(c), -1), share, 1)
+                add_forms(now, _chunk_share(c), -1)
+                add_forms(now, share, 1)
             changed = document_context(kept).changed_keys(document_context(now))
             forms = sorted(f for f in set(kept) | set(now) if form_key(f) in changed)
             if forms:
