@@ -3,9 +3,9 @@
 // date: its name's forms and cue counts (type and display name), the chunks mentioning it now
 // and at the last update, and its earliest mentioning chunk
 // (created, document, index, id) with the offset of the first mention there: the description's
-// sentence. Only the mentions written since the last update (marked after it: `m.at >
-// e.settled`) and its current source chunk are compared, unless it lost the mention in its
-// source chunk (then all of them). `touches`: how often it was marked, so that an update made from this read is refused
+// sentence. Only the earliest chunk of those written since the last update (kept by
+// entity_graph/write_links) and its current source chunk are compared, unless it lost the
+// mention in either (then all of them). `touches`: how often it was marked, so that an update made from this read is refused
 // if another ingest marked it meanwhile.
 // mode: read
 // params:
@@ -21,14 +21,19 @@ WHERE (coalesce(e.namespace, e.staged_namespace) = $namespace) AND e.id > $after
 WITH e ORDER BY e.id LIMIT toInteger($limit)
 OPTIONAL MATCH (n:EntityName {namespace: $namespace, key: e.name_key})
 CALL (e) {
-  // the mentions are told apart by their own `at` alone, and the source chunk is looked up
-  // by id: an entity most chunks mention reads none of those chunks
+  // the source chunk and the earliest chunk written since (`new_source`) are looked up by
+  // id: an entity most chunks mention reads none of its other chunks, unless it lost one of
+  // those two (then every mention is compared)
   CALL (e) {
     MATCH (e)<-[m:MENTIONS]-(c)
-    WHERE e.maintained AND (e.lost OR coalesce(m.at, 0) > coalesce(e.settled, 0))
+    WHERE e.maintained AND e.lost
     RETURN c, m
     UNION
     MATCH (c:Chunk {id: e.source_chunk_id})-[m:MENTIONS]->(e)
+    WHERE e.maintained
+    RETURN c, m
+    UNION
+    MATCH (c:Chunk {id: e.new_source})-[m:MENTIONS]->(e)
     WHERE e.maintained
     RETURN c, m
   }

@@ -41,9 +41,10 @@ CALL (c) {
 CALL (c) {
   MATCH (c)-[m:MENTIONS]->(e:Entity)
   WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
-  // only losing its source chunk can move an entity's earliest mention (then all its
-  // mentions are compared again); losing any other leaves the earliest where it was
-  SET e.dirty = true, e.lost = CASE WHEN c.id = e.source_chunk_id THEN true ELSE e.lost END,
+  // only losing its source chunk (or the earliest of those written since its last update)
+  // can move an entity's earliest mention (then all its mentions are compared again); losing
+  // any other leaves the earliest where it was
+  SET e.dirty = true, e.lost = CASE WHEN c.id IN [e.source_chunk_id, e.new_source] THEN true ELSE e.lost END,
       e.touches = coalesce(e.touches, 0) + 1
   // chunks about to be deleted keep theirs: the delete finds the entities it orphans by them
   WITH m WHERE NOT $forget_scan

@@ -32,7 +32,7 @@ OPTIONAL CALL (e, row, moved) {
     SET e.namespace = $namespace, e.staged_namespace = null, e.staged_build = null,
         e.name = row.name, e.type = row.type, e.description = row.description,
         e.source_chunk_id = row.source_chunk_id, e.df = row.df, e.dirty = null, e.lost = null,
-        e.settled = row.touches
+        e.settled = row.touches, e.new_source = null, e.new_place = null
     WITH e, row
     CALL (e, row) {
       WITH e, row WHERE row.renamed

@@ -15,7 +15,7 @@
 // mode: write
 // params:
 //   $namespace  STRING     tenant
-//   $entities   LIST<MAP>  [{id, key}] every entity mentioned, once
+//   $entities   LIST<MAP>  [{id, key, source, place}] every entity mentioned, once, with its earliest chunk of these and that chunk's place in the order of mentions
 //   $mentions   LIST<MAP>  [{chunk_id, entity_id, count, first}]
 //   $pairs      LIST<MAP>  [{a, b, strength, windows}] summed over the chunks, once per pair
 //   $chunks     LIST<MAP>  [{chunk_id, pair_a, pair_b, pair_strength, pair_windows, link_forms, link_counts}] what each chunk added
@@ -28,8 +28,13 @@ CALL () {
   MERGE (e:Entity {id: row.id})
     ON CREATE SET e.staged_namespace = $namespace, e.name_key = row.key, e.name = row.key, e.type = 'OTHER',
                   e.description = '', e.maintained = true
-  WITH e WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
-  SET e.dirty = true, e.touches = coalesce(e.touches, 0) + 1
+  WITH e, row WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
+  SET e.dirty = true, e.touches = coalesce(e.touches, 0) + 1,
+      // the earliest chunk that mentions it since its last update (`new_place` orders chunks
+      // as the description's choice does): the maintainer compares it with the source chunk
+      // instead of reading every mention of an entity many chunks mention
+      e.new_source = CASE WHEN e.new_place IS NULL OR row.place < e.new_place THEN row.source ELSE e.new_source END,
+      e.new_place = CASE WHEN e.new_place IS NULL OR row.place < e.new_place THEN row.place ELSE e.new_place END
 }
 CALL () {
   UNWIND $mentions AS row

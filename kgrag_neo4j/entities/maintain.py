@@ -516,7 +516,7 @@ class _Linker:
                     options=self.options,
                     forms=share,
                 )
-                links.add(link, c)
+                links.add(link, c, d["document_id"])
             links.document(d, document_forms, whole=True, settled=[c["id"] for c in chunks if c.get("relink")])
 
     # -- marked chunks, alone -----------------------------------------------------------------
@@ -598,7 +598,7 @@ class _Linker:
                     options=self.options,
                     forms=share,
                 )
-                links.add(link, c)
+                links.add(link, c, d["document_id"])
             links.document(d, now, whole=False, settled=[c["id"] for c in d["chunks"]])
             count += len(work)
         return count
@@ -630,6 +630,7 @@ class _Links:
     def __init__(self, namespace: str):
         self.namespace = namespace
         self.entities: dict[str, str] = {}
+        self.earliest: dict[str, tuple[str, str]] = {}  # entity -> (place, chunk) of its earliest mention here
         self.mentions: list[dict[str, Any]] = []
         self.pairs: dict[tuple[str, str], list[int]] = {}
         self.chunks: list[dict[str, Any]] = []
@@ -641,7 +642,7 @@ class _Links:
     def rewritten(self) -> int:
         return len(self.chunks)
 
-    def add(self, link: ChunkLinks, stored: dict[str, Any] | None) -> None:
+    def add(self, link: ChunkLinks, stored: dict[str, Any] | None, document_id: str) -> None:
         chunk_mentions = [
             (maintained_entity_id(self.namespace, key), key, count, first)
             for key, (count, first) in sorted(link.mentions.items())
@@ -663,8 +664,11 @@ class _Links:
             return
         if stored is None or stored.get("pair_a") is not None or stored.get("mentions"):
             self.held.append(link.chunk_id)
+        place = _place(stored, document_id, link.chunk_id)
         for eid, key, count, first in chunk_mentions:
             self.entities[eid] = key
+            if eid not in self.earliest or place < self.earliest[eid][0]:
+                self.earliest[eid] = (place, link.chunk_id)
             self.mentions.append({"chunk_id": link.chunk_id, "entity_id": eid, "count": count, "first": first})
         for (a, b), (strength, windows) in ordered:
             total = self.pairs.setdefault((a, b), [0, 0])
@@ -688,7 +692,10 @@ class _Links:
 
     def params(self) -> dict[str, Any]:
         return {
-            "entities": [{"id": e, "key": self.entities[e]} for e in sorted(self.entities)],
+            "entities": [
+                {"id": e, "key": self.entities[e], "place": self.earliest[e][0], "source": self.earliest[e][1]}
+                for e in sorted(self.entities)
+            ],
             "mentions": self.mentions,
             "pairs": [{"a": a, "b": b, "strength": v[0], "windows": v[1]} for (a, b), v in sorted(self.pairs.items())],
             "chunks": self.chunks,
@@ -696,6 +703,22 @@ class _Links:
             "documents": self.documents,
             "settled": self.settled,
         }
+
+
+def _place(chunk: dict[str, Any] | None, document_id: str, chunk_id: str) -> str:
+    """A chunk's place in the order an entity's description takes its earliest mention from
+    (created, document, index, id: as ``entity_graph/dirty_entities`` orders them), as a
+    string that sorts the same (a missing number sorts last, as Cypher's nulls do)."""
+    chunk = chunk or {}
+    created, index = chunk.get("created_at"), chunk.get("chunk_index")
+    return "\x01".join(
+        (
+            f"{created:020d}" if isinstance(created, int) and created >= 0 else "9" * 20,
+            document_id,
+            f"{index:010d}" if isinstance(index, int) and index >= 0 else "9" * 10,
+            chunk_id,
+        )
+    )
 
 
 def _unchanged(stored: dict[str, Any] | None, row: dict[str, Any], mentions: Sequence[tuple[str, str, int, int]]) -> bool:
