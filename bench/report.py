@@ -704,6 +704,7 @@ SCALE_STEPS = [
     ("build_unchanged", "the same build, unchanged"),
     ("communities_build", "kgrag communities build"),
     ("add_100", "kgrag ingest of 100 more documents"),
+    ("add_next_100", "kgrag ingest of the next 100 pages"),
     ("communities_update", "kgrag communities update"),
     ("delete_100", "kgrag docs delete of 100 documents"),
     ("add_large", "kgrag ingest of one large document"),
@@ -822,9 +823,11 @@ def _scale_section(sc: dict[str, Any], source: str) -> str:
         + "\n"
     )
     out += (
-        "\nThe documents added are the next 100 of the corpus and the deleted ones 100 spread over it, so "
-        "their size varies with the corpus (the Python manual's pages are long: 4,899 chunks came with 100 "
-        "documents at 10k). Adding documents costs more than their ingest: each name they bring into the "
+        "\nThe 100 documents added are spread over the pages that follow the corpus (runs before 2026-11-28 "
+        "added the next 100 in a row), then the next 100 pages in a row are added too, and the deleted ones are "
+        "100 spread over the corpus, so their size varies with the corpus (the Python manual's pages are long: "
+        "4,899 chunks came with 100 documents at 10k; at a million the next 100 pages are GHC's library "
+        "reference, long lists of names). Adding documents costs more than their ingest: each name they bring into the "
         "vocabulary marks the older chunks that write it to be linked again, so that the graph stays the one a "
         "full build makes. The large document is 1,500 pages of the corpus joined into one file (written and "
         "deleted in bounded transactions). Each size is a run of its own, on the code and machine load its `measured` field "

@@ -8,7 +8,8 @@ local server on its default settings (heap 1g, page cache 256m unless ``--heap``
 - ``kgrag entities build``: time, peak memory of the command, and the server's peak heap (JMX,
   sampled every half second) and resident set;
 - the same build on the unchanged namespace;
-- ``kgrag ingest`` of 100 more documents (the entity graph maintained in the same run);
+- ``kgrag ingest`` of 100 more documents (the entity graph maintained in the same run): spread
+  over the pages that follow the corpus, then the next 100 pages in a row (one manual's);
 - ``kgrag docs delete`` of 100 documents spread over the corpus (the graph kept current in the
   same run);
 - ``kgrag ingest`` of one large document (``LARGE_DOCUMENT_PAGES`` pages of the corpus joined:
@@ -192,7 +193,12 @@ def _one_size(size: int, args: argparse.Namespace, root: Path, checkpoint: Calla
 
     corpus = load_realtext(size)
     extra = load_realtext(corpus.n + 50 * EXTRA_DOCUMENTS)
-    files = extra.files[len(corpus.files) : len(corpus.files) + EXTRA_DOCUMENTS]
+    after = extra.files[len(corpus.files) :]
+    # added: documents spread over the pages that follow the corpus, as the deletes are spread
+    # over it; the next 100 pages in a row are added too (one manual's pages: at a million
+    # chunks, GHC's library reference, whose pages are long lists of names)
+    files = after[:: max(1, len(after) // EXTRA_DOCUMENTS)][:EXTRA_DOCUMENTS]
+    following = [f for f in after[:EXTRA_DOCUMENTS] if f not in set(files)]
     # deleted: documents spread over the corpus, as a user's deletes would be
     step = max(1, len(corpus.files) // EXTRA_DOCUMENTS)
     victims_at = list(range(0, len(corpus.files), step))[:EXTRA_DOCUMENTS]
@@ -203,18 +209,23 @@ def _one_size(size: int, args: argparse.Namespace, root: Path, checkpoint: Calla
         pages = corpus.files[: min(LARGE_DOCUMENT_PAGES, len(corpus.files) // 2)]
         large.write_text("\n\n".join((corpus.folder / name).read_text() for name in pages))
     more = root / f"more{size}"
-    more.mkdir(parents=True, exist_ok=True)
-    for name in files:
-        target = more / name
-        if not target.exists():
-            os.link(extra.folder / name, target)
-    added_chunks = sum(extra.doc_chunks[len(corpus.files) : len(corpus.files) + EXTRA_DOCUMENTS])
+    nextfolder = root / f"next{size}"
+    for folder_, names in ((more, files), (nextfolder, following)):
+        folder_.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            target = folder_ / name
+            if not target.exists():
+                os.link(extra.folder / name, target)
+    chunks_of = dict(zip(extra.files, extra.doc_chunks))
+    added_chunks = sum(chunks_of[f] for f in files)
     out: dict[str, Any] = {
         "size": size,
         "chunks": corpus.n,
         "documents": len(corpus.files),
         "added_documents": len(files),
         "added_chunks": added_chunks,
+        "next_documents": len(following),
+        "next_chunks": sum(chunks_of[f] for f in following),
         "deleted_documents": len(victims_at),
         "deleted_chunks": sum(corpus.doc_chunks[i] for i in victims_at),
     }
@@ -243,6 +254,8 @@ def _one_size(size: int, args: argparse.Namespace, root: Path, checkpoint: Calla
             if not args.skip_communities:
                 run_step("communities_build", "communities", "build", *ns, "--json")
             run_step("add_100", "ingest", str(more), *ns, *chunking, "--json")
+            if following:
+                run_step("add_next_100", "ingest", str(nextfolder), *ns, *chunking, "--json")
             if not args.skip_communities and _has_command("communities", "update"):
                 run_step("communities_update", "communities", "update", *ns, "--json")
             victims = [str(folder / corpus.files[i]) for i in victims_at]
@@ -265,6 +278,7 @@ STEPS = [
     ("build_unchanged", "build again"),
     ("communities_build", "communities build"),
     ("add_100", "+100 documents"),
+    ("add_next_100", "+ the next 100 pages"),
     ("communities_update", "communities update"),
     ("delete_100", "delete 100 documents"),
     ("add_large", "ingest one large document"),

@@ -49,6 +49,7 @@ from .gazetteer import name_form
 from .linking import (
     ChunkLinks,
     DocumentForms,
+    LinkContext,
     LinkOptions,
     VocabularyMatcher,
     VocabularyName,
@@ -74,7 +75,7 @@ _DOCUMENT_PAGE = 2000
 #: memory (one read of it, if it has at most ``_VOCABULARY_IN_MEMORY`` names); before, each
 #: batch looks up the names its text may contain. A read of the whole vocabulary grows with
 #: the corpus, so an ingest of a few documents into a large namespace must not pay it.
-_WHOLE_VOCABULARY_AFTER = 5_000
+_WHOLE_VOCABULARY_AFTER = 20_000
 _VOCABULARY_IN_MEMORY = 300_000
 #: documents with marked chunks linked per transaction
 _RELINK_PAGE = 200
@@ -521,16 +522,35 @@ class _Linker:
 
     # -- marked chunks, alone -----------------------------------------------------------------
     def relink_marked(self) -> int:
-        """Link the chunks marked to be linked again, a page of documents at a time; a
-        document to be linked as a whole anyway (a new version, or one that keeps no link
-        context) is linked so here. Returns the documents linked."""
+        """Link the chunks marked to be linked again, a page of documents at a time (each
+        page's links written in the background while the next is computed; one refused is
+        computed again); a document to be linked as a whole anyway (a new version, or one that
+        keeps no link context) is linked so here. Returns the documents linked."""
         linked = 0
         after = ""
+        written: deque[tuple[Future[Any], list[str], _Links, int]] = deque()
         while True:
             ids = self.store.relink_documents(after=after, limit=_RELINK_PAGE)
             if not ids:
-                return linked
+                break
             after = ids[-1]
+            record = self.store.entity_graph_record()  # read: the write in flight holds the lock
+            generation = record["generation"] if record else None
+            documents = self.store.relink_chunks(ids)
+            links = _Links(self.store.namespace)
+            chunks = self.relink(links, documents, generation)
+            written.append((self.writes.submit(self.store.write_entity_links, generation, links.params()), ids, links, chunks))
+            while len(written) > 1:
+                linked += self._settle_relink(*written.popleft())
+        while written:
+            linked += self._settle_relink(*written.popleft())
+        return linked
+
+    def _settle_relink(self, future: Future[Any], ids: list[str], links: _Links, chunks: int) -> int:
+        """Count a page of marked chunks whose write was sent; one refused is linked again,
+        in the foreground."""
+        if not future.result():
+            self.writes.drain()
             for _attempt in range(20):
                 generation = self.store.entity_graph_generation()
                 documents = self.store.relink_chunks(ids)
@@ -540,12 +560,12 @@ class _Linker:
                     break
             else:  # pragma: no cover - twenty vocabulary changes during one batch
                 raise ConfigurationError("the vocabulary kept changing while linking; run the build again")
-            linked += len(documents)
-            self.result.chunks += chunks
-            self.result.rewritten += links.rewritten
-            self.report("link", self.result.chunks, 0)
+        self.result.chunks += chunks
+        self.result.rewritten += links.rewritten
+        self.report("link", self.result.chunks, 0)
+        return len(ids)
 
-    def relink(self, links: _Links, documents: Sequence[dict[str, Any]], generation: int) -> int:
+    def relink(self, links: _Links, documents: Sequence[dict[str, Any]], generation: int | None) -> int:
         """Link the marked chunks of ``documents`` (``entity_graph/relink_chunks`` rows) into
         ``links``, with the other chunks whose names count or resolve differently in their
         document's new context; returns the chunks linked."""
@@ -560,7 +580,7 @@ class _Linker:
         texts = [c["content"] or "" for d in partial for c in d["chunks"]]
         titles = [normalise_name(title_name(d["title"])) for d in partial]
         matcher = self.matcher(generation, len(texts), texts, titles)
-        plans: list[tuple[dict[str, Any], list[Any], list[dict[str, tuple[int, int]]], DocumentForms]] = []
+        plans: list[tuple[dict[str, Any], list[Any], list[dict[str, tuple[int, int]]], DocumentForms, LinkContext]] = []
         wanted: list[dict[str, Any]] = []
         for d in partial:
             kept = _document_forms(d["link_forms"], d["link_counts"])
@@ -570,18 +590,18 @@ class _Linker:
             for c, share in zip(d["chunks"], shares):
                 add_forms(now, _chunk_share(c), -1)
                 add_forms(now, share, 1)
-            changed = document_context(kept).changed_keys(document_context(now))
+            context = document_context(now)
+            changed = document_context(kept).changed_keys(context)
             forms = sorted(f for f in set(kept) | set(now) if form_key(f) in changed)
             if forms:
                 wanted.append({"id": d["document_id"], "forms": forms})
-            plans.append((d, matches, shares, now))
+            plans.append((d, matches, shares, now, context))
         extra = {r["document_id"]: r["chunks"] for r in self.store.context_chunks(wanted)} if wanted else {}
         if extra:
             more = [c["content"] or "" for chunks in extra.values() for c in chunks]
             matcher = self.matcher(generation, len(texts) + len(more), texts + more, titles)
         namespace = self.store.namespace
-        for d, matches, shares, now in plans:
-            context = document_context(now)
+        for d, matches, shares, now, context in plans:
             title_key = normalise_name(title_name(d["title"]))
             others = extra.get(d["document_id"], [])
             work = [(c, found, share) for c, found, share in zip(d["chunks"], matches, shares)]
