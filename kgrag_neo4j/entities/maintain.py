@@ -75,7 +75,7 @@ _DOCUMENT_PAGE = 2000
 #: memory (one read of it, if it has at most ``_VOCABULARY_IN_MEMORY`` names); before, each
 #: batch looks up the names its text may contain. A read of the whole vocabulary grows with
 #: the corpus, so an ingest of a few documents into a large namespace must not pay it.
-_WHOLE_VOCABULARY_AFTER = 20_000
+_WHOLE_VOCABULARY_AFTER = 5_000
 _VOCABULARY_IN_MEMORY = 300_000
 #: documents with marked chunks linked per transaction
 _RELINK_PAGE = 200
