@@ -192,8 +192,11 @@ def _one_size(size: int, args: argparse.Namespace, root: Path, checkpoint: Calla
     from .realtext import CHUNK_OVERLAP, CHUNK_TOKENS, corpus_files, load_realtext
 
     corpus = load_realtext(size)
-    extra = load_realtext(corpus.n + 50 * EXTRA_DOCUMENTS)
-    after = extra.files[len(corpus.files) :]
+    extra = load_realtext(corpus.n + 600 * EXTRA_DOCUMENTS)
+    # the pages the corpus does not hold (a larger corpus can reorder the manual pages: packages
+    # installed to reach it add theirs)
+    held = set(corpus.files)
+    after = [f for f in extra.files if f not in held]
     # added: documents spread over the pages that follow the corpus, as the deletes are spread
     # over it; the next 100 pages in a row are added too (one manual's pages: at a million
     # chunks, GHC's library reference, whose pages are long lists of names)
