@@ -86,6 +86,27 @@ def test_link_document_short_forms_and_lowercase_words():
     assert closeness(0) == 1_000_000 and closeness(10) == 500_000
 
 
+@pytest.mark.parametrize(
+    "old_df, df, moves",
+    [
+        (0, 1, False),  # new: every chunk mentioning it was linked again, marked already
+        (0, 50, False),
+        (1, 1, False),
+        (1, 2, True),  # now links its two chunks
+        (2, 1, True),  # the other chunk loses the pair
+        (3, 4, True),  # the weight of the pair moved
+        (10, 11, True),  # out of the range: links none now
+        (11, 10, True),
+        (11, 40, False),  # linked none before, links none now
+        (5, 0, True),
+    ],
+)
+def test_an_entity_count_moves_references_only_within_the_linking_range(old_df, df, moves):
+    from kgrag_neo4j.entities.maintain import _references_move
+
+    assert _references_move(old_df, df, 10) is moves
+
+
 def test_reference_updates_match_the_whole_namespace_rule():
     rng = random.Random(7)
     chunks = [f"c{i}" for i in range(12)]

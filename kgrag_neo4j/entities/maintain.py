@@ -793,7 +793,7 @@ def _settle_entities(
         embed_at: list[int] = []
         for r in page:
             df, old_df = int(r["df"]), int(r["old_df"])
-            if df != old_df and min(df, old_df) <= options.edge_max_chunks:
+            if _references_move(old_df, df, options.edge_max_chunks):
                 touched.append(r["id"])
             name, type_, description, source = r["name"], r["type"], r["description"], r["source_chunk_id"]
             if r["maintained"]:
@@ -834,6 +834,17 @@ def _settle_entities(
         updates.append(writes.submit(store.update_maintained_entities, rows))
         while len(updates) > 1 or (updates and updates[0].done()):
             moved += _count_update(updates.popleft(), result, report)
+
+
+def _references_move(old_df: int, df: int, most: int) -> bool:
+    """Whether an entity's new chunk count changes the ``references`` edges of chunks that
+    were not linked again: it links its chunks while it is in 2 to ``most`` of them (with a
+    weight from the count), so only a count that moved in or out of that range, or within
+    it, does; and not for an entity that had none at its last update, since every chunk
+    mentioning it now was linked again (and is marked already)."""
+    if df == old_df or old_df == 0:
+        return False
+    return 2 <= old_df <= most or 2 <= df <= most
 
 
 def _count_update(update: Future[Any], result: MaintenanceResult, report: Progress) -> int:
