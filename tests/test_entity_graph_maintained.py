@@ -202,11 +202,11 @@ def _ingest(store, embedder, files: dict[str, str]) -> None:
 def test_maintained_graph_equals_a_full_build_after_random_changes(
     store, hashing_embedder, seed, whole_vocabulary, large_deletes, monkeypatch
 ):
-    import kgrag_neo4j.entities.maintain as maintain
+    import kgrag_neo4j.entities.link_batches as link_batches
     import kgrag_neo4j.store.documents as store_documents
 
     # every batch linked against the whole vocabulary held in memory, as in a large run
-    monkeypatch.setattr(maintain, "_WHOLE_VOCABULARY_AFTER", 1 if whole_vocabulary else 10**9)
+    monkeypatch.setattr(link_batches, "WHOLE_VOCABULARY_AFTER", 1 if whole_vocabulary else 10**9)
     if large_deletes:  # every delete goes the way of a large document's: one chunk a transaction
         monkeypatch.setattr(store_documents, "LARGE_DOCUMENT_CHUNKS", 0)
         monkeypatch.setattr(store_documents, "STAGE_ROWS", 1)
@@ -277,17 +277,17 @@ def test_a_name_entering_relinks_the_chunks_its_document_context_changes(store, 
     "Robert" (now its short form there) or "bank" in lower case (counted there now, as the
     short form of the bank), which the full-text index cannot find: their document's context
     brings them."""
-    import kgrag_neo4j.entities.maintain as maintain
+    import kgrag_neo4j.entities.link_batches as link_batches
 
     linked: list[str] = []
-    original = maintain._Linker.relink
+    original = link_batches.Linker.relink
 
     def relink(self, links, documents, generation):
         done = original(self, links, documents, generation)
         linked.extend(r["chunk_id"] for r in links.chunks)
         return done
 
-    monkeypatch.setattr(maintain._Linker, "relink", relink)
+    monkeypatch.setattr(link_batches.Linker, "relink", relink)
     options = MaintainOptions(batch_chunks=4)
     _ingest(store, hashing_embedder, {s: CONTEXT_CORPUS[s] for s in ("robert.txt", "bank.txt", "river.txt")})
     maintain_entity_graph(store, hashing_embedder, create=True, options=options)
@@ -314,9 +314,9 @@ def test_chunks_linked_again_in_their_document_context_equal_a_full_build(
     """Names entering and leaving change the links of chunks that do not write them (a short
     form whose longer name came, a one-word name now mostly lower case in its document): the
     chunks linked again alone, with their document's context, end where a full build does."""
-    import kgrag_neo4j.entities.maintain as maintain
+    import kgrag_neo4j.entities.link_batches as link_batches
 
-    monkeypatch.setattr(maintain, "_WHOLE_VOCABULARY_AFTER", 1 if whole_vocabulary else 10**9)
+    monkeypatch.setattr(link_batches, "WHOLE_VOCABULARY_AFTER", 1 if whole_vocabulary else 10**9)
     rng = random.Random(seed)
     options = MaintainOptions(batch_chunks=4)
     live: dict[str, str] = {}
