@@ -52,7 +52,9 @@ CALL (scans) {
       n.forms = merged.forms, n.form_counts = merged.counts
   WITH n, NOT n.accepted AND (n.support + n.titles > 0 OR n.given) AS enters, new_form
   SET n.accepted = n.accepted OR enters,
-      n.mark = CASE WHEN enters OR new_form THEN 'entered' ELSE n.mark END
+      n.mark = CASE WHEN enters OR new_form THEN 'entered' ELSE n.mark END,
+      // counts the marks, so that a maintainer clears only the mark it handled
+      n.marked = CASE WHEN enters OR new_form THEN coalesce(n.marked, 0) + 1 ELSE n.marked END
   WITH n, enters OR new_form AS enters
   CALL (n) {
     MATCH (e:Entity {namespace: $namespace, name_key: n.key})

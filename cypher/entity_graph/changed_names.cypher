@@ -1,15 +1,16 @@
 // Names that entered or left the vocabulary since the maintainer last looked (see
 // entity_graph/apply_scans and unlink_chunks): the older documents that write a new name, and
-// those that mentioned a name that left, are linked again.
+// those that mentioned a name that left, are linked again. `marked` counts the name's marks:
+// the mark is cleared only if no other ingest marked it again meanwhile.
 // mode: read
 // params:
 //   $namespace  STRING   tenant
 //   $limit      INTEGER  most names
-// returns: key STRING, entered BOOLEAN, forms LIST<STRING>
+// returns: key STRING, entered BOOLEAN, forms LIST<STRING>, marked INTEGER
 // browser: :params {namespace: 'demo', limit: 1000}
 MATCH (n:EntityName)
 USING INDEX n:EntityName(mark)
 WHERE n.mark IS NOT NULL AND n.namespace = $namespace
-RETURN n.key AS key, n.mark = 'entered' AS entered, n.forms AS forms
+RETURN n.key AS key, n.mark = 'entered' AS entered, n.forms AS forms, coalesce(n.marked, 0) AS marked
 ORDER BY key
 LIMIT toInteger($limit)

@@ -1,18 +1,20 @@
 // Mark chunks to be linked again (`relink`: a name they may write entered or left the
 // vocabulary, entity_graph/chunks_writing), and forget names' entered/left marks once that is
-// recorded; a name no chunk writes any more goes then. A chunk's document is linked again as
+// recorded (unless marked again since they were read); a name no chunk writes any more goes then. A chunk's document is linked again as
 // a whole instead when it holds no record of the forms its chunks write (linked before
 // documents kept one: the chunks' share of its context cannot be taken out one by one).
 // mode: write
 // params:
 //   $namespace  STRING        tenant
 //   $chunk_ids  LIST<STRING>  linked chunks to link again
-//   $keys       LIST<STRING>  names whose marks are handled
+//   $names      LIST<MAP>     [{key, marked}] names whose marks are handled, with the count of marks read
 // returns: chunks INTEGER, documents INTEGER
-// browser: :params {namespace: 'demo', chunk_ids: [], keys: []}
+// browser: :params {namespace: 'demo', chunk_ids: [], names: []}
 CALL () {
-  UNWIND $keys AS key
-  MATCH (n:EntityName {namespace: $namespace, key: key})
+  UNWIND $names AS row
+  MATCH (n:EntityName {namespace: $namespace, key: row.key})
+  // a mark another ingest made after this one read it (a new form, the name leaving) stays
+  WITH n WHERE coalesce(n.marked, 0) = row.marked
   SET n.mark = null
   // a name that left because no chunk writes it any more goes, now that its writers are sent
   // back to linking: a full build never makes it

@@ -65,7 +65,8 @@ CALL (c) {
        // a form no chunk writes any more no longer matches: the name's writers are linked again
        n.accepted AND any(i IN range(0, size(n.forms) - 1) WHERE n.forms[i] = form AND n.form_counts[i] <= 0) AS form_gone
   SET n.accepted = n.accepted AND NOT leaves,
-      n.mark = CASE WHEN leaves THEN 'left' WHEN form_gone AND n.mark IS NULL THEN 'entered' ELSE n.mark END
+      n.mark = CASE WHEN leaves THEN 'left' WHEN form_gone AND n.mark IS NULL THEN 'entered' ELSE n.mark END,
+      n.marked = CASE WHEN leaves OR form_gone THEN coalesce(n.marked, 0) + 1 ELSE n.marked END
   WITH n, leaves, form_gone
   CALL (n) {
     MATCH (e:Entity {namespace: $namespace, name_key: n.key})

@@ -470,6 +470,10 @@ class Links:
         }
 
 
+#: added to the numbers of a chunk's place, so that negative ones sort first as in Cypher
+_OFFSET = 2**62
+
+
 def _place(chunk: dict[str, Any] | None, document_id: str, chunk_id: str) -> str:
     """A chunk's place in the order an entity's description takes its earliest mention from
     (created, document, index, id: as ``entity_graph/dirty_entities`` orders them), as a
@@ -478,9 +482,9 @@ def _place(chunk: dict[str, Any] | None, document_id: str, chunk_id: str) -> str
     created, index = chunk.get("created_at"), chunk.get("chunk_index")
     return "\x01".join(
         (
-            f"{created:020d}" if isinstance(created, int) and created >= 0 else "9" * 20,
+            f"{created + _OFFSET:020d}" if isinstance(created, int) and abs(created) < _OFFSET else "9" * 20,
             document_id,
-            f"{index:010d}" if isinstance(index, int) and index >= 0 else "9" * 10,
+            f"{index + _OFFSET:020d}" if isinstance(index, int) and abs(index) < _OFFSET else "9" * 20,
             chunk_id,
         )
     )

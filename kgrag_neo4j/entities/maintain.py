@@ -251,11 +251,11 @@ def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
         chunks = store.chunks_writing(phrases, left, words=words) if linked and (phrases or left or words) else []
         result.relinked += len({document for document, _ in chunks})
         ids = [chunk for _, chunk in chunks]
-        keys = [c["key"] for c in changed]
+        handled = [{"key": c["key"], "marked": c["marked"]} for c in changed]
         # the names' marks go with the last batch: a run stopped before it marks them again
         for start in range(0, max(len(ids), 1), _MARK_BATCH):
             last = start + _MARK_BATCH >= len(ids)
-            marked = store.mark_chunks_relink(ids[start : start + _MARK_BATCH], keys if last else [])
+            marked = store.mark_chunks_relink(ids[start : start + _MARK_BATCH], handled if last else [])
             result.relinked_chunks += int(marked["chunks"])
 
 

@@ -12,6 +12,7 @@ runs statements.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -225,14 +226,15 @@ class EntityGraphMixin:
 
         return self.runner.write_fn(work)
 
-    def mark_chunks_relink(self, chunk_ids: Sequence[str], keys: Sequence[str]) -> dict[str, int]:
+    def mark_chunks_relink(self, chunk_ids: Sequence[str], names: Sequence[Mapping[str, Any]]) -> dict[str, int]:
         """Mark linked chunks to be linked again (their documents as a whole, when those keep
-        no link context), and forget the handled marks of ``keys``."""
+        no link context), and forget the handled marks of ``names`` (``{key, marked}``: a name
+        marked again since is left marked)."""
 
         def work(tx: TxRunner) -> dict[str, int]:
             self._locked(tx, self.namespace)
             return dict(
-                tx.run("entity_graph/mark_relink", namespace=self.namespace, chunk_ids=list(chunk_ids), keys=list(keys))[0]
+                tx.run("entity_graph/mark_relink", namespace=self.namespace, chunk_ids=list(chunk_ids), names=list(names))[0]
             )
 
         return self.runner.write_fn(work)
@@ -351,9 +353,11 @@ def name_phrases(name: str) -> list[str]:
     """The quoted phrases of a Lucene query over ``chunk_names`` that find every chunk writing
     ``name`` as the gazetteer finds it: its words (runs of letters and digits; the index splits
     further), as written, in capitals and in lower case (Python's and Java's case mappings
-    differ on a few letters, the final sigma among them)."""
+    differ on a few letters, the final sigma among them), and the same of its NFKC form."""
     out = []
-    for variant in (name, name.upper(), name.lower()):
+    # the gazetteer matches a name's NFKC form ("ﬁ" is "fi" there), in any case
+    normal = unicodedata.normalize("NFKC", name)
+    for variant in (name, name.upper(), name.lower(), normal, normal.upper(), normal.lower()):
         words = " ".join(_WORDS.findall(variant))
         if words and any(ch.isalpha() for ch in words):
             out.append(f'"{words}"')
