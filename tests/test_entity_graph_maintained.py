@@ -407,6 +407,43 @@ def test_a_new_name_links_the_older_chunks_that_write_it(store, hashing_embedder
     assert hodor.mention_total == 2
 
 
+def test_a_graph_an_older_version_made_is_upgraded_before_it_is_maintained(store, hashing_embedder, monkeypatch):
+    """A graph made before names carried their key's words and scanned chunks were labelled for
+    the chunk_names index: the first maintenance gives both (a page at a time), and a name
+    entering then still finds the older chunks that write it."""
+    import kgrag_neo4j.entities.maintain as maintain
+
+    _ingest(store, hashing_embedder, {"a.txt": "Hodor. The giant held the door.", "c.txt": "Ned Stark rode to Winterfell."})
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    run = store.runner.driver.execute_query
+    run(
+        "MATCH (c:Chunk {namespace: $ns}) REMOVE c:NameScanned WITH count(*) AS one "
+        "MATCH (n:EntityName {namespace: $ns}) REMOVE n.first, n.words WITH count(*) AS two "
+        "MATCH (k:KgragMeta {key: 'entity-graph:' + $ns}) REMOVE k.name_words, k.name_scanned",
+        ns=store.namespace,
+    )
+    assert store.entity_graph_record() == {
+        "generation": store.entity_graph_generation(),
+        "name_words": False,
+        "name_scanned": False,
+    }
+    monkeypatch.setattr(maintain, "LABEL_PAGE", 1)
+    _ingest(store, hashing_embedder, {"d.txt": "They called him Hodor at Winterfell."})
+    result = maintain_entity_graph(store, hashing_embedder)
+    record = store.entity_graph_record()
+    assert record is not None and record["name_words"] and record["name_scanned"]
+    unlabelled = run(
+        "MATCH (c:Chunk {namespace: $ns}) WHERE c.name_keys IS NOT NULL AND NOT c:NameScanned RETURN count(c) AS n",
+        ns=store.namespace,
+    ).records[0]["n"]
+    assert unlabelled == 0
+    assert result.relinked == 1
+    assert store.get_entity_by_name("Hodor", limit=5)[0].mention_total == 2
+    got = _dump(store)
+    maintain_entity_graph(store, hashing_embedder, rebuild=True)
+    assert got == _dump(store)
+
+
 def test_a_new_one_word_name_relinks_only_its_capitalised_writers(store, hashing_embedder):
     _ingest(
         store,

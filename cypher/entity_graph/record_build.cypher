@@ -1,6 +1,7 @@
 // Record that the namespace's entity graph is up to date (the time, for `kgrag entities
 // status`), and the names the user gave (kept in the vocabulary whatever the chunks say). A
-// graph made by this version records that its names carry their key's words (`name_words`).
+// graph made by this version records that its names carry their key's words (`name_words`) and
+// that its scanned chunks are labelled for the chunk_names index (`name_scanned`).
 // mode: write
 // params:
 //   $namespace  STRING     tenant
@@ -9,7 +10,7 @@
 // returns: generation INTEGER
 // browser: :params {namespace: 'demo', at: '2026-01-01T00:00:00Z', names: []}
 MERGE (k:KgragMeta {key: 'entity-graph:' + $namespace})
-  ON CREATE SET k.generation = 0, k.namespace = $namespace, k.name_words = true
+  ON CREATE SET k.generation = 0, k.namespace = $namespace, k.name_words = true, k.name_scanned = true
 SET k.last_build = $at
 WITH k
 CALL (k) {

@@ -59,6 +59,8 @@ Progress = Callable[[str, int, int], None]
 
 #: chunks marked to be linked again per transaction
 _MARK_BATCH = 10_000
+#: chunks an older version scanned labelled for the chunk_names index per transaction
+LABEL_PAGE = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +147,7 @@ def maintain_entity_graph(
         return None
     store.ensure_embedder(embedder.name, embedder.dimensions)
     store.ensure_entity_graph_schema()
-    _ensure_name_words(store)
+    _upgrade(store)
     lap("setup")
 
     writes = BackgroundWrites()
@@ -207,12 +209,22 @@ def _given_rows(namespace: str, names: Sequence[str]) -> list[dict[str, Any]]:
     return [rows[k] for k in sorted(rows)]
 
 
-def _ensure_name_words(store: Any) -> None:
-    """Give the names of a graph made before names carried their key's words those words
-    (once: the graph then records it)."""
+def _upgrade(store: Any) -> None:
+    """Bring a graph an older version made up to what this one reads (once each: the graph then
+    records it): names carry their key's words, scanned chunks are labelled for the
+    chunk_names index (without it, the chunks that write a name entering the vocabulary are
+    not found)."""
     record = store.entity_graph_record()
-    if record is None or record["name_words"]:
+    if record is None:
         return
+    if not record.get("name_scanned", True):
+        while store.label_scanned_chunks(limit=LABEL_PAGE) >= LABEL_PAGE:
+            pass
+    if not record["name_words"]:
+        _name_words(store)
+
+
+def _name_words(store: Any) -> None:
     after = ""
     while True:
         page = store.names_without_words(after=after, limit=NAME_PAGE)

@@ -124,7 +124,8 @@ class EntityGraphMixin:
         return self.runner.read("entity_graph/context_chunks", namespace=self.namespace, documents=list(documents))
 
     def entity_graph_record(self) -> dict[str, Any] | None:
-        """The namespace's entity graph record (generation, ``name_words``), None without one."""
+        """The namespace's entity graph record (generation, ``name_words``, ``name_scanned``), None
+        without one."""
         rows = self.runner.read("entity_graph/graph_record", namespace=self.namespace)
         return dict(rows[0]) if rows else None
 
@@ -135,6 +136,18 @@ class EntityGraphMixin:
         return int(
             self.runner.write("entity_graph/set_name_words", namespace=self.namespace, rows=list(rows), done=done)[0]["named"]
         )
+
+    def label_scanned_chunks(self, *, limit: int = 10_000) -> int:
+        """Label for the chunk_names index up to ``limit`` chunks an older version scanned; a
+        page that comes back short records on the graph that none is left."""
+
+        def work(tx: TxRunner) -> int:
+            labelled = int(tx.run("entity_graph/label_scanned", namespace=self.namespace, limit=limit, done=False)[0]["labelled"])
+            if labelled < limit:
+                tx.run("entity_graph/label_scanned", namespace=self.namespace, limit=0, done=True)
+            return labelled
+
+        return self.runner.write_fn(work)
 
     def vocabulary_by_words(self, words: Sequence[str]) -> list[dict[str, Any]]:
         """The vocabulary names whose key starts with one of ``words`` (each row says which:
