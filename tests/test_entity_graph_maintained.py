@@ -87,24 +87,29 @@ def test_link_document_short_forms_and_lowercase_words():
 
 
 @pytest.mark.parametrize(
-    "old_df, df, moves",
+    "old_df, df, rechunked, moves",
     [
-        (0, 1, False),  # new: every chunk mentioning it was linked again, marked already
-        (0, 50, False),
-        (1, 1, False),
-        (1, 2, True),  # now links its two chunks
-        (2, 1, True),  # the other chunk loses the pair
-        (3, 4, True),  # the weight of the pair moved
-        (10, 11, True),  # out of the range: links none now
-        (11, 10, True),
-        (11, 40, False),  # linked none before, links none now
-        (5, 0, True),
+        (0, 1, False, False),  # new: every chunk mentioning it was linked again, marked already
+        (0, 50, False, False),
+        (0, 2, True, False),
+        (1, 1, False, False),
+        (1, 2, False, True),  # now links its two chunks
+        (2, 1, True, True),  # the other chunk loses the pair
+        (3, 4, False, True),  # the weight of the pair moved
+        (3, 3, False, False),  # the same chunks
+        (3, 3, True, True),  # as many chunks, but another one among them
+        (1, 1, True, False),  # one chunk links none, whichever it is
+        (40, 40, True, False),
+        (10, 11, False, True),  # out of the range: links none now
+        (11, 10, False, True),
+        (11, 40, False, False),  # linked none before, links none now
+        (5, 0, True, True),
     ],
 )
-def test_an_entity_count_moves_references_only_within_the_linking_range(old_df, df, moves):
+def test_an_entity_count_moves_references_only_within_the_linking_range(old_df, df, rechunked, moves):
     from kgrag_neo4j.entities.maintain import _references_move
 
-    assert _references_move(old_df, df, 10) is moves
+    assert _references_move(old_df, df, 10, rechunked=rechunked) is moves
 
 
 def test_reference_updates_match_the_whole_namespace_rule():
@@ -405,6 +410,36 @@ def test_a_new_name_links_the_older_chunks_that_write_it(store, hashing_embedder
     assert result.relinked >= 1
     hodor = store.get_entity_by_name("Hodor", limit=5)[0]
     assert hodor.mention_total == 2
+
+
+def test_a_mention_moving_to_another_chunk_decides_the_references_of_its_other_chunks_again(store, hashing_embedder):
+    """ "Alice Cooper" stays in two chunks, but one of them is another chunk now: the chunk that
+    kept it picks its heaviest edge again (the new chunk, not the one that lost the mention),
+    as a build from scratch does, though the chunk count did not move."""
+    options = MaintainOptions(edges_per_chunk=1)
+    _ingest(
+        store,
+        hashing_embedder,
+        {
+            "l.txt": "Alice Cooper met the crowd.",
+            "m.txt": "Alice Cooper and Bob Dylan sang.",
+            # o.txt and p.txt pick each other (two names shared), not m.txt
+            "o.txt": "Bob Dylan and Joan Baez wrote songs.",
+            "p.txt": "Bob Dylan and Joan Baez played guitar.",
+            "q.txt": "Carol King and David Bowie danced.",
+        },
+    )
+    maintain_entity_graph(store, hashing_embedder, create=True, options=options)
+    assert [x for x, _ in _dump(store)["chunks"]["m.txt#0"][1]] == ["l.txt#0"]
+    # l.txt no longer names her; n.txt does, and picks q.txt (two names shared) over m.txt
+    _ingest(
+        store, hashing_embedder, {"l.txt": "The crowd went home.", "n.txt": "Alice Cooper, Carol King and David Bowie danced."}
+    )
+    maintain_entity_graph(store, hashing_embedder, options=options)
+    got = _dump(store)
+    assert "n.txt#0" in [x for x, _ in got["chunks"]["m.txt#0"][1]]
+    maintain_entity_graph(store, hashing_embedder, rebuild=True, options=options)
+    assert got == _dump(store)
 
 
 def test_a_graph_an_older_version_made_is_upgraded_before_it_is_maintained(store, hashing_embedder, monkeypatch):

@@ -6,14 +6,15 @@
 // sentence. Only the earliest chunk of those written since the last update (kept by
 // entity_graph/write_links) and its current source chunk are compared, unless it lost the
 // mention in either (then all of them). `touches`: how often it was marked, so that an update made from this read is refused
-// if another ingest marked it meanwhile.
+// if another ingest marked it meanwhile. `rechunked`: a chunk stopped mentioning it since its
+// last update (entity_graph/unlink_chunks).
 // mode: read
 // params:
 //   $namespace  STRING   tenant
 //   $after      STRING   the last id of the previous page ('' for the first)
 //   $limit      INTEGER  page size
 //   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
-// returns: id STRING, key STRING, name STRING, type STRING, description STRING, source_chunk_id STRING, maintained BOOLEAN, has_embedding BOOLEAN, forms LIST<STRING>, form_counts LIST<INTEGER>, stats LIST<INTEGER>, df INTEGER, old_df INTEGER, earliest MAP, touches INTEGER
+// returns: id STRING, key STRING, name STRING, type STRING, description STRING, source_chunk_id STRING, maintained BOOLEAN, has_embedding BOOLEAN, forms LIST<STRING>, form_counts LIST<INTEGER>, stats LIST<INTEGER>, df INTEGER, old_df INTEGER, earliest MAP, touches INTEGER, rechunked BOOLEAN
 // browser: :params {namespace: 'demo', after: '', limit: 500, vector_property: 'embedding'}
 MATCH (e:Entity {dirty: true})
 USING INDEX e:Entity(dirty)
@@ -51,5 +52,5 @@ RETURN e.id AS id, e.name_key AS key, e.name AS name, e.type AS type, coalesce(e
        coalesce(n.forms, []) AS forms, coalesce(n.form_counts, []) AS form_counts,
        CASE WHEN n IS NULL THEN [0, 0, 0, 0, 0] ELSE [n.person, n.location, n.weak, n.occurrences, n.titles] END AS stats,
        COUNT { (e)<-[:MENTIONS]-() } AS df, coalesce(e.df, 0) AS old_df, earliest,
-       coalesce(e.touches, 0) AS touches
+       coalesce(e.touches, 0) AS touches, coalesce(e.rechunked, false) AS rechunked
 ORDER BY id

@@ -2,7 +2,10 @@
 // strengths are subtracted from the relationships they added to (a relationship no chunk
 // supports any more goes, unless a triple wrote it), their mentions go, and the entities they
 // mentioned are marked for the maintainer (`dirty`: type, description, chunk links and
-// community to bring up to date; an entity no chunk mentions goes then). With $forget_scan
+// community to bring up to date; an entity no chunk mentions goes then; `rechunked`: a chunk
+// no longer mentions it, so the `references` edges of its other chunks are decided again
+// even if its chunk count stays). A chunk linked again in the same transaction keeps the
+// mentions $kept names (entity_graph/write_links writes them again): those mark nothing. With $forget_scan
 // (the chunks are about to be deleted) their name scans are subtracted from the name
 // statistics too; a name no chunk writes any more leaves the vocabulary (`left`), one that
 // lost a form is marked to have its writers linked again, and the generation moves. Chunks:
@@ -18,8 +21,9 @@
 //   $chunk_ids     LIST<STRING>  only these chunks of the documents (null = every chunk)
 //   $forget_scan   BOOLEAN       subtract the chunks' name scans as well
 //   $limit         INTEGER       at most this many chunks with co-occurrences or a scan (null = all)
+//   $kept          MAP           chunk id -> the entity ids it mentions again ({} = none)
 // returns: chunks INTEGER, left INTEGER
-// browser: :params {namespace: 'demo', document_ids: [], stale_only: false, chunk_ids: null, forget_scan: false, limit: null}
+// browser: :params {namespace: 'demo', document_ids: [], stale_only: false, chunk_ids: null, forget_scan: false, limit: null, kept: {}}
 UNWIND $document_ids AS id
 MATCH (d:Document {id: id})-[:HAS_CHUNK]->(c:Chunk)
 WHERE d.namespace = $namespace AND c.namespace = $namespace
@@ -45,7 +49,8 @@ CALL (c) {
   // can move an entity's earliest mention (then all its mentions are compared again); losing
   // any other leaves the earliest where it was
   SET e.dirty = true, e.lost = CASE WHEN c.id IN [e.source_chunk_id, e.new_source] THEN true ELSE e.lost END,
-      e.touches = coalesce(e.touches, 0) + 1
+      e.touches = coalesce(e.touches, 0) + 1,
+      e.rechunked = CASE WHEN NOT e.id IN coalesce($kept[c.id], []) THEN true ELSE e.rechunked END
   // chunks about to be deleted keep theirs: the delete finds the entities it orphans by them
   WITH m WHERE NOT $forget_scan
   DELETE m

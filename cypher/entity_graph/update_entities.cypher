@@ -6,10 +6,12 @@
 // relationships (its communities marked stale first); its CO_OCCURS relationships are marked
 // for a new description when its name changed. An entity marked again since it was read
 // (`touches` moved: another ingest linked or unlinked it) is left dirty, to be read again.
+// With `references`, the chunks mentioning it are marked to have their `references` edges
+// decided again (its chunks changed in a way that moves them), in the same transaction.
 // mode: write
 // params:
 //   $namespace  STRING     tenant
-//   $rows       LIST<MAP>  [{id, touches, name, type, description, source_chunk_id, embedding: LIST<FLOAT>|null, df, changed, renamed}]
+//   $rows       LIST<MAP>  [{id, touches, name, type, description, source_chunk_id, embedding: LIST<FLOAT>|null, df, changed, renamed, references}]
 //   $vector_property  STRING  property holding the namespace's vectors (its embedding model's; `kgrag cypher params` fills it)
 // returns: updated INTEGER, deleted INTEGER, moved INTEGER
 // browser: :params {namespace: 'demo', rows: [], vector_property: 'embedding'}
@@ -32,8 +34,14 @@ OPTIONAL CALL (e, row, moved) {
     SET e.namespace = $namespace, e.staged_namespace = null, e.staged_build = null,
         e.name = row.name, e.type = row.type, e.description = row.description,
         e.source_chunk_id = row.source_chunk_id, e.df = row.df, e.dirty = null, e.lost = null,
-        e.settled = row.touches, e.new_source = null, e.new_place = null
+        e.settled = row.touches, e.new_source = null, e.new_place = null, e.rechunked = null
     WITH e, row
+    CALL (e, row) {
+      WITH e WHERE row.references
+      MATCH (e)<-[:MENTIONS]-(c:Chunk)
+      WHERE c.namespace = $namespace AND c.links_dirty IS NULL
+      SET c.links_dirty = true
+    }
     CALL (e, row) {
       WITH e, row WHERE row.renamed
       MATCH (e)-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]-(:Entity)

@@ -171,12 +171,9 @@ def maintain_entity_graph(
         lap("link")
 
         # 4. entities
-        touched = _settle_entities(store, embedder, options, result, report, writes)
+        _settle_entities(store, embedder, options, result, report, writes)
     finally:
         writes.close()
-    if touched:
-        for start in range(0, len(touched), 5000):
-            store.mark_entity_chunks(touched[start : start + 5000])
     store.settle_relations()
     lap("entities")
 
@@ -284,10 +281,9 @@ def _settle_entities(
     result: MaintenanceResult,
     report: Progress,
     writes: BackgroundWrites,
-) -> list[str]:
-    """Update every dirty entity; returns the ids whose chunk count changed in a way that
-    changes the ``references`` edges of their chunks."""
-    touched: list[str] = []
+) -> None:
+    """Update every dirty entity, and mark the chunks of those whose chunks changed in a way
+    that changes their ``references`` edges (in the same transaction)."""
     after = ""
     moved = 0
     passes = 0
@@ -300,7 +296,7 @@ def _settle_entities(
             # entities another ingest marked between this run's read and its update are still
             # dirty: read again from the start (that ingest reads them too, after its writes)
             if not moved:
-                return touched
+                return
             passes += 1
             if passes >= 20:  # pragma: no cover - another ingest marked them twenty times over
                 raise ConfigurationError("entities kept changing while being updated; run the build again")
@@ -312,8 +308,6 @@ def _settle_entities(
         embed_at: list[int] = []
         for r in page:
             df, old_df = int(r["df"]), int(r["old_df"])
-            if _references_move(old_df, df, options.edge_max_chunks):
-                touched.append(r["id"])
             name, type_, description, source = r["name"], r["type"], r["description"], r["source_chunk_id"]
             if r["maintained"]:
                 display = display_name(r["forms"], r["form_counts"]) or r["key"]
@@ -336,6 +330,7 @@ def _settle_entities(
                 "df": df,
                 "changed": changed,
                 "renamed": name != r["name"],
+                "references": _references_move(old_df, df, options.edge_max_chunks, rechunked=bool(r["rechunked"])),
             }
             if r["maintained"] and df > 0 and ((name, description) != (r["name"], r["description"]) or not r["has_embedding"]):
                 embed_at.append(len(rows))
@@ -355,13 +350,14 @@ def _settle_entities(
             moved += _count_update(updates.popleft(), result, report)
 
 
-def _references_move(old_df: int, df: int, most: int) -> bool:
-    """Whether an entity's new chunk count changes the ``references`` edges of chunks that
-    were not linked again: it links its chunks while it is in 2 to ``most`` of them (with a
-    weight from the count), so only a count that moved in or out of that range, or within
-    it, does; and not for an entity that had none at its last update, since every chunk
-    mentioning it now was linked again (and is marked already)."""
-    if df == old_df or old_df == 0:
+def _references_move(old_df: int, df: int, most: int, *, rechunked: bool) -> bool:
+    """Whether an entity's chunks changed so that the ``references`` edges of chunks that
+    were not linked again change: it links its chunks while it is in 2 to ``most`` of them
+    (with a weight from the count), so only a count that moved in or out of that range, or
+    within it, does, or the same count over other chunks (``rechunked``: a chunk stopped
+    mentioning it, another began); and not for an entity that had none at its last update,
+    since every chunk mentioning it now was linked again (and is marked already)."""
+    if old_df == 0 or (df == old_df and not rechunked):
         return False
     return 2 <= old_df <= most or 2 <= df <= most
 

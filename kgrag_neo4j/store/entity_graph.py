@@ -201,6 +201,11 @@ class EntityGraphMixin:
             if any(now.get(d["id"]) != (d["content_hash"], d["links_version"]) for d in documents):
                 return False
             if links["unlink"]:
+                unlinked = set(links["unlink"])
+                kept: dict[str, list[str]] = {}
+                for m in links["mentions"]:
+                    if m["chunk_id"] in unlinked:
+                        kept.setdefault(m["chunk_id"], []).append(m["entity_id"])
                 tx.run(
                     "entity_graph/unlink_chunks",
                     namespace=self.namespace,
@@ -209,6 +214,7 @@ class EntityGraphMixin:
                     chunk_ids=list(links["unlink"]),
                     forget_scan=False,
                     limit=None,
+                    kept=kept,
                 )
             tx.run(
                 "entity_graph/write_links",
@@ -260,13 +266,6 @@ class EntityGraphMixin:
             return dict(
                 tx.run("entity_graph/update_entities", namespace=self.namespace, rows=list(rows), vector_property=prop)[0]
             )
-
-        return self.runner.write_fn(work)
-
-    def mark_entity_chunks(self, entity_ids: Sequence[str]) -> int:
-        def work(tx: TxRunner) -> int:
-            self._locked(tx, self.namespace)
-            return int(tx.run("entity_graph/mark_chunks", namespace=self.namespace, entity_ids=list(entity_ids))[0]["marked"])
 
         return self.runner.write_fn(work)
 
@@ -342,6 +341,7 @@ class EntityGraphMixin:
                     chunk_ids=None,
                     forget_scan=True,
                     limit=limit,
+                    kept={},
                 )[0]["chunks"]
             )
         return 0
