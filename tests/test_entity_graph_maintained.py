@@ -194,6 +194,31 @@ def _dump(store: Neo4jStore) -> dict:
     return {"chunks": chunks, "entities": entities, "relations": relations}
 
 
+def _assert_link_forms_add_up(store: Neo4jStore) -> None:
+    """A document's link context is the sum of its chunks' shares (each linked chunk's share
+    is taken out of it and put back when the chunk is linked again)."""
+    rows = store.runner.driver.execute_query(
+        """
+        MATCH (d:Document {namespace: $ns}) WHERE d.link_forms IS NOT NULL
+        CALL (d) { MATCH (d)-[:HAS_CHUNK]->(c:Chunk) WHERE c.link_forms IS NOT NULL
+                   RETURN collect([c.link_forms, c.link_counts]) AS shares }
+        RETURN d.source AS source, d.link_forms AS forms, d.link_counts AS counts, shares
+        """,
+        ns=store.namespace,
+        database_=store.runner.database,
+    ).records
+    for r in rows:
+        summed: dict[str, list[int]] = {}
+        for forms, counts in r["shares"]:
+            for i, form in enumerate(forms):
+                total = summed.setdefault(form, [0, 0, 0])
+                total[0] += counts[2 * i]
+                total[1] += counts[2 * i + 1]
+                total[2] += 1
+        stored = {f: list(r["counts"][3 * i : 3 * i + 3]) for i, f in enumerate(r["forms"])}
+        assert stored == summed, r["source"]
+
+
 def _ingest(store, embedder, files: dict[str, str]) -> None:
     ing = Ingestor(store, embedder, chunker=RecursiveChunker(max_tokens=16, overlap_tokens=0), entities=False)
     for source, text in files.items():
@@ -241,6 +266,7 @@ def test_maintained_graph_equals_a_full_build_after_random_changes(
         maintain_entity_graph(store, hashing_embedder, options=options)
         state = store.entity_graph_state()
         assert state["documents"] == state["documents_linked"] == len(live)
+        _assert_link_forms_add_up(store)
 
     # the same chunks built from scratch: in place, since ids (which break ties) embed the namespace
     got = _dump(store)
@@ -312,6 +338,35 @@ def test_a_name_entering_relinks_the_chunks_its_document_context_changes(store, 
     assert got == _dump(store)
 
 
+def test_a_chunk_linked_for_its_document_context_brings_its_new_share_of_the_forms(store, hashing_embedder):
+    """ "apple" entered while robert.txt wrote it only in lower case (so none of its chunks was
+    linked again); when "Robert Baratheon" enters, the chunk writing "Robert" is linked for
+    its document's context and now writes "apple" too: the document's forms take that in,
+    and still add up to its chunks' shares, as in a build from scratch."""
+    options = MaintainOptions(batch_chunks=4)
+    robert = (
+        "They drank to robert baratheon that night. The hall was loud and warm.\n\n"
+        "Robert ate a green apple from the south.\n\nLater Robert slept by the fire."
+    )
+    _ingest(store, hashing_embedder, {"robert.txt": robert})
+    maintain_entity_graph(store, hashing_embedder, create=True, options=options)
+    _ingest(store, hashing_embedder, {"fruit.txt": "They shipped crates to Apple in the spring."})
+    result = maintain_entity_graph(store, hashing_embedder, options=options)
+    assert result.names_entered >= 1 and result.relinked == 0  # lower case only in robert.txt
+    _ingest(store, hashing_embedder, {"kings.txt": CONTEXT_CORPUS["kings.txt"]})
+    maintain_entity_graph(store, hashing_embedder, options=options)
+    _assert_link_forms_add_up(store)
+    forms = store.runner.driver.execute_query(
+        "MATCH (d:Document {namespace: $ns, source: 'robert.txt'}) RETURN d.link_forms AS forms",
+        ns=store.namespace,
+        database_=store.runner.database,
+    ).records[0]["forms"]
+    assert "apple" in forms
+    got = _dump(store)
+    maintain_entity_graph(store, hashing_embedder, rebuild=True, options=options)
+    assert got == _dump(store)
+
+
 @pytest.mark.parametrize("seed, whole_vocabulary", [(3, False), (5, False), (8, False), (13, True), (21, False)])
 def test_chunks_linked_again_in_their_document_context_equal_a_full_build(
     store, hashing_embedder, seed, whole_vocabulary, monkeypatch
@@ -352,6 +407,7 @@ def test_chunks_linked_again_in_their_document_context_equal_a_full_build(
         maintain_entity_graph(store, hashing_embedder, options=options)
         state = store.entity_graph_state()
         assert state["documents"] == state["documents_linked"] == len(live)
+        _assert_link_forms_add_up(store)
         got = _dump(store)
         maintain_entity_graph(store, hashing_embedder, rebuild=True, options=options)
         assert got == _dump(store), f"step {_step}: {op}"

@@ -17,7 +17,6 @@ from .chunk_links import title_name
 from .linking import (
     ChunkLinks,
     DocumentForms,
-    LinkContext,
     LinkOptions,
     VocabularyMatcher,
     VocabularyName,
@@ -55,6 +54,9 @@ DOCUMENT_PAGE = 2000
 WHOLE_VOCABULARY_AFTER = 5_000
 VOCABULARY_IN_MEMORY = 300_000
 #: documents with marked chunks linked per transaction
+#: rounds of reading the other chunks a document's new link context concerns (each round's
+#: chunks may concern more; a chain longer than this is not a document's)
+_CONTEXT_ROUNDS = 20
 RELINK_PAGE = 200
 NAME_PAGE = 20_000
 
@@ -325,32 +327,22 @@ class Linker:
         texts = [c["content"] or "" for d in partial for c in d["chunks"]]
         titles = [normalise_name(title_name(d["title"])) for d in partial]
         matcher = self.matcher(generation, len(texts), texts, titles)
-        plans: list[tuple[dict[str, Any], list[Any], list[dict[str, tuple[int, int]]], DocumentForms, LinkContext]] = []
-        wanted: list[dict[str, Any]] = []
+        plans: list[tuple[dict[str, Any], list[Any], list[dict[str, tuple[int, int]]], DocumentForms]] = []
         for d in partial:
-            kept = _document_forms(d["link_forms"], d["link_counts"])
+            now = _document_forms(d["link_forms"], d["link_counts"])
             matches = [matcher.gazetteer.find(c["content"] or "") for c in d["chunks"]]
             shares = [chunk_forms(found) for found in matches]
-            now = dict(kept)
             for c, share in zip(d["chunks"], shares):
                 add_forms(now, _chunk_share(c), -1)
                 add_forms(now, share, 1)
-            context = document_context(now)
-            changed = document_context(kept).changed_keys(context)
-            forms = sorted(f for f in set(kept) | set(now) if form_key(f) in changed)
-            if forms:
-                wanted.append({"id": d["document_id"], "forms": forms})
-            plans.append((d, matches, shares, now, context))
-        extra = {r["document_id"]: r["chunks"] for r in self.store.context_chunks(wanted)} if wanted else {}
-        if extra:
-            more = [c["content"] or "" for chunks in extra.values() for c in chunks]
-            matcher = self.matcher(generation, len(texts) + len(more), texts + more, titles)
+            plans.append((d, matches, shares, now))
+        extra, matcher = self._context(plans, matcher, generation, texts, titles)
         namespace = self.store.namespace
-        for d, matches, shares, now, context in plans:
+        for d, matches, shares, now in plans:
+            context = document_context(now)
             title_key = normalise_name(title_name(d["title"]))
-            others = extra.get(d["document_id"], [])
             work = [(c, found, share) for c, found, share in zip(d["chunks"], matches, shares)]
-            work += [(c, found, chunk_forms(found)) for c in others for found in [matcher.gazetteer.find(c["content"] or "")]]
+            work += extra.get(d["document_id"], [])
             for c, found, share in work:
                 link = link_chunk(
                     namespace,
@@ -367,6 +359,46 @@ class Linker:
             links.document(d, now, whole=False, settled=[c["id"] for c in d["chunks"]])
             count += len(work)
         return count
+
+    def _context(
+        self,
+        plans: Sequence[tuple[dict[str, Any], list[Any], list[dict[str, tuple[int, int]]], DocumentForms]],
+        matcher: VocabularyMatcher,
+        generation: int | None,
+        texts: list[str],
+        titles: list[str],
+    ) -> tuple[dict[str, list[tuple[dict[str, Any], list[Any], dict[str, tuple[int, int]]]]], VocabularyMatcher]:
+        """The other chunks of the documents whose names count or resolve differently in the
+        documents' new contexts, with their matches and forms now: each one's new share of the
+        forms replaces its old one in its document's forms (``plans``' last item, updated in
+        place), which may change the context again, until no other chunk is concerned. Returns
+        them by document, and a matcher of the vocabulary they all need."""
+        extra: dict[str, list[tuple[dict[str, Any], list[Any], dict[str, tuple[int, int]]]]] = {}
+        seen: set[str] = set()
+        more: list[str] = []
+        for _round in range(_CONTEXT_ROUNDS):
+            wanted = []
+            for d, _, _, now in plans:
+                kept = _document_forms(d["link_forms"], d["link_counts"])
+                changed = document_context(kept).changed_keys(document_context(now))
+                forms = sorted(f for f in set(kept) | set(now) if form_key(f) in changed)
+                if forms:
+                    wanted.append({"id": d["document_id"], "forms": forms})
+            rows = self.store.context_chunks(wanted) if wanted else []
+            new = [(r["document_id"], c) for r in rows for c in r["chunks"] if c["id"] not in seen]
+            if not new:
+                return extra, matcher
+            more += [c["content"] or "" for _, c in new]
+            matcher = self.matcher(generation, len(texts) + len(more), texts + more, titles)
+            forms_of = {d["document_id"]: now for d, _, _, now in plans}
+            for document_id, c in new:
+                seen.add(c["id"])
+                found = matcher.gazetteer.find(c["content"] or "")
+                share = chunk_forms(found)
+                add_forms(forms_of[document_id], _chunk_share(c), -1)
+                add_forms(forms_of[document_id], share, 1)
+                extra.setdefault(document_id, []).append((c, found, share))
+        raise ConfigurationError("a document's link context kept changing while linking; run the build again")
 
 
 def _linked_whole(document: dict[str, Any]) -> bool:
