@@ -562,6 +562,36 @@ def test_a_new_one_word_name_relinks_only_its_capitalised_writers(store, hashing
     assert got == _dump(store)
 
 
+def test_a_document_with_more_marked_chunks_than_a_batch_is_linked_in_parts(store, hashing_embedder, monkeypatch):
+    """Seven chunks of one document write "Hodor" when it enters: with two chunks a batch,
+    they are linked two at a time (each part read once the one before is written), and end
+    as a build from scratch does."""
+    import kgrag_neo4j.entities.link_batches as link_batches
+
+    parts: list[int] = []
+    original = link_batches.Linker.relink
+
+    def relink(self, links, documents, generation):
+        parts.append(sum(len(d["chunks"]) for d in documents))
+        return original(self, links, documents, generation)
+
+    monkeypatch.setattr(link_batches.Linker, "relink", relink)
+    options = MaintainOptions(batch_chunks=2)
+    text = "\n\n".join(f"Hodor. The giant held the door number {n} shut." for n in "one two three four five six seven".split())
+    _ingest(store, hashing_embedder, {"a.txt": text, "c.txt": "Ned Stark rode to Winterfell."})
+    maintain_entity_graph(store, hashing_embedder, create=True, options=options)
+    assert not _has("Hodor", store)
+    _ingest(store, hashing_embedder, {"d.txt": "They called him Hodor at Winterfell."})
+    result = maintain_entity_graph(store, hashing_embedder, options=options)
+    assert result.relinked_chunks == 7 and parts == [2, 2, 2, 1]
+    assert store.entity_graph_state()["chunks_to_relink"] == 0
+    assert store.get_entity_by_name("Hodor", limit=5)[0].mention_total == 8
+    _assert_link_forms_add_up(store)
+    got = _dump(store)
+    maintain_entity_graph(store, hashing_embedder, rebuild=True, options=options)
+    assert got == _dump(store)
+
+
 def test_chunks_writing_reads_every_page_of_full_text_hits(store, hashing_embedder):
     # more writers than one page of hits holds: every one is found, as with one large page
     _ingest(store, hashing_embedder, {f"w{i}.txt": f"Ned Stark rode to Winterfell, day {i}." for i in range(7)})

@@ -272,22 +272,41 @@ class Linker:
         """Link the chunks marked to be linked again, a page of documents at a time (each
         page's links written in the background while the next is computed; one refused is
         computed again); a document to be linked as a whole anyway (a new version, or one that
-        keeps no link context) is linked so here. Returns the documents linked."""
+        keeps no link context) is linked so here. A page holds about ``batch_chunks`` marked
+        chunks: a document with more is linked that many at a time, each part read once the
+        part before is written. Returns the documents linked."""
         linked = 0
         after = ""
         written: deque[tuple[Future[Any], list[str], Links, int]] = deque()
+        part: tuple[str, int] | None = None  # the document linked in parts, and its marks left then
         while True:
-            ids = self.store.relink_documents(after=after, limit=RELINK_PAGE)
-            if not ids:
+            page = self.store.relink_documents(after=after, limit=RELINK_PAGE)
+            if not page:
                 break
-            after = ids[-1]
+            ids: list[str] = []
+            size = 0
+            for row in page:
+                ids.append(row["id"])
+                size += int(row["chunks"])
+                if size >= self.batch_chunks:
+                    break
+            # a document with more marked chunks than a page takes is read again for the rest
+            # once this part is written (its forms and marks move with it)
+            last = (ids[-1], int(page[len(ids) - 1]["chunks"]))
+            # (a part that left its marks, another ingest's, is not read again and again)
+            rest = last[1] > self.batch_chunks and not (part is not None and part[0] == last[0] and part[1] <= last[1])
+            part = last if rest else None
+            if not rest:
+                after = ids[-1]
+            elif len(ids) > 1:
+                after = ids[-2]
             record = self.store.entity_graph_record()  # read: the write in flight holds the lock
             generation = record["generation"] if record else None
-            documents = self.store.relink_chunks(ids)
+            documents = self.store.relink_chunks(ids, limit=self.batch_chunks)
             links = Links(self.store.namespace)
             chunks = self.relink(links, documents, generation)
             written.append((self.writes.submit(self.store.write_entity_links, generation, links.params()), ids, links, chunks))
-            while len(written) > 1:
+            while len(written) > (0 if rest else 1):
                 linked += self._settle_relink(*written.popleft())
         while written:
             linked += self._settle_relink(*written.popleft())
@@ -300,7 +319,7 @@ class Linker:
             self.writes.drain()
             for _attempt in range(20):
                 generation = self.store.entity_graph_generation()
-                documents = self.store.relink_chunks(ids)
+                documents = self.store.relink_chunks(ids, limit=self.batch_chunks)
                 links = Links(self.store.namespace)
                 chunks = self.relink(links, documents, generation)
                 if self.store.write_entity_links(generation, links.params()):

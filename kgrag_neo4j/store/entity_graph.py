@@ -112,13 +112,16 @@ class EntityGraphMixin:
                 mentioned, most = [], most * 4
         return sorted(out)
 
-    def relink_documents(self, *, after: str = "", limit: int = PAGE) -> list[str]:
-        """Documents with chunks marked to be linked again, a page of them by id."""
-        rows = self.runner.read("entity_graph/relink_documents", namespace=self.namespace, after=after, limit=limit)
-        return [r["id"] for r in rows]
+    def relink_documents(self, *, after: str = "", limit: int = PAGE) -> list[dict[str, Any]]:
+        """Documents with chunks marked to be linked again, a page of them by id: ``{id,
+        chunks}`` (how many it has marked)."""
+        return self.runner.read("entity_graph/relink_documents", namespace=self.namespace, after=after, limit=limit)
 
-    def relink_chunks(self, document_ids: Sequence[str]) -> list[dict[str, Any]]:
-        return self.runner.read("entity_graph/relink_chunks", namespace=self.namespace, document_ids=list(document_ids))
+    def relink_chunks(self, document_ids: Sequence[str], *, limit: int = 1_000_000) -> list[dict[str, Any]]:
+        """The documents with their first ``limit`` marked chunks (``entity_graph/relink_chunks``)."""
+        return self.runner.read(
+            "entity_graph/relink_chunks", namespace=self.namespace, document_ids=list(document_ids), limit=limit
+        )
 
     def context_chunks(self, documents: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         return self.runner.read("entity_graph/context_chunks", namespace=self.namespace, documents=list(documents))
