@@ -86,6 +86,8 @@ POSTGRES_DOCS = Path("/usr/share/doc/postgresql-doc-15/html")
 MAN_ROOT = Path("/usr/share/man")
 MAN_SECTIONS = ("man1", "man2", "man3", "man4", "man5", "man7", "man8")
 QUERIES = 400
+#: chunks embedded at a time while the corpus is built
+EMBED_BATCH = 50_000
 SEED = 20241123
 
 
@@ -415,7 +417,10 @@ def _build(target: int) -> None:
     queries = [queries[i] for i in picked]
     print(f"    corpus: {len(files):,} pages, {len(texts):,} chunks; embedding with WordLlama", flush=True)
     embedder = WordLlamaEmbedder()
-    vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+    # a batch at a time into float32: a million chunks' vectors as Python floats outgrow 20 GB
+    vectors = np.empty((len(texts), embedder.dimensions), dtype=np.float32)
+    for start in range(0, len(texts), EMBED_BATCH):
+        vectors[start : start + EMBED_BATCH] = np.asarray(embedder.embed(texts[start : start + EMBED_BATCH]), dtype=np.float32)
     query_vectors = np.asarray(embedder.embed(queries, input_type="query"), dtype=np.float32)
     np.save(root / "vectors.npy", vectors)
     np.save(root / "query_vectors.npy", query_vectors)
