@@ -53,10 +53,10 @@ DOCUMENT_PAGE = 2000
 #: the corpus, so an ingest of a few documents into a large namespace must not pay it.
 WHOLE_VOCABULARY_AFTER = 5_000
 VOCABULARY_IN_MEMORY = 300_000
-#: documents with marked chunks linked per transaction
 #: rounds of reading the other chunks a document's new link context concerns (each round's
 #: chunks may concern more; a chain longer than this is not a document's)
 _CONTEXT_ROUNDS = 20
+#: most documents with marked chunks linked per transaction (and about batch_chunks chunks)
 RELINK_PAGE = 200
 NAME_PAGE = 20_000
 
