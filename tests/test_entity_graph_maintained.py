@@ -592,6 +592,43 @@ def test_a_document_with_more_marked_chunks_than_a_batch_is_linked_in_parts(stor
     assert got == _dump(store)
 
 
+def test_a_document_larger_than_a_batch_is_scanned_and_written_a_batch_at_a_time(store, hashing_embedder, monkeypatch):
+    """One document is a batch alone however large: its name scans and its links go to the
+    server ``batch_chunks`` chunks a transaction (the document's forms with the last), and the
+    graph is what a build in one transaction makes."""
+    text = "\n\n".join(
+        f"Ned Stark rode to Winterfell with Jon Snow on day {n}. Arya Stark stayed."
+        for n in "one two three four five six seven".split()
+    )
+    _ingest(store, hashing_embedder, {"a.txt": text, "b.txt": "Jon Snow met Ned Stark at the Wall."})
+    scans: list[int] = []
+    writes: list[tuple[int, int]] = []
+    apply, write = store.apply_name_scans, store.write_entity_links
+
+    def spy_apply(rows):
+        scans.append(len(rows))
+        return apply(rows)
+
+    def spy_write(generation, links):
+        writes.append((len(links["chunks"]), len(links["documents"])))
+        return write(generation, links)
+
+    monkeypatch.setattr(store, "apply_name_scans", spy_apply)
+    monkeypatch.setattr(store, "write_entity_links", spy_write)
+    maintain_entity_graph(store, hashing_embedder, create=True, options=MaintainOptions(batch_chunks=2))
+    total = sum(len(store.list_document_chunks(d.id)) for d in store.list_documents())
+    assert total > 8 and scans and max(scans) <= 2 and sum(scans) == total
+    assert writes and max(n for n, _ in writes) <= 2 and sum(n for n, _ in writes) == total
+    assert sum(d for _, d in writes) == 2  # each document's forms written once, with its last part
+    state = store.entity_graph_state()
+    assert state["documents"] == state["documents_linked"] == 2
+    _assert_link_forms_add_up(store)
+    got = _dump(store)
+    monkeypatch.undo()
+    maintain_entity_graph(store, hashing_embedder, rebuild=True)
+    assert got == _dump(store)
+
+
 def test_chunks_writing_reads_every_page_of_full_text_hits(store, hashing_embedder):
     # more writers than one page of hits holds: every one is found, as with one large page
     _ingest(store, hashing_embedder, {f"w{i}.txt": f"Ned Stark rode to Winterfell, day {i}." for i in range(7)})

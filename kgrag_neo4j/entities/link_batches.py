@@ -53,6 +53,8 @@ DOCUMENT_PAGE = 2000
 #: the corpus, so an ingest of a few documents into a large namespace must not pay it.
 WHOLE_VOCABULARY_AFTER = 5_000
 VOCABULARY_IN_MEMORY = 300_000
+#: chunks whose name scans are added per transaction
+SCAN_ROWS = 1000
 #: rounds of reading the other chunks a document's new link context concerns (each round's
 #: chunks may concern more; a chain longer than this is not a document's)
 _CONTEXT_ROUNDS = 20
@@ -87,9 +89,11 @@ def document_batches(store: Any, batch_chunks: int, *, every: bool = False) -> I
             yield batch
 
 
-def scan_batch(store: Any, batch: Sequence[dict[str, Any]], writes: BackgroundWrites | None = None) -> None:
+def scan_batch(
+    store: Any, batch: Sequence[dict[str, Any]], writes: BackgroundWrites | None = None, *, most: int = SCAN_ROWS
+) -> None:
     """Add the name scans of ``batch``'s chunks not scanned yet (in the background with
-    ``writes``)."""
+    ``writes``), ``most`` chunks a transaction: one large document is a batch alone."""
     rows = []
     for doc in batch:
         title = title_name(doc["title"])
@@ -106,10 +110,12 @@ def scan_batch(store: Any, batch: Sequence[dict[str, Any]], writes: BackgroundWr
                     ],
                 }
             )
-    if rows and writes is not None:
-        writes.submit(store.apply_name_scans, rows)
-    elif rows:
-        store.apply_name_scans(rows)
+    for start in range(0, len(rows), most):
+        part = rows[start : start + most]
+        if writes is not None:
+            writes.submit(store.apply_name_scans, part)
+        else:
+            store.apply_name_scans(part)
 
 
 def vocabulary_name(row: dict[str, Any]) -> VocabularyName:
@@ -191,6 +197,12 @@ class Linker:
             self.pool = VocabularyMatcher({**(self.pool.vocabulary if self.pool else {}), **names})
         return self.pool
 
+    def write(self, generation: int | None, links: Links) -> bool:
+        """Write ``links`` about ``batch_chunks`` chunks a transaction; False when a part was
+        refused (the vocabulary or a document moved: the batch is computed again, and the
+        chunks a part wrote are taken back then)."""
+        return all(self.store.write_entity_links(generation, part) for part in links.parts(self.batch_chunks))
+
     # -- pending documents, whole -----------------------------------------------------------
     def link_pending(self) -> int:
         """Link the pending documents as a whole, a batch at a time: each batch's links are
@@ -203,14 +215,14 @@ class Linker:
             for batch in document_batches(self.store, self.batch_chunks):
                 # a document another ingest stored after this run's scan: its names count before
                 # it is linked (linked, it would never be scanned)
-                scan_batch(self.store, batch)
+                scan_batch(self.store, batch, most=self.batch_chunks)
                 # read, not locked: the write in flight holds the graph's lock, and a stale
                 # generation only has the write refused and computed again
                 record = self.store.entity_graph_record()
                 generation = record["generation"] if record else None
                 links = Links(self.store.namespace)
                 self.link_whole(links, batch, generation)
-                written.append((self.writes.submit(self.store.write_entity_links, generation, links.params()), batch, links))
+                written.append((self.writes.submit(self.write, generation, links), batch, links))
                 while len(written) > 1:
                     progressed += self._settle(*written.popleft())
             while written:
@@ -228,7 +240,7 @@ class Linker:
                 generation = self.store.entity_graph_generation()
                 links = Links(self.store.namespace)
                 self.link_whole(links, batch, generation)
-                if self.store.write_entity_links(generation, links.params()):
+                if self.write(generation, links):
                     break
             else:  # pragma: no cover - twenty vocabulary changes during one batch
                 raise ConfigurationError("the vocabulary kept changing while linking; run the build again")
@@ -305,7 +317,7 @@ class Linker:
             documents = self.store.relink_chunks(ids, limit=self.batch_chunks)
             links = Links(self.store.namespace)
             chunks = self.relink(links, documents, generation)
-            written.append((self.writes.submit(self.store.write_entity_links, generation, links.params()), ids, links, chunks))
+            written.append((self.writes.submit(self.write, generation, links), ids, links, chunks))
             while len(written) > (0 if rest else 1):
                 linked += self._settle_relink(*written.popleft())
         while written:
@@ -322,7 +334,7 @@ class Linker:
                 documents = self.store.relink_chunks(ids, limit=self.batch_chunks)
                 links = Links(self.store.namespace)
                 chunks = self.relink(links, documents, generation)
-                if self.store.write_entity_links(generation, links.params()):
+                if self.write(generation, links):
                     break
             else:  # pragma: no cover - twenty vocabulary changes during one batch
                 raise ConfigurationError("the vocabulary kept changing while linking; run the build again")
@@ -505,6 +517,41 @@ class Links:
             }
         )
         self.settled += settled
+
+    def parts(self, most: int) -> list[dict[str, Any]]:
+        """The parameters in parts of at most ``most`` chunks, one transaction each (one large
+        document is a batch alone): each part the mentions, entities and co-occurrence sums of
+        its chunks; the documents' forms, and the marks handled, go with the last part, and
+        every part checks that no document moved since it was read (``check``)."""
+        whole = self.params()
+        if len(self.chunks) <= most:
+            return [whole]
+        out = []
+        for start in range(0, len(self.chunks), most):
+            rows = self.chunks[start : start + most]
+            ids = {r["chunk_id"] for r in rows}
+            mentions = [m for m in self.mentions if m["chunk_id"] in ids]
+            mentioned = {m["entity_id"] for m in mentions}
+            pairs: dict[tuple[str, str], list[int]] = {}
+            for r in rows:
+                for a, b, strength, windows in zip(r["pair_a"], r["pair_b"], r["pair_strength"], r["pair_windows"]):
+                    total = pairs.setdefault((a, b), [0, 0])
+                    total[0] += strength
+                    total[1] += windows
+            last = start + most >= len(self.chunks)
+            out.append(
+                {
+                    "entities": [e for e in whole["entities"] if e["id"] in mentioned],
+                    "mentions": mentions,
+                    "pairs": [{"a": a, "b": b, "strength": v[0], "windows": v[1]} for (a, b), v in sorted(pairs.items())],
+                    "chunks": rows,
+                    "unlink": [c for c in self.held if c in ids],
+                    "documents": self.documents if last else [],
+                    "check": self.documents,
+                    "settled": self.settled if last else [],
+                }
+            )
+        return out
 
     def params(self) -> dict[str, Any]:
         return {

@@ -154,7 +154,7 @@ def maintain_entity_graph(
     try:
         # 1. scan: every pending document's chunks not scanned yet
         for batch in document_batches(store, options.batch_chunks):
-            scan_batch(store, batch, writes)
+            scan_batch(store, batch, writes, most=options.batch_chunks)
             report("scan", sum(len(d["chunks"]) for d in batch), 0)
         writes.drain()
         lap("scan")

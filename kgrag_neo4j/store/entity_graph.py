@@ -193,15 +193,17 @@ class EntityGraphMixin:
         vocabulary is still at ``generation`` and no document's links or content moved since
         they were read (``links_version``, ``content_hash``); else nothing is written: False."""
         documents = links["documents"]
+        # a part of a large document's links checks the document it does not write yet
+        checked = links.get("check", documents)
 
         def work(tx: TxRunner) -> bool:
             if self._locked(tx, self.namespace) != generation:
                 return False
             now = {
                 r["id"]: (r["content_hash"], r["links_version"])
-                for r in tx.run("entity_graph/link_versions", namespace=self.namespace, document_ids=[d["id"] for d in documents])
+                for r in tx.run("entity_graph/link_versions", namespace=self.namespace, document_ids=[d["id"] for d in checked])
             }
-            if any(now.get(d["id"]) != (d["content_hash"], d["links_version"]) for d in documents):
+            if any(now.get(d["id"]) != (d["content_hash"], d["links_version"]) for d in checked):
                 return False
             if links["unlink"]:
                 unlinked = set(links["unlink"])
@@ -212,7 +214,7 @@ class EntityGraphMixin:
                 tx.run(
                     "entity_graph/unlink_chunks",
                     namespace=self.namespace,
-                    document_ids=[d["id"] for d in documents],
+                    document_ids=[d["id"] for d in checked],
                     stale_only=False,
                     chunk_ids=list(links["unlink"]),
                     forget_scan=False,
