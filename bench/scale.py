@@ -141,6 +141,9 @@ def _kgrag(srv: BenchServer, *args: str, watch: ServerWatch | None = None) -> di
         output = json.loads(stdout)
     except ValueError:
         output = None
+    if isinstance(output, dict):
+        # a line per file (82,000 at a million chunks) is no figure: the summary is kept
+        output.pop("files", None)
     row: dict[str, Any] = {"wall_seconds": round(wall, 2), "peak_mb": peak_mb, "output": output}
     if watch is not None:
         row["server_heap_peak_mb"] = round(watch.peak_heap / 2**20, 1)

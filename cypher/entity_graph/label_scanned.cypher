@@ -1,14 +1,13 @@
 // Label `NameScanned` (the chunk_names full-text index) a page of the namespace's chunks whose
-// names were counted by a version that did not label them; with $done, record on the graph
-// that every scanned chunk has the label (`name_scanned`). A maintainer runs it until a page
-// comes back short, once per graph.
+// names were counted by a version that did not label them; a page that comes back short
+// records on the graph that every scanned chunk has the label (`name_scanned`). A maintainer
+// runs it until then, once per graph.
 // mode: write
 // params:
 //   $namespace  STRING   tenant
 //   $limit      INTEGER  most chunks labelled
-//   $done       BOOLEAN  record `name_scanned` on the graph (no chunk was left to label)
 // returns: labelled INTEGER
-// browser: :params {namespace: 'demo', limit: 10000, done: false}
+// browser: :params {namespace: 'demo', limit: 10000}
 CALL () {
   MATCH (c:Chunk {namespace: $namespace})
   WHERE c.name_keys IS NOT NULL AND NOT c:NameScanned
@@ -16,8 +15,8 @@ CALL () {
   SET c:NameScanned
   RETURN count(c) AS labelled
 }
-CALL () {
-  WITH 1 AS one WHERE $done
+CALL (labelled) {
+  WITH 1 AS one WHERE labelled < $limit
   MATCH (k:KgragMeta {key: 'entity-graph:' + $namespace})
   SET k.name_scanned = true
 }

@@ -17,6 +17,7 @@ from .chunk_links import title_name
 from .linking import (
     ChunkLinks,
     DocumentForms,
+    LinkContext,
     LinkOptions,
     VocabularyMatcher,
     VocabularyName,
@@ -257,7 +258,6 @@ class Linker:
         titles = [normalise_name(title_name(d["title"])) for d in batch]
         texts = [c["content"] or "" for d in batch for c in d["chunks"]]
         matcher = self.matcher(generation, len(texts), texts, titles)
-        namespace = self.store.namespace
         for d, title_key in zip(batch, titles):
             chunks = d["chunks"]
             matches = [matcher.gazetteer.find(c["content"] or "") for c in chunks]
@@ -265,19 +265,34 @@ class Linker:
             document_forms = sum_forms(forms)
             context = document_context(document_forms)
             for i, (c, found, share) in enumerate(zip(chunks, matches, forms)):
-                link = link_chunk(
-                    namespace,
-                    c["id"],
-                    c["content"] or "",
-                    found,
-                    matcher,
-                    context,
-                    title_key=title_key if i == 0 else "",
-                    options=self.options,
-                    forms=share,
-                )
-                links.add(link, c, d["document_id"])
+                self._link(links, d["document_id"], c, found, share, matcher, context, title_key if i == 0 else "")
             links.document(d, document_forms, whole=True, settled=[c["id"] for c in chunks if c.get("relink")])
+
+    def _link(
+        self,
+        links: Links,
+        document_id: str,
+        chunk: dict[str, Any],
+        found: Any,
+        share: dict[str, tuple[int, int]],
+        matcher: VocabularyMatcher,
+        context: LinkContext,
+        title_key: str,
+    ) -> None:
+        """Link one chunk in its document's ``context`` into ``links``."""
+        content = chunk["content"] or ""
+        link = link_chunk(
+            self.store.namespace,
+            chunk["id"],
+            content,
+            found,
+            matcher,
+            context,
+            title_key=title_key,
+            options=self.options,
+            forms=share,
+        )
+        links.add(link, chunk, document_id)
 
     # -- marked chunks, alone -----------------------------------------------------------------
     def relink_marked(self) -> int:
@@ -368,25 +383,15 @@ class Linker:
                 add_forms(now, share, 1)
             plans.append((d, matches, shares, now))
         extra, matcher = self._context(plans, matcher, generation, texts, titles)
-        namespace = self.store.namespace
         for d, matches, shares, now in plans:
             context = document_context(now)
             title_key = normalise_name(title_name(d["title"]))
             work = [(c, found, share) for c, found, share in zip(d["chunks"], matches, shares)]
             work += extra.get(d["document_id"], [])
             for c, found, share in work:
-                link = link_chunk(
-                    namespace,
-                    c["id"],
-                    c["content"] or "",
-                    found,
-                    matcher,
-                    context,
-                    title_key=title_key if c["id"] == d["first_chunk"] else "",
-                    options=self.options,
-                    forms=share,
+                self._link(
+                    links, d["document_id"], c, found, share, matcher, context, title_key if c["id"] == d["first_chunk"] else ""
                 )
-                links.add(link, c, d["document_id"])
             links.document(d, now, whole=False, settled=[c["id"] for c in d["chunks"]])
             count += len(work)
         return count
@@ -407,6 +412,7 @@ class Linker:
         extra: dict[str, list[tuple[dict[str, Any], list[Any], dict[str, tuple[int, int]]]]] = {}
         seen: set[str] = set()
         more: list[str] = []
+        forms_of = {d["document_id"]: now for d, _, _, now in plans}
         for _round in range(_CONTEXT_ROUNDS):
             wanted = []
             for d, _, _, now in plans:
@@ -421,7 +427,6 @@ class Linker:
                 return extra, matcher
             more += [c["content"] or "" for _, c in new]
             matcher = self.matcher(generation, len(texts) + len(more), texts + more, titles)
-            forms_of = {d["document_id"]: now for d, _, _, now in plans}
             for document_id, c in new:
                 seen.add(c["id"])
                 found = matcher.gazetteer.find(c["content"] or "")

@@ -143,14 +143,7 @@ class EntityGraphMixin:
     def label_scanned_chunks(self, *, limit: int = 10_000) -> int:
         """Label for the chunk_names index up to ``limit`` chunks an older version scanned; a
         page that comes back short records on the graph that none is left."""
-
-        def work(tx: TxRunner) -> int:
-            labelled = int(tx.run("entity_graph/label_scanned", namespace=self.namespace, limit=limit, done=False)[0]["labelled"])
-            if labelled < limit:
-                tx.run("entity_graph/label_scanned", namespace=self.namespace, limit=0, done=True)
-            return labelled
-
-        return self.runner.write_fn(work)
+        return int(self.runner.write("entity_graph/label_scanned", namespace=self.namespace, limit=limit)[0]["labelled"])
 
     def vocabulary_by_words(self, words: Sequence[str]) -> list[dict[str, Any]]:
         """The vocabulary names whose key starts with one of ``words`` (each row says which:
