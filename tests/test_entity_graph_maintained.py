@@ -562,6 +562,48 @@ def test_a_new_one_word_name_relinks_only_its_capitalised_writers(store, hashing
     assert got == _dump(store)
 
 
+def test_a_new_name_relinks_only_the_chunks_the_gazetteer_can_find_it_in(store, hashing_embedder):
+    _ingest(
+        store,
+        hashing_embedder,
+        {
+            "a.txt": "The config key ned_stark is read at start.",  # the index splits at "_", the gazetteer does not
+            "b.txt": "They rode to Winterfell in the north.",
+        },
+    )
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    by_source = {d.source: d.id for d in store.list_documents()}
+    assert by_source["a.txt"] in {d for d, _ in store.chunks_writing(["Ned Stark"], [])}
+    _ingest(store, hashing_embedder, {"c.txt": "They say Ned Stark rode to Winterfell."})
+    result = maintain_entity_graph(store, hashing_embedder)
+    assert result.names_entered == 1 and result.relinked_chunks == 0
+    got = _dump(store)
+    maintain_entity_graph(store, hashing_embedder, rebuild=True)
+    assert got == _dump(store)
+
+
+def test_a_name_gaining_a_form_relinks_only_that_forms_writers(store, hashing_embedder):
+    _ingest(
+        store,
+        hashing_embedder,
+        {
+            "a.txt": "They called him Hodor at Winterfell.",
+            "b.txt": "The stable boy said the hodor was kind.",
+            "c.txt": "At the gate Hodor held the door.",
+        },
+    )
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    # a title writes the known name "hodor" in a new form, "the Hodor": of the older chunks,
+    # only b.txt's writes it (the others write "Hodor", matched all along)
+    ing = Ingestor(store, hashing_embedder, chunker=RecursiveChunker(max_tokens=16, overlap_tokens=0), entities=False)
+    ing.ingest_text("A song about the giant.", source="song.txt", title="the Hodor")
+    result = maintain_entity_graph(store, hashing_embedder)
+    assert result.names_entered == 1 and result.relinked_chunks == 1
+    got = _dump(store)
+    maintain_entity_graph(store, hashing_embedder, rebuild=True)
+    assert got == _dump(store)
+
+
 def test_a_document_with_more_marked_chunks_than_a_batch_is_linked_in_parts(store, hashing_embedder, monkeypatch):
     """Seven chunks of one document write "Hodor" when it enters: with two chunks a batch,
     they are linked two at a time (each part read once the one before is written), and end

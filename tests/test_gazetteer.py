@@ -49,6 +49,24 @@ def found(names, text):
 )
 def test_gazetteer_matches(names, text, expected):
     assert found(names, text) == expected
+    # a text writes one of the names exactly when it has a match among them
+    assert Gazetteer(names).writes_any(text) is bool(expected)
+
+
+@pytest.mark.parametrize(
+    "names, text, writes",
+    [
+        (["Ned Stark"], "the key ned_stark is read", False),  # a full-text index splits at "_"
+        (["Ned Stark"], "ned.stark", False),
+        (["Ned Stark"], "NED   STARK rode", True),
+        # found even where a longer name of a larger vocabulary would hide it
+        (["York City"], "New York City", True),
+        (["C--"], "the C-- compiler", True),
+        (["C--"], "the C compiler", False),
+    ],
+)
+def test_gazetteer_writes_any(names, text, writes):
+    assert Gazetteer(names).writes_any(text) is writes
 
 
 def test_gazetteer_offsets_point_into_the_original_text():

@@ -37,11 +37,12 @@ CALL (scans) {
                   n.weak = 0, n.occurrences = 0, n.titles = 0, n.given = false, n.accepted = false,
                   n.forms = [], n.form_counts = []
   WITH n, forms, support, person, location, weak, occurrences, titles WHERE n.namespace = $namespace
-  // a vocabulary name written in a form no chunk wrote before matches text it did not: its
-  // writers are linked again, as when a name enters
+  // a vocabulary name written in a form no chunk wrote before matches text it did not: the
+  // writers of that form are linked again (`mark_forms`; null: of every form, as when a name
+  // enters)
   WITH n, forms, support, person, location, weak, occurrences, titles,
-       n.accepted AND any(f IN forms WHERE NOT any(i IN range(0, size(n.forms) - 1)
-                                                 WHERE n.form_counts[i] > 0 AND toLower(n.forms[i]) = toLower(f[0]))) AS new_form,
+       [f IN forms WHERE n.accepted AND NOT any(i IN range(0, size(n.forms) - 1)
+                                                WHERE n.form_counts[i] > 0 AND toLower(n.forms[i]) = toLower(f[0])) | f[0]] AS new_forms,
        reduce(acc = {forms: n.forms, counts: n.form_counts}, f IN forms |
               CASE WHEN f[0] IN acc.forms
                    THEN {forms: acc.forms,
@@ -50,9 +51,15 @@ CALL (scans) {
   SET n.support = n.support + support, n.person = n.person + person, n.location = n.location + location,
       n.weak = n.weak + weak, n.occurrences = n.occurrences + occurrences, n.titles = n.titles + titles,
       n.forms = merged.forms, n.form_counts = merged.counts
-  WITH n, NOT n.accepted AND (n.support + n.titles > 0 OR n.given) AS enters, new_form
+  WITH n, NOT n.accepted AND (n.support + n.titles > 0 OR n.given) AS enters, new_forms, size(new_forms) > 0 AS new_form
+  // a mark of every form stays one; a mark of some forms (or none yet) adds the new ones
+  WITH n, enters, new_form,
+       CASE WHEN enters OR (n.mark IS NOT NULL AND n.mark_forms IS NULL) THEN null
+            WHEN new_form THEN coalesce(n.mark_forms, []) + new_forms
+            ELSE n.mark_forms END AS mark_forms
   SET n.accepted = n.accepted OR enters,
       n.mark = CASE WHEN enters OR new_form THEN 'entered' ELSE n.mark END,
+      n.mark_forms = mark_forms,
       // counts the marks, so that a maintainer clears only the mark it handled
       n.marked = CASE WHEN enters OR new_form THEN coalesce(n.marked, 0) + 1 ELSE n.marked END
   WITH n, enters OR new_form AS enters

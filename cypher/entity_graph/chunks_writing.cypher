@@ -1,23 +1,23 @@
 // The linked chunks whose links a name entering or leaving the vocabulary may change: those
 // that may write it (a phrase match of the chunk_names index, whose analyzer splits words
 // wherever the gazetteer does, and more: a superset, linking decides) and those that mention
-// the entity of such a name. One-word names come apart ($word_query): linking counts a
-// one-word name only where some occurrence in the document is capitalised, so only the
-// documents with a chunk writing one capitalised ($word_pattern, a regular expression over
-// the words) have their chunks that write it (in any case) returned, and a common word's
-// lower-case writers elsewhere are left out. A query whose hits came to $limit may have more:
-// it is run again with a larger one (pages by skip are not stable where scores tie). Rows are
-// [document id, chunk id], and may repeat.
+// the entity of such a name. One-word names come apart ($words): linking counts a one-word
+// name only where some occurrence in the document is capitalised, so only the documents with
+// a chunk writing one capitalised (the word's `pattern`, a regular expression) have their
+// chunks that write it (in any case) returned, and a common word's lower-case writers
+// elsewhere are left out. Each word is its own query, so a hit is matched against its one
+// word's pattern (one pattern of many words costs their number at every character). A query
+// whose hits came to $limit may have more: it is run again with a larger one (pages by skip
+// are not stable where scores tie). Rows are [document id, chunk id], and may repeat.
 // mode: read
 // params:
-//   $namespace     STRING        tenant
-//   $query         STRING        Lucene query over chunk_names: the names' phrases (and the namespace); '' for none
-//   $keys          LIST<STRING>  normalised names whose entities' mentions count
-//   $word_query    STRING        Lucene query over chunk_names: one-word names; '' for none
-//   $word_pattern  STRING        a chunk of $word_query writes a name capitalised when its text matches this
-//   $limit         INTEGER       most full-text hits read, per query
+//   $namespace  STRING        tenant
+//   $query      STRING        Lucene query over chunk_names: the names' phrases (and the namespace); '' for none
+//   $keys       LIST<STRING>  normalised names whose entities' mentions count
+//   $words      LIST<MAP>     one-word names: [{query: a Lucene query over chunk_names, pattern: what a chunk writing it capitalised matches}]
+//   $limit      INTEGER       most full-text hits read, per query
 // returns: chunks LIST<LIST<STRING>>, hits INTEGER, word_hits INTEGER
-// browser: :params {namespace: 'demo', query: 'content:("ned stark")', keys: ['ned stark'], word_query: '', word_pattern: '', limit: 100000}
+// browser: :params {namespace: 'demo', query: 'content:("ned stark")', keys: ['ned stark'], words: [], limit: 100000}
 CALL () {
   UNWIND CASE WHEN $query = '' THEN [] ELSE [$query] END AS q
   CALL db.index.fulltext.queryNodes('chunk_names', q, {limit: toInteger($limit)}) YIELD node
@@ -25,13 +25,17 @@ CALL () {
          collect(CASE WHEN node.namespace = $namespace AND node.pair_a IS NOT NULL THEN [node.document_id, node.id] END) AS phrase_chunks
 }
 CALL () {
-  UNWIND CASE WHEN $word_query = '' THEN [] ELSE [$word_query] END AS q
-  CALL db.index.fulltext.queryNodes('chunk_names', q, {limit: toInteger($limit)}) YIELD node
-  WITH CASE WHEN node.namespace = $namespace AND node.pair_a IS NOT NULL THEN node.document_id ELSE '' END AS document_id,
-       collect(node) AS nodes
-  WITH document_id, nodes, document_id <> '' AND any(x IN nodes WHERE x.content =~ $word_pattern) AS capitalised
-  UNWIND nodes AS x
-  RETURN count(x) AS word_hits, collect(CASE WHEN capitalised THEN [document_id, x.id] END) AS word_chunks
+  UNWIND $words AS w
+  CALL (w) {
+    CALL db.index.fulltext.queryNodes('chunk_names', w.query, {limit: toInteger($limit)}) YIELD node
+    WITH CASE WHEN node.namespace = $namespace AND node.pair_a IS NOT NULL THEN node.document_id ELSE '' END AS document_id,
+         collect(node) AS nodes
+    WITH document_id, nodes, document_id <> '' AND any(x IN nodes WHERE x.content =~ w.pattern) AS capitalised
+    UNWIND nodes AS x
+    RETURN count(x) AS word_hits_of, collect(CASE WHEN capitalised THEN [document_id, x.id] END) AS found
+  }
+  UNWIND found + [null] AS pair
+  RETURN coalesce(max(word_hits_of), 0) AS word_hits, collect(pair) AS word_chunks
 }
 CALL () {
   UNWIND $keys AS key

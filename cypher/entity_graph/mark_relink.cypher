@@ -15,7 +15,7 @@ CALL () {
   MATCH (n:EntityName {namespace: $namespace, key: row.key})
   // a mark another ingest made after this one read it (a new form, the name leaving) stays
   WITH n WHERE coalesce(n.marked, 0) = row.marked
-  SET n.mark = null
+  SET n.mark = null, n.mark_forms = null
   // a name that left because no chunk writes it any more goes, now that its writers are sent
   // back to linking: a full build never makes it
   WITH n WHERE NOT n.accepted AND NOT n.given AND all(x IN n.form_counts WHERE x <= 0)

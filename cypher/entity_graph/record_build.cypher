@@ -25,7 +25,7 @@ CALL (k) {
       n.form_counts = CASE WHEN s.form IN n.forms THEN n.form_counts ELSE n.form_counts + [0] END
   // a name given now is matched in every form it was ever written in (its forms no chunk
   // writes any more too): its writers are linked again, also when it was a name already
-  SET n.accepted = true, n.mark = 'entered', n.marked = coalesce(n.marked, 0) + 1
+  SET n.accepted = true, n.mark = 'entered', n.mark_forms = null, n.marked = coalesce(n.marked, 0) + 1
   RETURN count(n) AS entered
 }
 SET k.generation = k.generation + CASE WHEN entered > 0 THEN 1 ELSE 0 END

@@ -66,11 +66,18 @@ CALL (c) {
   SET n.support = n.support - s[0], n.person = n.person - s[1], n.location = n.location - s[2],
       n.weak = n.weak - s[3], n.occurrences = n.occurrences - s[4], n.titles = n.titles - s[5],
       n.form_counts = [i IN range(0, size(n.forms) - 1) | n.form_counts[i] - CASE WHEN n.forms[i] = form THEN 1 ELSE 0 END]
-  WITH n, n.accepted AND n.support + n.titles <= 0 AND NOT n.given AS leaves,
+  WITH n, form, n.accepted AND n.support + n.titles <= 0 AND NOT n.given AS leaves,
        // a form no chunk writes any more no longer matches: the name's writers are linked again
        n.accepted AND any(i IN range(0, size(n.forms) - 1) WHERE n.forms[i] = form AND n.form_counts[i] <= 0) AS form_gone
+  // the writers of a name that leaves are linked again, of a form gone only that form's
+  // (`mark_forms`, null for every form: a mark of every form stays one)
+  WITH n, leaves, form_gone, form,
+       CASE WHEN leaves OR (n.mark IS NOT NULL AND n.mark_forms IS NULL) THEN null
+            WHEN form_gone THEN coalesce(n.mark_forms, []) + [form]
+            ELSE n.mark_forms END AS mark_forms
   SET n.accepted = n.accepted AND NOT leaves,
       n.mark = CASE WHEN leaves THEN 'left' WHEN form_gone AND n.mark IS NULL THEN 'entered' ELSE n.mark END,
+      n.mark_forms = mark_forms,
       n.marked = CASE WHEN leaves OR form_gone THEN coalesce(n.marked, 0) + 1 ELSE n.marked END
   WITH n, leaves, form_gone
   CALL (n) {

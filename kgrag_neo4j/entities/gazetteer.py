@@ -96,15 +96,8 @@ class Gazetteer:
         # Whitespace runs become one space so that "New  York" matches "new york"; the map
         # takes a position of the squeezed text back to the original.
         squeezed, shifts = _squeeze(fold(text))
-        candidates: list[tuple[int, int, str]] = []
+        candidates = list(self._candidates(squeezed))
         size = len(squeezed)
-        for end, key in self._automaton.iter(squeezed):
-            start = end - len(key) + 1
-            if start > 0 and squeezed[start - 1].isalnum():
-                continue
-            if end + 1 < size and squeezed[end + 1].isalnum():
-                continue
-            candidates.append((start, end + 1, key))
         # longest first, then leftmost; a taken span blocks every candidate overlapping it
         candidates.sort(key=lambda c: (-(c[1] - c[0]), c[0]))
         taken = bytearray(size)  # 1 where a chosen match lies: one scan per candidate
@@ -120,6 +113,23 @@ class Gazetteer:
             a, b = _origin(shifts, start), _origin(shifts, end - 1) + 1
             out.append(NameMatch(key, a, b, text[a:b]))
         return out
+
+    def writes_any(self, text: str) -> bool:
+        """Whether ``text`` writes one of the names where a match could be (whole words): a
+        text for which this is false has none of them among its matches, whatever other names
+        an automaton holds."""
+        return bool(self.keys and text and next(self._candidates(_squeeze(fold(text))[0]), None))
+
+    def _candidates(self, squeezed: str) -> Iterator[tuple[int, int, str]]:
+        """Every occurrence of a name on word boundaries in a folded, squeezed text."""
+        size = len(squeezed)
+        for end, key in self._automaton.iter(squeezed):
+            start = end - len(key) + 1
+            if start > 0 and squeezed[start - 1].isalnum():
+                continue
+            if end + 1 < size and squeezed[end + 1].isalnum():
+                continue
+            yield start, end + 1, key
 
     def iter_keys(self, text: str) -> Iterator[str]:
         for m in self.find(text):

@@ -61,6 +61,8 @@ SCAN_ROWS = 1000
 _CONTEXT_ROUNDS = 20
 #: most documents with marked chunks linked per transaction (and about batch_chunks chunks)
 RELINK_PAGE = 200
+#: documents with marked chunks read at once
+RELINK_DOCUMENTS = 10_000
 NAME_PAGE = 20_000
 
 
@@ -306,27 +308,35 @@ class Linker:
         after = ""
         written: deque[tuple[Future[Any], list[str], Links, int]] = deque()
         part: tuple[str, int] | None = None  # the document linked in parts, and its marks left then
+        # the documents with marks, read RELINK_DOCUMENTS at a time (each read counts every
+        # mark of the namespace) and taken about batch_chunks marked chunks at a time
+        page: list[dict[str, Any]] = []
+        at = 0
         while True:
-            page = self.store.relink_documents(after=after, limit=RELINK_PAGE)
-            if not page:
-                break
+            if at >= len(page):
+                page, at = self.store.relink_documents(after=after, limit=RELINK_DOCUMENTS), 0
+                if not page:
+                    break
             ids: list[str] = []
             size = 0
-            for row in page:
-                ids.append(row["id"])
-                size += int(row["chunks"])
+            while at < len(page) and len(ids) < RELINK_PAGE:
+                ids.append(page[at]["id"])
+                size += int(page[at]["chunks"])
+                at += 1
                 if size >= self.batch_chunks:
                     break
             # a document with more marked chunks than a page takes is read again for the rest
             # once this part is written (its forms and marks move with it)
-            last = (ids[-1], int(page[len(ids) - 1]["chunks"]))
+            last = (ids[-1], int(page[at - 1]["chunks"]))
             # (a part that left its marks, another ingest's, is not read again and again)
             rest = last[1] > self.batch_chunks and not (part is not None and part[0] == last[0] and part[1] <= last[1])
             part = last if rest else None
             if not rest:
                 after = ids[-1]
-            elif len(ids) > 1:
-                after = ids[-2]
+            else:
+                if len(ids) > 1:
+                    after = ids[-2]
+                page, at = [], 0  # read again from there once this part is written
             record = self.store.entity_graph_record()  # read: the write in flight holds the lock
             generation = record["generation"] if record else None
             documents = self.store.relink_chunks(ids, limit=self.batch_chunks)

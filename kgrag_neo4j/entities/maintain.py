@@ -47,7 +47,7 @@ from .background import BackgroundWrites
 from .chunk_links import reference_updates
 from .descriptions import describe_name
 from .embedding_text import entity_embedding_text
-from .gazetteer import name_form
+from .gazetteer import Gazetteer, name_form
 from .link_batches import NAME_PAGE, Linker, document_batches, name_id, scan_batch
 from .linking import LinkOptions, first_word, key_words
 from .names import display_name, name_type
@@ -59,6 +59,8 @@ Progress = Callable[[str, int, int], None]
 
 #: chunks marked to be linked again per transaction
 _MARK_BATCH = 10_000
+#: chunks whose text is read at once, to see which of a full-text query's hits write a name
+_TEXT_PAGE = 2_000
 #: chunks an older version scanned labelled for the chunk_names index per transaction
 LABEL_PAGE = 20_000
 
@@ -252,12 +254,20 @@ def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
         # a one-word name counts only where a document writes it capitalised at least once
         # (linking's lower-case rule), so its writers are looked for that way: a common
         # word's writers in documents that never capitalise it cannot change, and are most of them
-        words = [c["key"] for c in changed if _plain_word(c["key"], c["forms"] or [])]
+        whole = [c for c in changed if c["changed"] is None]
+        words = [c["key"] for c in whole if _plain_word(c["key"], c["forms"] or [])]
         plain = set(words)
-        phrases = [f for c in changed if c["key"] not in plain for f in (c["key"], *(c["forms"] or []))]
+        phrases = [f for c in whole if c["key"] not in plain for f in (c["key"], *(c["forms"] or []))]
+        # a vocabulary name that gained or lost a form changes only the links of that form's
+        # writers (its key is matched all along)
+        phrases += [f for c in changed if c["changed"] is not None for f in c["changed"] if name_form(f) != name_form(c["key"])]
         if linked is None:
             linked = store.has_linked_documents()
-        chunks = store.chunks_writing(phrases, left, words=words) if linked and (phrases or left or words) else []
+        chunks: list[tuple[str, str]] = []
+        if linked and (phrases or words):
+            chunks = _writing(store, store.chunks_writing(phrases, [], words=words), [*phrases, *words])
+        if linked and left:
+            chunks = sorted(set(chunks) | set(store.chunks_writing([], left)))
         result.relinked += len({document for document, _ in chunks})
         ids = [chunk for _, chunk in chunks]
         handled = [{"key": c["key"], "marked": c["marked"]} for c in changed]
@@ -266,6 +276,19 @@ def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
             last = start + _MARK_BATCH >= len(ids)
             marked = store.mark_chunks_relink(ids[start : start + _MARK_BATCH], handled if last else [])
             result.relinked_chunks += int(marked["chunks"])
+
+
+def _writing(store: Any, chunks: Sequence[tuple[str, str]], names: Sequence[str]) -> list[tuple[str, str]]:
+    """The chunks among ``chunks`` (a full-text query's: the index splits words in more places
+    than the gazetteer does) whose text writes one of ``names`` where the gazetteer could
+    match it: the others' links cannot change."""
+    names_found = Gazetteer(names)
+    out: list[tuple[str, str]] = []
+    for start in range(0, len(chunks), _TEXT_PAGE):
+        part = chunks[start : start + _TEXT_PAGE]
+        texts = store.chunk_texts(sorted({chunk for _, chunk in part}))
+        out += [(d, c) for d, c in part if names_found.writes_any(texts.get(c, ""))]
+    return out
 
 
 def _plain_word(key: str, forms: Sequence[str]) -> bool:

@@ -70,6 +70,11 @@ class EntityGraphMixin:
     def vocabulary_page(self, *, after: str = "", limit: int = 20_000) -> list[dict[str, Any]]:
         return self.runner.read("entity_graph/vocabulary_page", namespace=self.namespace, after=after, limit=limit)
 
+    def chunk_texts(self, chunk_ids: Sequence[str]) -> dict[str, str]:
+        """The text of the namespace's chunks among ``chunk_ids``, by id."""
+        rows = self.runner.read("entity_graph/chunk_texts", namespace=self.namespace, chunk_ids=list(chunk_ids))
+        return {r["id"]: r["content"] or "" for r in rows}
+
     def changed_names(self, *, limit: int = PAGE) -> list[dict[str, Any]]:
         return self.runner.read("entity_graph/changed_names", namespace=self.namespace, limit=limit)
 
@@ -91,24 +96,25 @@ class EntityGraphMixin:
         for start in range(0, max(len(phrases), len(plain), 1), 300):
             part = phrases[start : start + 300]
             query = names_lucene_query(part, namespace)
-            some = plain[start : start + 300]
-            word_query = names_lucene_query([f'"{w}"' for w in some], namespace)
+            some = [
+                {"query": names_lucene_query([f'"{w}"'], namespace), "pattern": capitalised_pattern([w])}
+                for w in plain[start : start + 300]
+            ]
             mentioned = list(keys) if start == 0 else []
             most = limit
-            while query or word_query or mentioned:
+            while query or some or mentioned:
                 row = self.runner.read(
                     "entity_graph/chunks_writing",
                     namespace=self.namespace,
                     query=query,
                     keys=mentioned,
-                    word_query=word_query,
-                    word_pattern=capitalised_pattern(some),
+                    words=some,
                     limit=most,
                 )[0]
                 out.update((d, c) for d, c in row["chunks"])
                 # a query that filled its limit may have more hits: again with a larger one
                 query = query if row["hits"] >= most else ""
-                word_query = word_query if row["word_hits"] >= most else ""
+                some = some if row["word_hits"] >= most else []
                 mentioned, most = [], most * 4
         return sorted(out)
 
