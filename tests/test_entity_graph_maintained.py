@@ -226,17 +226,27 @@ def _ingest(store, embedder, files: dict[str, str]) -> None:
 
 
 @pytest.mark.parametrize(
-    "seed, whole_vocabulary, large_deletes",
-    [(2026, False, False), (7, False, False), (11, False, False), (23, False, False), (2026, True, False), (11, False, True)],
+    "seed, whole_vocabulary, large_deletes, names_held",
+    [
+        (2026, False, False, None),
+        (7, False, False, None),
+        (11, False, False, None),
+        (23, False, False, None),
+        (2026, True, False, None),
+        (11, False, True, None),
+        (7, True, False, 1),
+    ],
 )
 def test_maintained_graph_equals_a_full_build_after_random_changes(
-    store, hashing_embedder, seed, whole_vocabulary, large_deletes, monkeypatch
+    store, hashing_embedder, seed, whole_vocabulary, large_deletes, names_held, monkeypatch
 ):
     import kgrag_neo4j.entities.link_batches as link_batches
     import kgrag_neo4j.store.documents as store_documents
 
     # every batch linked against the whole vocabulary held in memory, as in a large run
     monkeypatch.setattr(link_batches, "WHOLE_VOCABULARY_AFTER", 1 if whole_vocabulary else 10**9)
+    if names_held is not None:  # a vocabulary too large to hold: every batch looks its names up afresh
+        monkeypatch.setattr(link_batches, "VOCABULARY_IN_MEMORY", names_held)
     if large_deletes:  # every delete goes the way of a large document's: one chunk a transaction
         monkeypatch.setattr(store_documents, "LARGE_DOCUMENT_CHUNKS", 0)
         monkeypatch.setattr(store_documents, "STAGE_ROWS", 1)

@@ -53,7 +53,10 @@ DOCUMENT_PAGE = 2000
 #: batch looks up the names its text may contain. A read of the whole vocabulary grows with
 #: the corpus, so an ingest of a few documents into a large namespace must not pay it.
 WHOLE_VOCABULARY_AFTER = 5_000
-VOCABULARY_IN_MEMORY = 300_000
+#: the most vocabulary names a run holds at once (about 4 KB each, in the automaton mostly):
+#: the whole vocabulary when it has no more, else the names the batches looked up, forgotten
+#: when they come to more; so a build's memory stops growing with the corpus
+VOCABULARY_IN_MEMORY = 20_000
 #: chunks whose name scans are added per transaction
 SCAN_ROWS = 1000
 #: rounds of reading the other chunks a document's new link context concerns (each round's
@@ -164,6 +167,7 @@ class Linker:
         self.by_word: dict[str, list[tuple[tuple[str, ...], VocabularyName]]] = {}
         self.by_key: dict[str, VocabularyName | None] = {}
         self.pool: VocabularyMatcher | None = None
+        self.held = 0  # names in by_word and by_key
 
     # -- the vocabulary a batch is linked against ------------------------------------------
     def matcher(self, generation: int | None, chunks: int, texts: Sequence[str], title_keys: Sequence[str]) -> VocabularyMatcher:
@@ -176,8 +180,8 @@ class Linker:
                 self.whole = (generation, whole_vocabulary(self.store))
             if self.whole[1] is not None:
                 return self.whole[1]
-        if self.known_at != generation:
-            self.known_at, self.by_word, self.by_key, self.pool = generation, {}, {}, None
+        if self.known_at != generation or self.held > VOCABULARY_IN_MEMORY:
+            self.known_at, self.by_word, self.by_key, self.pool, self.held = generation, {}, {}, None, 0
         words = text_words(texts, self.words)
         missing = sorted(w for w in words if w not in self.by_word)
         if missing:
@@ -185,19 +189,22 @@ class Linker:
                 self.by_word[w] = []
             for r in self.store.vocabulary_by_words(missing):
                 self.by_word[r["first"]].append((tuple(r["words"] or key_words(r["key"])), vocabulary_name(r)))
+                self.held += 1
         names = {n.key: n for w in words for need, n in self.by_word[w] if all(x in words for x in need)}
         keys = sorted({k for k in title_keys if k and k not in self.by_key})
         if keys:
             found = {r["key"]: vocabulary_name(r) for r in self.store.vocabulary_names(keys)}
             self.by_key.update({k: found.get(k) for k in keys})
+            self.held += len(keys)
         for k in title_keys:
             name = self.by_key.get(k) if k else None
             if name is not None:
                 names[k] = name
-        # the names linked against so far are vocabulary names too, and a superset gives the same
-        # links: the last automaton serves again unless this batch needs a name it lacks
+        # a superset gives the same links: the last batch's automaton serves again unless this
+        # batch needs a name it lacks (then one of this batch's names is made: building one of
+        # every name met so far, at each batch, costs their number each time)
         if self.pool is None or any(k not in self.pool.vocabulary for k in names):
-            self.pool = VocabularyMatcher({**(self.pool.vocabulary if self.pool else {}), **names})
+            self.pool = VocabularyMatcher(names)
         return self.pool
 
     def write(self, generation: int | None, links: Links) -> bool:
