@@ -55,8 +55,10 @@ DOCUMENT_PAGE = 2000
 WHOLE_VOCABULARY_AFTER = 5_000
 #: the most vocabulary names a run holds at once (about 4 KB each, in the automaton mostly):
 #: the whole vocabulary when it has no more, else the names the batches looked up, forgotten
-#: when they come to more; so a build's memory stops growing with the corpus
-VOCABULARY_IN_MEMORY = 20_000
+#: when they come to more. Lower bounds cost large namespaces dearly: a batch then reads every
+#: name under each of its words' first words again (a million chunks, 209k names: a bound of
+#: 20,000 made the build more than twice as long)
+VOCABULARY_IN_MEMORY = 300_000
 #: chunks whose name scans are added per transaction
 SCAN_ROWS = 1000
 #: rounds of reading the other chunks a document's new link context concerns (each round's
