@@ -248,9 +248,6 @@ def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
         left = [c["key"] for c in changed if not c["entered"]]
         result.names_entered += len(entered)
         result.names_left += len(left)
-        # a name that left may still have shaped a chunk's links without being written there
-        # (a short form it owned, a shorter name it hid): the chunks that mention it are linked
-        # again too, and the context of their documents brings the rest
         # a one-word name counts only where a document writes it capitalised at least once
         # (linking's lower-case rule), so its writers are looked for that way: a common
         # word's writers in documents that never capitalise it cannot change, and are most of them
@@ -266,6 +263,9 @@ def _vocabulary_changes(store: Any, result: MaintenanceResult) -> None:
         chunks: list[tuple[str, str]] = []
         if linked and (phrases or words):
             chunks = _writing(store, store.chunks_writing(phrases, [], words=words), [*phrases, *words])
+        # a name that left may still have shaped a chunk's links without being written there
+        # (a short form it owned, a shorter name it hid): the chunks that mention it are linked
+        # again too, and the context of their documents brings the rest
         if linked and left:
             chunks = sorted(set(chunks) | set(store.chunks_writing([], left)))
         result.relinked += len({document for document, _ in chunks})
