@@ -296,6 +296,33 @@ def test_maintained_graph_equals_a_full_build_after_random_changes(
     assert expect["relations"] and any(refs for _, refs in expect["chunks"].values())
 
 
+def _entity_vectors(store: Neo4jStore) -> dict:
+    prop = store.vector_slot().vector_property
+    rows = store.runner.driver.execute_query(
+        "MATCH (e:Entity {namespace: $ns}) RETURN e.name_key AS key, e.name AS name, e.description AS description, e[$prop] AS v",
+        ns=store.namespace,
+        prop=prop,
+        database_=store.runner.database,
+    ).records
+    return {r["key"]: (r["name"], r["description"], None if r["v"] is None else [round(x, 6) for x in r["v"]]) for r in rows}
+
+
+def test_entities_updated_in_small_writes_get_the_same_names_and_vectors(store, hashing_embedder, monkeypatch):
+    """Entities are embedded one write at a time (the memory of a page of vectors): a page
+    split into writes of two entities gives every entity the name, description and vector of
+    a build that writes them all at once."""
+    import kgrag_neo4j.entities.maintain as maintain
+
+    _ingest(store, hashing_embedder, {s: CORPUS[s] for s in sorted(CORPUS)[:4]})
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    whole = _entity_vectors(store)
+    monkeypatch.setattr(maintain, "_ENTITY_WRITE", 2)
+    maintain_entity_graph(store, hashing_embedder, rebuild=True)
+    parts = _entity_vectors(store)
+    assert len(whole) > 4 and all(v is not None for _, _, v in whole.values())
+    assert parts == whole
+
+
 #: documents of several chunks each (16 tokens a chunk) whose links depend on the document:
 #: "robert.txt" and "bank.txt" write "robert baratheon" and "bank of braavos" in lower case
 #: only, so those names enter the vocabulary with "kings.txt", which writes them inside a

@@ -162,14 +162,7 @@ def maintain_entity_graph(
         lap("scan")
 
         # 2 and 3: link the pending documents, and again the chunks a vocabulary change touches
-        link_options = LinkOptions(max_entities_per_chunk=options.max_entities_per_chunk, max_gap=options.max_gap)
-        linker = Linker(store, link_options, options.batch_chunks, result, report, writes)
-        while True:
-            _vocabulary_changes(store, result)
-            linked = linker.link_pending()
-            linked += linker.relink_marked()
-            if not linked and not store.changed_names(limit=1):
-                break
+        _link(store, options, result, report, writes)
         lap("link")
 
         # 4. entities
@@ -185,6 +178,19 @@ def maintain_entity_graph(
     lap("references")
     store.record_entity_build(_now(), [])
     return result
+
+
+def _link(store: Any, options: MaintainOptions, result: MaintenanceResult, report: Progress, writes: BackgroundWrites) -> None:
+    """Link until no vocabulary change is left. The linker's vocabulary (the whole of it, in a
+    large run) goes with it: the entities stage after it must not hold it too."""
+    link_options = LinkOptions(max_entities_per_chunk=options.max_entities_per_chunk, max_gap=options.max_gap)
+    linker = Linker(store, link_options, options.batch_chunks, result, report, writes)
+    while True:
+        _vocabulary_changes(store, result)
+        linked = linker.link_pending()
+        linked += linker.relink_marked()
+        if not linked and not store.changed_names(limit=1):
+            return
 
 
 def _now() -> str:
@@ -363,14 +369,23 @@ def _settle_entities(
                     )
                 )
             rows.append(row)
-        for start in range(0, len(texts), options.batch_size):
-            vectors = embed_batched(embedder, texts[start : start + options.batch_size], batch_size=options.batch_size)
-            for at, vector in zip(embed_at[start : start + options.batch_size], vectors):
-                rows[at]["embedding"] = [float(x) for x in vector]
-        # the next page is read and described while this one is written (pages go by id)
-        updates.append(writes.submit(store.update_maintained_entities, rows))
-        while len(updates) > 1 or (updates and updates[0].done()):
-            moved += _count_update(updates.popleft(), result, report)
+        # vectors are made for one write at a time, just before it: the writes queued hold
+        # a few hundred vectors, not pages of them (as Python floats, 8 KB a vector)
+        for start in range(0, len(rows), _ENTITY_WRITE):
+            part = rows[start : start + _ENTITY_WRITE]
+            wanted = [i for i, at in enumerate(embed_at) if start <= at < start + _ENTITY_WRITE]
+            if wanted:
+                vectors = embed_batched(embedder, [texts[i] for i in wanted], batch_size=options.batch_size)
+                for i, vector in zip(wanted, vectors):
+                    rows[embed_at[i]]["embedding"] = [float(x) for x in vector]
+            # the next part is described, and the next page read, while this one is written
+            updates.append(writes.submit(store.update_maintained_entities, part))
+            while len(updates) > 1 or (updates and updates[0].done()):
+                moved += _count_update(updates.popleft(), result, report)
+
+
+#: entities updated per transaction (and embedded at once)
+_ENTITY_WRITE = 500
 
 
 def _references_move(old_df: int, df: int, most: int, *, rechunked: bool) -> bool:
