@@ -369,8 +369,8 @@ def _settle_entities(
                     )
                 )
             rows.append(row)
-        # vectors are made for one write at a time, just before it: the writes queued hold
-        # a few hundred vectors, not pages of them (as Python floats, 8 KB a vector)
+        # vectors are made for one write at a time, just before it: each write queued holds
+        # its own 500 vectors, not its page's 2,000 (as Python floats, 8 KB a vector)
         for start in range(0, len(rows), _ENTITY_WRITE):
             part = rows[start : start + _ENTITY_WRITE]
             wanted = [i for i, at in enumerate(embed_at) if start <= at < start + _ENTITY_WRITE]
