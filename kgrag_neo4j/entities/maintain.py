@@ -61,6 +61,8 @@ Progress = Callable[[str, int, int], None]
 _MARK_BATCH = 10_000
 #: chunks whose text is read at once, to see which of a full-text query's hits write a name
 _TEXT_PAGE = 2_000
+#: entities updated per transaction (and embedded at once)
+_ENTITY_WRITE = 500
 #: chunks an older version scanned labelled for the chunk_names index per transaction
 LABEL_PAGE = 20_000
 
@@ -333,8 +335,7 @@ def _settle_entities(
             continue
         after = page[-1]["id"]
         rows: list[dict[str, Any]] = []
-        texts: list[str] = []
-        embed_at: list[int] = []
+        texts: list[str | None] = []  # each row's text to embed; None: its vector stands
         for r in page:
             df, old_df = int(r["df"]), int(r["old_df"])
             name, type_, description, source = r["name"], r["type"], r["description"], r["source_chunk_id"]
@@ -361,31 +362,30 @@ def _settle_entities(
                 "renamed": name != r["name"],
                 "references": _references_move(old_df, df, options.edge_max_chunks, rechunked=bool(r["rechunked"])),
             }
-            if r["maintained"] and df > 0 and ((name, description) != (r["name"], r["description"]) or not r["has_embedding"]):
-                embed_at.append(len(rows))
-                texts.append(
-                    entity_embedding_text(
-                        Entity(id=r["id"], name=name, type=type_, description=description, namespace=store.namespace)
-                    )
+            embed = (
+                r["maintained"] and df > 0 and ((name, description) != (r["name"], r["description"]) or not r["has_embedding"])
+            )
+            texts.append(
+                entity_embedding_text(
+                    Entity(id=r["id"], name=name, type=type_, description=description, namespace=store.namespace)
                 )
+                if embed
+                else None
+            )
             rows.append(row)
         # vectors are made for one write at a time, just before it: each write queued holds
         # its own 500 vectors, not its page's 2,000 (as Python floats, 8 KB a vector)
         for start in range(0, len(rows), _ENTITY_WRITE):
             part = rows[start : start + _ENTITY_WRITE]
-            wanted = [i for i, at in enumerate(embed_at) if start <= at < start + _ENTITY_WRITE]
-            if wanted:
-                vectors = embed_batched(embedder, [texts[i] for i in wanted], batch_size=options.batch_size)
-                for i, vector in zip(wanted, vectors):
-                    rows[embed_at[i]]["embedding"] = [float(x) for x in vector]
+            todo = [(row, text) for row, text in zip(part, texts[start : start + _ENTITY_WRITE]) if text is not None]
+            if todo:
+                vectors = embed_batched(embedder, [text for _, text in todo], batch_size=options.batch_size)
+                for (row, _), vector in zip(todo, vectors):
+                    row["embedding"] = [float(x) for x in vector]
             # the next part is described, and the next page read, while this one is written
             updates.append(writes.submit(store.update_maintained_entities, part))
             while len(updates) > 1 or (updates and updates[0].done()):
                 moved += _count_update(updates.popleft(), result, report)
-
-
-#: entities updated per transaction (and embedded at once)
-_ENTITY_WRITE = 500
 
 
 def _references_move(old_df: int, df: int, most: int, *, rechunked: bool) -> bool:
