@@ -16,6 +16,12 @@ for every parameter, runnable as pasted on the demo (``kgrag_neo4j.cypher_params
 declared but unused), a missing ``mode``, and a second statement; every error starts with
 ``path:line``. Python never builds Cypher text: it asks the registry for a statement by name
 and passes values as parameters.
+
+The server keys its plan cache on the sizes of list parameters too (1, up to 10, up to 100,
+...), so a statement sent with lists of ever new sizes is planned again and again (a
+maintenance write planned again costs ten times its work). What is sent (``CypherQuery.send``)
+therefore reads every ``LIST`` parameter from one map, ``$kgrag_lists``: each statement is
+planned once. The file's text, which Browser runs, is unchanged.
 """
 
 from __future__ import annotations
@@ -27,12 +33,15 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from .errors import CypherRegistryError
 
 __all__ = ["CypherQuery", "CypherRegistry", "cypher_dir", "load_registry"]
 
 MODES = ("read", "write", "schema")
+#: the map parameter the list parameters are sent in (see the module's docstring)
+LISTS = "kgrag_lists"
 _PARAM_DECL = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)\s+(\S+)\s*(.*)$")
 _HEADER_KEY = re.compile(r"^([a-z_]+):\s*(.*)$")
 
@@ -58,6 +67,17 @@ class CypherQuery:
     path: str
     line: int
     doc: str = ""
+    sent: str = ""  # ``text`` reading the list parameters from ``$kgrag_lists``
+    packed: tuple[str, ...] = ()  # the list parameters
+
+    def send(self, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The text and parameters to send: the list parameters in one map, so that the
+        server plans the statement once whatever their sizes."""
+        if not self.packed:
+            return self.text, dict(params)
+        out = {k: v for k, v in params.items() if k not in self.packed}
+        out[LISTS] = {k: params[k] for k in self.packed if k in params}
+        return self.sent, out
 
     @property
     def param_names(self) -> frozenset[str]:
@@ -188,6 +208,8 @@ def parse_text(source: str, *, name: str, path: str) -> CypherQuery:
     if undeclared:
         line = _line_of(lines, "$" + sorted(undeclared)[0], body_start)
         raise CypherRegistryError(f"{path}:{line}: parameter(s) used but not declared: {', '.join(sorted(undeclared))}")
+    if LISTS in declared:
+        raise CypherRegistryError(f"{path}:{key_lines['$' + LISTS]}: ${LISTS} is the name the list parameters are sent under")
     unused = declared - used
     if unused:
         first = sorted(unused)[0]
@@ -204,7 +226,29 @@ def parse_text(source: str, *, name: str, path: str) -> CypherQuery:
         path=path,
         line=body_start + 1,
         doc=" ".join(doc).strip(),
+        sent=_pack_lists(text, packed) if (packed := _list_params(mode, params)) else text,
+        packed=packed,
     )
+
+
+def _list_params(mode: str, params: list[CypherParam]) -> tuple[str, ...]:
+    if mode == "schema":
+        return ()
+    return tuple(sorted(p.name for p in params if p.type.upper().startswith("LIST")))
+
+
+def _pack_lists(text: str, names: tuple[str, ...]) -> str:
+    """``text`` with each use of a list parameter ``$name`` (outside strings and comments)
+    read as ``$kgrag_lists.name``."""
+    clean = _strip_literals(text)
+    out, at = [], 0
+    for m in _PARAM_USE.finditer(clean):
+        if m.group(1) in names:
+            out.append(text[at : m.start()])
+            out.append(f"${LISTS}.{m.group(1)}")
+            at = m.end()
+    out.append(text[at:])
+    return "".join(out)
 
 
 def _line_of(lines: list[str], needle: str, start: int) -> int:

@@ -1,28 +1,41 @@
-// Write what documents' chunks contribute to the entity graph (their old links were taken back
-// first, entity_graph/unlink_chunks): the entities they mention (a new one is staged, no
-// reader sees it, and `dirty` until the maintainer has given it its type, name, description
-// and embedding: entity_graph/update_entities publishes it; `touches` counts the marks), the
-// mentions (each with the entity's `touches` when written, `at`: newer than its last update),
-// the co-occurrence strengths added to the entities' CO_OCCURS relationships (summed over the
-// batch: strength in millionths, sentences counted; weight = s / (s + 1) is set later), and on
-// each chunk what it added, to be subtracted again, its share of its document's link context
+// Write what documents' chunks contribute to the entity graph: the entities they mention (a
+// new one is staged, no reader sees it, and `dirty` until the maintainer has given it its
+// type, name, description and embedding: entity_graph/update_entities publishes it;
+// `touches` counts the marks), the mentions (each with the entity's `touches` when written,
+// `at`: newer than its last update), the co-occurrence strengths added to the entities'
+// CO_OCCURS relationships (summed over the batch: strength in millionths, sentences counted;
+// weight = s / (s + 1) is set later; a relationship left with no sentence goes), and on each
+// chunk what it added, to be subtracted again, its share of its document's link context
 // (`link_forms`, `link_counts`: each form it writes, capitalised and lower-case occurrences)
 // and where it stood in the order of mentions (`linked_at`: time, index); each document its
 // link context (every form its chunks write: capitalised, lower case, chunks), and, when
 // linked as a whole, the version it was linked at; every write counts on the document
-// (`links_version`). Only chunks whose links changed are given; the marks of chunks to be
-// linked again ($settled) go.
+// (`links_version`). Only chunks whose links changed are given. A chunk either had its old
+// links taken back first (entity_graph/unlink_chunks) and is given whole, or is given as the
+// difference from what it holds: the mentions it no longer has ($dropped: they go, their
+// entities are marked as a chunk losing them), those that came or changed, and what its
+// co-occurrences add or take away. The marks of chunks to be linked again ($settled) go.
 // mode: write
 // params:
 //   $namespace  STRING     tenant
 //   $entities   LIST<MAP>  [{id, key, source, place}] every entity mentioned, once, with its earliest chunk of these and that chunk's place in the order of mentions
-//   $mentions   LIST<MAP>  [{chunk_id, entity_id, count, first}]
-//   $pairs      LIST<MAP>  [{a, b, strength, windows}] summed over the chunks, once per pair
+//   $mentions   LIST<MAP>  [{chunk_id, entity_id, count, first}] new or changed
+//   $dropped    LIST<MAP>  [{chunk_id, entity_id}] mentions chunks no longer have
+//   $pairs      LIST<MAP>  [{a, b, strength, windows}] summed over the chunks, once per pair (negative: taken away)
 //   $chunks     LIST<MAP>  [{chunk_id, pair_a, pair_b, pair_strength, pair_windows, link_forms, link_counts}] what each chunk added
 //   $documents  LIST<MAP>  [{id, content_hash, whole, link_forms, link_counts}]
 //   $settled    LIST<STRING>  chunks whose `relink` mark is handled
 // returns: mentions INTEGER, documents INTEGER
-// browser: :params {namespace: 'demo', entities: [], mentions: [], pairs: [], chunks: [], documents: [], settled: []}
+// browser: :params {namespace: 'demo', entities: [], mentions: [], dropped: [], pairs: [], chunks: [], documents: [], settled: []}
+CALL () {
+  UNWIND $dropped AS row
+  MATCH (c:Chunk {id: row.chunk_id})-[m:MENTIONS]->(e:Entity {id: row.entity_id})
+  WHERE c.namespace = $namespace AND coalesce(e.namespace, e.staged_namespace) = $namespace
+  // as entity_graph/unlink_chunks marks what a chunk stops mentioning
+  SET e.dirty = true, e.lost = CASE WHEN c.id IN [e.source_chunk_id, e.new_source] THEN true ELSE e.lost END,
+      e.touches = coalesce(e.touches, 0) + 1, e.rechunked = true
+  DELETE m
+}
 CALL () {
   UNWIND $entities AS row
   MERGE (e:Entity {id: row.id})
@@ -56,6 +69,8 @@ CALL () {
     ON CREATE SET r.type = 'CO_OCCURS', r.namespace = $namespace, r.origin = 'extraction', r.strength = 0, r.windows = 0
   SET r.strength = coalesce(r.strength, 0) + p.strength, r.windows = coalesce(r.windows, 0) + p.windows,
       r.changed = true
+  WITH r WHERE r.windows <= 0
+  DELETE r
 }
 CALL () {
   UNWIND $chunks AS row

@@ -6,7 +6,7 @@ context kept up to date chunk by chunk."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any, Protocol
 
@@ -484,9 +484,12 @@ class Links:
         self.entities: dict[str, str] = {}
         self.earliest: dict[str, tuple[str, str]] = {}  # entity -> (place, chunk) of its earliest mention here
         self.mentions: list[dict[str, Any]] = []
-        self.pairs: dict[tuple[str, str], list[int]] = {}
+        # what each chunk adds to the co-occurrence sums: all its pairs when its old links are
+        # taken back first, else the difference from what it holds (negative where it lost some)
+        self.pair_rows: dict[str, list[tuple[str, str, int, int]]] = {}
         self.chunks: list[dict[str, Any]] = []
         self.held: list[str] = []  # chunks written whose old links are taken back first
+        self.dropped: list[dict[str, str]] = []  # mentions a chunk written by difference no longer has
         self.documents: list[dict[str, Any]] = []
         self.settled: list[str] = []
 
@@ -514,18 +517,24 @@ class Links:
         # only those that differ from what the chunk holds are taken back and written
         if _unchanged(stored, row, chunk_mentions):
             return
-        if stored is None or stored.get("pair_a") is not None or stored.get("mentions"):
-            self.held.append(link.chunk_id)
         place = _place(stored, document_id, link.chunk_id)
+        if stored is not None and _by_difference(stored):
+            # a chunk that gains a name keeps most of its links: only what changed is written
+            # (the entities whose mention came, went or moved are the ones marked)
+            held = {str(m[0]): (m[1], m[2]) for m in stored["mentions"]}
+            now = {eid for eid, *_ in chunk_mentions}
+            self.dropped += [{"chunk_id": link.chunk_id, "entity_id": eid} for eid in sorted(held) if eid not in now]
+            chunk_mentions = [m for m in chunk_mentions if held.get(m[0]) != (m[2], m[3])]
+            self.pair_rows[link.chunk_id] = _pair_difference(stored, ordered)
+        else:
+            if stored is None or stored.get("pair_a") is not None or stored.get("mentions"):
+                self.held.append(link.chunk_id)
+            self.pair_rows[link.chunk_id] = [(a, b, v[0], v[1]) for (a, b), v in ordered]
         for eid, key, count, first in chunk_mentions:
             self.entities[eid] = key
             if eid not in self.earliest or place < self.earliest[eid][0]:
                 self.earliest[eid] = (place, link.chunk_id)
             self.mentions.append({"chunk_id": link.chunk_id, "entity_id": eid, "count": count, "first": first})
-        for (a, b), (strength, windows) in ordered:
-            total = self.pairs.setdefault((a, b), [0, 0])
-            total[0] += strength
-            total[1] += windows
         self.chunks.append(row)
 
     def document(self, d: dict[str, Any], forms: DocumentForms, *, whole: bool, settled: Sequence[str]) -> None:
@@ -556,18 +565,13 @@ class Links:
             ids = {r["chunk_id"] for r in rows}
             mentions = [m for m in self.mentions if m["chunk_id"] in ids]
             mentioned = {m["entity_id"] for m in mentions}
-            pairs: dict[tuple[str, str], list[int]] = {}
-            for r in rows:
-                for a, b, strength, windows in zip(r["pair_a"], r["pair_b"], r["pair_strength"], r["pair_windows"]):
-                    total = pairs.setdefault((a, b), [0, 0])
-                    total[0] += strength
-                    total[1] += windows
             last = start + most >= len(self.chunks)
             out.append(
                 {
                     "entities": [e for e in whole["entities"] if e["id"] in mentioned],
                     "mentions": mentions,
-                    "pairs": [{"a": a, "b": b, "strength": v[0], "windows": v[1]} for (a, b), v in sorted(pairs.items())],
+                    "dropped": [m for m in self.dropped if m["chunk_id"] in ids],
+                    "pairs": self._pairs(r["chunk_id"] for r in rows),
                     "chunks": rows,
                     "unlink": [c for c in self.held if c in ids],
                     "documents": self.documents if last else [],
@@ -577,6 +581,16 @@ class Links:
             )
         return out
 
+    def _pairs(self, chunk_ids: Iterable[str]) -> list[dict[str, Any]]:
+        """The co-occurrence sums the chunks add, once per pair (those that add nothing left out)."""
+        total: dict[tuple[str, str], list[int]] = {}
+        for chunk_id in chunk_ids:
+            for a, b, strength, windows in self.pair_rows[chunk_id]:
+                v = total.setdefault((a, b), [0, 0])
+                v[0] += strength
+                v[1] += windows
+        return [{"a": a, "b": b, "strength": v[0], "windows": v[1]} for (a, b), v in sorted(total.items()) if v != [0, 0]]
+
     def params(self) -> dict[str, Any]:
         return {
             "entities": [
@@ -584,7 +598,8 @@ class Links:
                 for e in sorted(self.entities)
             ],
             "mentions": self.mentions,
-            "pairs": [{"a": a, "b": b, "strength": v[0], "windows": v[1]} for (a, b), v in sorted(self.pairs.items())],
+            "dropped": self.dropped,
+            "pairs": self._pairs(r["chunk_id"] for r in self.chunks),
             "chunks": self.chunks,
             "unlink": self.held,
             "documents": self.documents,
@@ -610,6 +625,29 @@ def _place(chunk: dict[str, Any] | None, document_id: str, chunk_id: str) -> str
             chunk_id,
         )
     )
+
+
+def _by_difference(stored: dict[str, Any]) -> bool:
+    """Whether a chunk's new links are written as the difference from those it holds: it was
+    linked (its mentions and co-occurrences read with it) and stands where it stood, so its
+    unchanged mentions cannot move any entity's earliest mention."""
+    return stored.get("pair_a") is not None and "mentions" in stored and not stored.get("moved")
+
+
+def _pair_difference(
+    stored: dict[str, Any], ordered: Sequence[tuple[tuple[str, str], tuple[int, int]]]
+) -> list[tuple[str, str, int, int]]:
+    """What a chunk's co-occurrences ``ordered`` add to the sums beyond what it added before."""
+    diff: dict[tuple[str, str], list[int]] = {}
+    for a, b, strength, windows in zip(stored["pair_a"], stored["pair_b"], stored["pair_strength"], stored["pair_windows"]):
+        v = diff.setdefault((a, b), [0, 0])
+        v[0] -= int(strength)
+        v[1] -= int(windows)
+    for pair, (strength, windows) in ordered:
+        v = diff.setdefault(pair, [0, 0])
+        v[0] += strength
+        v[1] += windows
+    return [(a, b, v[0], v[1]) for (a, b), v in sorted(diff.items()) if v != [0, 0]]
 
 
 def _unchanged(stored: dict[str, Any] | None, row: dict[str, Any], mentions: Sequence[tuple[str, str, int, int]]) -> bool:

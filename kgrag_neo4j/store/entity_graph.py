@@ -225,6 +225,7 @@ class EntityGraphMixin:
                 namespace=self.namespace,
                 entities=links["entities"],
                 mentions=links["mentions"],
+                dropped=list(links.get("dropped", ())),
                 pairs=links["pairs"],
                 chunks=links["chunks"],
                 documents=links["documents"],

@@ -350,7 +350,7 @@ class CypherRunner:
         with map_neo4j_errors(self.where):
             while True:
                 try:
-                    return (yield from attempt(q.text, sent, managed))
+                    return (yield from attempt(*q.send(sent), managed))
                 except (neo4j_exc.Neo4jError, neo4j_exc.DriverError, ConcurrentDelete) as exc:
                     if not managed and worth_a_managed_retry(exc):
                         managed = True
@@ -403,7 +403,7 @@ class CypherRunner:
         started = time.perf_counter()
 
         def work(tx: neo4j.ManagedTransaction) -> list[Rows]:
-            return [as_rows(tx.run(q.text, p)) for q, p in prepared]
+            return [as_rows(tx.run(*q.send(p))) for q, p in prepared]
 
         with map_neo4j_errors(self.where):
             out = self._execute(neo4j.WRITE_ACCESS, work)
@@ -447,7 +447,8 @@ class CypherRunner:
         q = self.registry[name]
         q.check_params(params)
         with map_neo4j_errors(self.where), self._session(neo4j.READ_ACCESS) as session:
-            result = session.run("PROFILE " + q.text, params)
+            text, sent = q.send(log_safe(params))
+            result = session.run("PROFILE " + text, sent)
             rows = as_rows(result)
             summary = result.consume()
         plan = summary.profile or {}
@@ -470,7 +471,7 @@ class TxRunner:
     def run(self, name: str, /, **params: Any) -> Rows:
         q = self.registry[name]
         q.check_params(params)
-        return as_rows(self.tx.run(q.text, log_safe(params)))
+        return as_rows(self.tx.run(*q.send(log_safe(params))))
 
 
 def as_rows(result: Iterable[neo4j.Record]) -> Rows:
