@@ -513,6 +513,31 @@ def test_a_new_name_links_the_older_chunks_that_write_it(store, hashing_embedder
     assert hodor.mention_total == 2
 
 
+def _touches(store: Neo4jStore) -> dict[str, int]:
+    rows = store.runner.driver.execute_query(
+        "MATCH (e:Entity {namespace: $ns}) RETURN e.name_key AS key, coalesce(e.touches, 0) AS touches",
+        ns=store.namespace,
+        database_=store.runner.database,
+    ).records
+    return {r["key"]: r["touches"] for r in rows}
+
+
+def test_an_older_chunk_gaining_a_name_marks_only_that_name(store, hashing_embedder):
+    # the older chunk is written as the difference from what it holds: the entities it
+    # mentioned before, unchanged, are not marked for the maintainer again
+    _ingest(store, hashing_embedder, {"a.txt": "Arya Stark rode north with Jon Snow. Hodor. The giant held the door."})
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    before = _touches(store)
+    assert {"arya stark", "jon snow"} <= set(before) and "hodor" not in before
+    _ingest(store, hashing_embedder, {"b.txt": "They called him Hodor at Winterfell."})
+    result = maintain_entity_graph(store, hashing_embedder)
+    assert result.relinked >= 1
+    assert store.get_entity_by_name("Hodor", limit=5)[0].mention_total == 2
+    after = _touches(store)
+    assert after["arya stark"] == before["arya stark"] and after["jon snow"] == before["jon snow"]
+    _assert_equals_a_rebuild(store, hashing_embedder)
+
+
 def test_a_mention_moving_to_another_chunk_decides_the_references_of_its_other_chunks_again(store, hashing_embedder):
     """ "Alice Cooper" stays in two chunks, but one of them is another chunk now: the chunk that
     kept it picks its heaviest edge again (the new chunk, not the one that lost the mention),

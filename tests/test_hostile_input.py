@@ -116,6 +116,7 @@ def _registry_texts() -> set[str]:
     out = set()
     for q in load_registry().values():
         out.add(q.text)
+        out.add(q.sent)  # what the runner sends: the same statement, its lists read from one map
         out.update(q.statements)
     return out
 

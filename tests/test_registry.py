@@ -54,6 +54,43 @@ def test_rejects_malformed_headers_with_file_and_line(mutation, message):
     assert message in str(err.value)
 
 
+LISTS = """// takes lists
+// mode: write
+// params:
+//   $namespace  STRING        tenant
+//   $ids        LIST<STRING>  chunks
+//   $rows       LIST<MAP>     [{id, n}]
+// returns: n INTEGER
+// browser: :params {namespace: 'demo', ids: [], rows: []}
+UNWIND $rows AS row
+MATCH (c:Chunk {id: row.id}) WHERE c.namespace = $namespace AND (c.id IN $ids OR size($ids) = 0)
+SET c.note = '$ids stays', c.n = row.n // $rows stays
+RETURN count(c) AS n
+"""
+
+
+def test_list_parameters_are_sent_in_one_map_so_the_server_plans_once():
+    q = parse_text(LISTS, name="x/lists", path="x/lists.cypher")
+    assert q.packed == ("ids", "rows")
+    text, params = q.send({"namespace": "n", "ids": ["a"], "rows": [{"id": "a", "n": 1}]})
+    assert params == {"namespace": "n", "kgrag_lists": {"ids": ["a"], "rows": [{"id": "a", "n": 1}]}}
+    assert "UNWIND $kgrag_lists.rows AS row" in text
+    assert "c.id IN $kgrag_lists.ids OR size($kgrag_lists.ids) = 0" in text
+    # strings and comments are the file's own; scalars stay top-level parameters
+    assert "'$ids stays'" in text and "// $rows stays" in text
+    assert "c.namespace = $namespace" in text
+    # the text Browser runs is the file's
+    assert q.text.startswith("UNWIND $rows AS row")
+    plain = parse_text(GOOD, name="x/y", path="x/y.cypher")
+    assert plain.send({"namespace": "n"}) == (plain.text, {"namespace": "n"})
+
+
+def test_a_parameter_named_like_the_list_map_is_refused():
+    clash = GOOD.replace("$namespace", "$kgrag_lists").replace("namespace: 'default'", "kgrag_lists: 'x'")
+    with pytest.raises(CypherRegistryError, match="kgrag_lists"):
+        parse_text(clash, name="x/y", path="x/y.cypher")
+
+
 def test_dollar_in_strings_and_comments_is_not_a_parameter():
     assert used_parameters("RETURN '$a' AS x, \"$b\" AS y // $c\n, $d AS z /* $e */") == {"d"}
 
@@ -99,6 +136,17 @@ def test_every_statement_plans_without_a_notification_in_each_cypher_language(
                 summary = session.run(language + "EXPLAIN " + statement, {p: None for p in q.param_names}).consume()
                 notes = [f"{n.get('code')}: {n.get('description')}" for n in summary.notifications or []]
                 assert notes == [], f"{name} ({language.strip() or 'default language'}): {notes}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in REGISTRY if REGISTRY[n].packed))
+def test_every_statement_as_sent_plans_without_a_notification(name, driver, neo4j_settings, schema_ready):
+    """What the runner sends (list parameters read from one map) plans as cleanly as the file."""
+    q = REGISTRY[name]
+    text, params = q.send({p: ([] if p in q.packed else None) for p in q.param_names})
+    with driver.session(database=neo4j_settings.database) as session:
+        summary = session.run("EXPLAIN " + text, params).consume()
+    notes = [f"{n.get('code')}: {n.get('description')}" for n in summary.notifications or []]
+    assert notes == [], f"{name}: {notes}"
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
