@@ -888,6 +888,60 @@ def test_concurrent_ingests_into_one_namespace_end_linked(store, hashing_embedde
         assert not diff, (part, diff)
 
 
+def test_marked_chunks_another_ingest_links_first_are_counted_once(store, hashing_embedder, monkeypatch):
+    # another ingest's maintainer links the same marked chunks between this one's read and its
+    # write: applied as computed, this one's difference would count the new co-occurrences twice
+    _ingest(store, hashing_embedder, {"a.txt": "Arya Stark rode north with Jon Snow. Hodor. The giant held the door."})
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    _ingest(store, hashing_embedder, {"b.txt": "They called him Hodor at Winterfell."})
+    write = Neo4jStore.write_entity_links
+    raced: list[bool] = []
+
+    def racing(self, generation, links):
+        if links.get("bases") and not raced:
+            raced.append(True)
+            other = Neo4jStore(self.runner.driver, namespace=self.namespace, database=self.runner.database)
+            maintain_entity_graph(other, hashing_embedder)
+        return write(self, generation, links)
+
+    monkeypatch.setattr(Neo4jStore, "write_entity_links", racing)
+    maintain_entity_graph(store, hashing_embedder)
+    monkeypatch.undo()
+    assert raced
+    assert store.get_entity_by_name("Hodor", limit=5)[0].mention_total == 2
+    _assert_equals_a_rebuild(store, hashing_embedder)
+
+
+def test_a_difference_is_written_only_onto_the_links_it_was_taken_from(store, hashing_embedder):
+    # a chunk written as a difference names the count of link writes it was read at; a chunk
+    # written since (another ingest, another part) refuses it, and nothing is written
+    _ingest(store, hashing_embedder, {"a.txt": "Arya Stark rode north with Jon Snow. Hodor. The giant held the door."})
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    before = _dump(store)
+    rows = store.runner.driver.execute_query(
+        "MATCH (c:Chunk {namespace: $ns}) RETURN c.id AS id, coalesce(c.links_written, 0) AS n, c.pair_a AS a, c.pair_b AS b",
+        ns=store.namespace,
+        database_=store.runner.database,
+    ).records
+    chunk = next(r for r in rows if r["a"])
+    links = {
+        "entities": [],
+        "mentions": [],
+        "dropped": [],
+        "pairs": [{"a": chunk["a"][0], "b": chunk["b"][0], "strength": 1000, "windows": 1}],
+        "chunks": [],
+        "unlink": [],
+        "documents": [],
+        "settled": [],
+        "bases": {chunk["id"]: chunk["n"] + 1},
+    }
+    generation = store.entity_graph_generation()
+    assert store.write_entity_links(generation, links) is False
+    assert _dump(store) == before
+    assert store.write_entity_links(generation, dict(links, bases={chunk["id"]: chunk["n"]})) is True
+    assert _dump(store) != before
+
+
 def test_replaced_then_deleted_text_is_not_searchable_through_entities(store, hashing_embedder):
     """Red-team finding: an old entity description (a secret phrase) stayed searchable after
     its document was replaced and deleted, and entities no chunk mentions stayed."""

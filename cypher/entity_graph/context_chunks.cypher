@@ -17,7 +17,7 @@ CALL (d, row) {
   WHERE c.namespace = $namespace AND c.relink IS NULL AND c.pair_a IS NOT NULL
     AND any(f IN coalesce(c.link_forms, []) WHERE f IN row.forms)
   WITH c ORDER BY c.chunk_index, c.id
-  RETURN collect(c {.id, .content, .created_at, .chunk_index, .pair_a, .pair_b, .pair_strength, .pair_windows, .link_forms, .link_counts,
+  RETURN collect(c {.id, .content, .created_at, .chunk_index, .pair_a, .pair_b, .pair_strength, .pair_windows, .link_forms, .link_counts, .links_written,
                     mentions: [(c)-[m:MENTIONS]->(e:Entity) | [e.id, m.count, m.first]]}) AS chunks
 }
 RETURN d.id AS document_id, chunks

@@ -20,7 +20,7 @@ CALL (d) {
   WHERE c.namespace = $namespace AND NOT EXISTS { (:Chunk)-[:CHILD_OF]->(c) }
   WITH c ORDER BY c.chunk_index, c.id
   RETURN collect(c {.id, .content, .created_at, .chunk_index, scanned: c.name_keys IS NOT NULL, .pair_a, .pair_b, .pair_strength, .pair_windows,
-                    .link_forms, .link_counts, relink: c.relink IS NOT NULL,
+                    .link_forms, .link_counts, .links_written, relink: c.relink IS NOT NULL,
                     moved: c.linked_at IS NOT NULL AND c.linked_at <> [c.created_at, c.chunk_index],
                     mentions: [(c)-[m:MENTIONS]->(e:Entity) | [e.id, m.count, m.first]]}) AS chunks
 }

@@ -19,7 +19,7 @@ CALL (d) {
   WHERE c.relink AND c.namespace = $namespace
   WITH c ORDER BY c.chunk_index, c.id
   LIMIT toInteger($limit)
-  RETURN collect(c {.id, .content, .created_at, .chunk_index, .pair_a, .pair_b, .pair_strength, .pair_windows, .link_forms, .link_counts,
+  RETURN collect(c {.id, .content, .created_at, .chunk_index, .pair_a, .pair_b, .pair_strength, .pair_windows, .link_forms, .link_counts, .links_written,
                     mentions: [(c)-[m:MENTIONS]->(e:Entity) | [e.id, m.count, m.first]]}) AS chunks
 }
 CALL (d) {

@@ -56,7 +56,7 @@ CALL (c) {
   DELETE m
 }
 SET c.pair_a = null, c.pair_b = null, c.pair_strength = null, c.pair_windows = null, c.links_dirty = true,
-    c.link_forms = null, c.link_counts = null
+    c.link_forms = null, c.link_counts = null, c.links_written = coalesce(c.links_written, 0) + 1
 WITH c
 CALL (c) {
   WITH c WHERE $forget_scan AND c.name_keys IS NOT NULL

@@ -7,7 +7,8 @@
 // weight = s / (s + 1) is set later; a relationship left with no sentence goes), and on each
 // chunk what it added, to be subtracted again, its share of its document's link context
 // (`link_forms`, `link_counts`: each form it writes, capitalised and lower-case occurrences)
-// and where it stood in the order of mentions (`linked_at`: time, index); each document its
+// and where it stood in the order of mentions (`linked_at`: time, index), counting the writes
+// (`links_written`: a difference is taken from one of them); each document its
 // link context (every form its chunks write: capitalised, lower case, chunks), and, when
 // linked as a whole, the version it was linked at; every write counts on the document
 // (`links_version`). Only chunks whose links changed are given. A chunk either had its old
@@ -79,6 +80,7 @@ CALL () {
   SET c.pair_a = row.pair_a, c.pair_b = row.pair_b, c.pair_strength = row.pair_strength,
       c.pair_windows = row.pair_windows, c.links_dirty = true,
       c.link_forms = row.link_forms, c.link_counts = row.link_counts,
+      c.links_written = coalesce(c.links_written, 0) + 1,
       // where the chunk stood in the order of mentions when linked: a new version of its
       // document moves it (time, index), and then it is linked again
       c.linked_at = [c.created_at, c.chunk_index]

@@ -490,6 +490,8 @@ class Links:
         self.chunks: list[dict[str, Any]] = []
         self.held: list[str] = []  # chunks written whose old links are taken back first
         self.dropped: list[dict[str, str]] = []  # mentions a chunk written by difference no longer has
+        # chunk -> the count of link writes its difference was taken from (checked when written)
+        self.bases: dict[str, int] = {}
         self.documents: list[dict[str, Any]] = []
         self.settled: list[str] = []
 
@@ -514,7 +516,7 @@ class Links:
             "link_counts": [n for _, counts in forms for n in counts],
         }
         # a document linked again because one name moved keeps most of its chunks' links:
-        # only those that differ from what the chunk holds are taken back and written
+        # only those that differ from what the chunk holds are written
         if _unchanged(stored, row, chunk_mentions):
             return
         place = _place(stored, document_id, link.chunk_id)
@@ -526,6 +528,7 @@ class Links:
             self.dropped += [{"chunk_id": link.chunk_id, "entity_id": eid} for eid in sorted(held) if eid not in now]
             chunk_mentions = [m for m in chunk_mentions if held.get(m[0]) != (m[2], m[3])]
             self.pair_rows[link.chunk_id] = _pair_difference(stored, ordered)
+            self.bases[link.chunk_id] = int(stored.get("links_written") or 0)
         else:
             if stored is None or stored.get("pair_a") is not None or stored.get("mentions"):
                 self.held.append(link.chunk_id)
@@ -571,6 +574,7 @@ class Links:
                     "entities": [e for e in whole["entities"] if e["id"] in mentioned],
                     "mentions": mentions,
                     "dropped": [m for m in self.dropped if m["chunk_id"] in ids],
+                    "bases": {c: n for c, n in self.bases.items() if c in ids},
                     "pairs": self._pairs(r["chunk_id"] for r in rows),
                     "chunks": rows,
                     "unlink": [c for c in self.held if c in ids],
@@ -599,6 +603,7 @@ class Links:
             ],
             "mentions": self.mentions,
             "dropped": self.dropped,
+            "bases": dict(self.bases),
             "pairs": self._pairs(r["chunk_id"] for r in self.chunks),
             "chunks": self.chunks,
             "unlink": self.held,

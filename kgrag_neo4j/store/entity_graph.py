@@ -189,8 +189,10 @@ class EntityGraphMixin:
         """Replace the links of the chunks in ``links["chunks"]`` (of ``links["documents"]``; those
         in ``links["unlink"]`` hold links to take back first) by ``links`` (the parameters of
         ``entity_graph/write_links``) in one transaction, if the
-        vocabulary is still at ``generation`` and no document's links or content moved since
-        they were read (``links_version``, ``content_hash``); else nothing is written: False."""
+        vocabulary is still at ``generation``, no document's links or content moved since
+        they were read (``links_version``, ``content_hash``) and every chunk written as a
+        difference (``links["bases"]``: chunk -> its count of link writes then) still holds
+        the links it was taken from; else nothing is written: False."""
         documents = links["documents"]
         # a part of a large document's links checks the document it does not write yet
         checked = links.get("check", documents)
@@ -204,6 +206,15 @@ class EntityGraphMixin:
             }
             if any(now.get(d["id"]) != (d["content_hash"], d["links_version"]) for d in checked):
                 return False
+            # a chunk written as a difference must still hold the links it was taken from
+            bases = links.get("bases") or {}
+            if bases:
+                held = {
+                    r["id"]: r["links_written"]
+                    for r in tx.run("entity_graph/chunk_link_versions", namespace=self.namespace, chunk_ids=sorted(bases))
+                }
+                if any(held.get(c) != n for c, n in bases.items()):
+                    return False
             if links["unlink"]:
                 unlinked = set(links["unlink"])
                 kept: dict[str, list[str]] = {}
