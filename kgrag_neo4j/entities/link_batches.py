@@ -523,10 +523,10 @@ class Links:
         if stored is not None and _by_difference(stored):
             # a chunk that gains a name keeps most of its links: only what changed is written
             # (the entities whose mention came, went or moved are the ones marked)
-            held = {str(m[0]): (m[1], m[2]) for m in stored["mentions"]}
+            before = {str(m[0]): (m[1], m[2]) for m in stored["mentions"]}
             now = {eid for eid, *_ in chunk_mentions}
-            self.dropped += [{"chunk_id": link.chunk_id, "entity_id": eid} for eid in sorted(held) if eid not in now]
-            chunk_mentions = [m for m in chunk_mentions if held.get(m[0]) != (m[2], m[3])]
+            self.dropped += [{"chunk_id": link.chunk_id, "entity_id": eid} for eid in sorted(before) if eid not in now]
+            chunk_mentions = [m for m in chunk_mentions if before.get(m[0]) != (m[2], m[3])]
             self.pair_rows[link.chunk_id] = _pair_difference(stored, ordered)
             self.bases[link.chunk_id] = int(stored.get("links_written") or 0)
         else:

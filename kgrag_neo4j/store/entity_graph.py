@@ -200,21 +200,20 @@ class EntityGraphMixin:
         def work(tx: TxRunner) -> bool:
             if self._locked(tx, self.namespace) != generation:
                 return False
-            now = {
-                r["id"]: (r["content_hash"], r["links_version"])
-                for r in tx.run("entity_graph/link_versions", namespace=self.namespace, document_ids=[d["id"] for d in checked])
-            }
-            if any(now.get(d["id"]) != (d["content_hash"], d["links_version"]) for d in checked):
-                return False
             # a chunk written as a difference must still hold the links it was taken from
             bases = links.get("bases") or {}
-            if bases:
-                held = {
-                    r["id"]: r["links_written"]
-                    for r in tx.run("entity_graph/chunk_link_versions", namespace=self.namespace, chunk_ids=sorted(bases))
-                }
-                if any(held.get(c) != n for c, n in bases.items()):
-                    return False
+            (versions,) = tx.run(
+                "entity_graph/link_versions",
+                namespace=self.namespace,
+                document_ids=[d["id"] for d in checked],
+                chunk_ids=sorted(bases),
+            )
+            now = {r["id"]: (r["content_hash"], r["links_version"]) for r in versions["documents"]}
+            if any(now.get(d["id"]) != (d["content_hash"], d["links_version"]) for d in checked):
+                return False
+            written = {r["id"]: r["links_written"] for r in versions["chunks"]}
+            if any(written.get(c) != n for c, n in bases.items()):
+                return False
             if links["unlink"]:
                 unlinked = set(links["unlink"])
                 kept: dict[str, list[str]] = {}
