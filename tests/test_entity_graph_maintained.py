@@ -912,6 +912,36 @@ def test_marked_chunks_another_ingest_links_first_are_counted_once(store, hashin
     _assert_equals_a_rebuild(store, hashing_embedder)
 
 
+def test_an_update_read_before_another_ingest_settled_the_entities_is_not_written(store, hashing_embedder, monkeypatch):
+    # two ingests read the same dirty entities; one writes its update first. A read that
+    # overlapped that update may have seen an entity's source chunk half moved (here made
+    # visible as a wrong description): written after it, it would replace a right one
+    _ingest(store, hashing_embedder, {"a.txt": "Arya Stark rode north with Jon Snow."})
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    _ingest(store, hashing_embedder, {"b.txt": "Jon Snow went to the Wall. Hodor held the door at the Wall."})
+    update = Neo4jStore.update_maintained_entities
+    raced: list[int] = []
+
+    def racing(self, rows):
+        if not raced:
+            other = Neo4jStore(self.runner.driver, namespace=self.namespace, database=self.runner.database)
+            monkeypatch.setattr(Neo4jStore, "update_maintained_entities", update)
+            maintain_entity_graph(other, hashing_embedder)
+            monkeypatch.setattr(Neo4jStore, "update_maintained_entities", racing)
+            raced.append(len(rows))
+            rows = [{**row, "description": "torn", "source_chunk_id": None} for row in rows]
+        return update(self, rows)
+
+    monkeypatch.setattr(Neo4jStore, "update_maintained_entities", racing)
+    maintain_entity_graph(store, hashing_embedder)
+    monkeypatch.undo()
+    assert raced and raced[0] > 0
+    got = _dump(store)
+    assert not [k for k, e in got["entities"].items() if e[2] == "torn" or e[3] is None]
+    assert got["entities"]["wall"][3] == "b.txt#0"
+    _assert_equals_a_rebuild(store, hashing_embedder)
+
+
 def test_a_difference_is_written_only_onto_the_links_it_was_taken_from(store, hashing_embedder):
     # a chunk written as a difference names the count of link writes it was read at; a chunk
     # written since (another ingest, another part) refuses it, and nothing is written

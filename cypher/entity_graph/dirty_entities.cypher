@@ -6,7 +6,7 @@
 // sentence. Only the earliest chunk of those written since the last update (kept by
 // entity_graph/write_links) and its current source chunk are compared, unless it lost the
 // mention in either (then all of them). `touches`: how often it was marked, so that an update made from this read is refused
-// if another ingest marked it meanwhile. `rechunked`: a chunk stopped mentioning it since its
+// if another ingest marked it meanwhile (or updated it first: its read was as current). `rechunked`: a chunk stopped mentioning it since its
 // last update (entity_graph/unlink_chunks).
 // mode: read
 // params:
@@ -20,6 +20,9 @@ MATCH (e:Entity {dirty: true})
 USING INDEX e:Entity(dirty)
 WHERE (coalesce(e.namespace, e.staged_namespace) = $namespace) AND e.id > $after
 WITH e ORDER BY e.id LIMIT toInteger($limit)
+// the count of marks is read before anything it guards: a mark that lands during this read
+// moves it, and the update made from the read is refused
+WITH e, coalesce(e.touches, 0) AS touches
 OPTIONAL MATCH (n:EntityName {namespace: $namespace, key: e.name_key})
 CALL (e) {
   // the source chunk and the earliest chunk written since (`new_source`) are looked up by
@@ -52,5 +55,5 @@ RETURN e.id AS id, e.name_key AS key, e.name AS name, e.type AS type, coalesce(e
        coalesce(n.forms, []) AS forms, coalesce(n.form_counts, []) AS form_counts,
        CASE WHEN n IS NULL THEN [0, 0, 0, 0, 0] ELSE [n.person, n.location, n.weak, n.occurrences, n.titles] END AS stats,
        COUNT { (e)<-[:MENTIONS]-() } AS df, coalesce(e.df, 0) AS old_df, earliest,
-       coalesce(e.touches, 0) AS touches, coalesce(e.rechunked, false) AS rechunked
+       touches, coalesce(e.rechunked, false) AS rechunked
 ORDER BY id

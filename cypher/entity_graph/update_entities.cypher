@@ -5,7 +5,10 @@
 // says what the members are). An entity no chunk mentions and no triple uses goes, with its
 // relationships (its communities marked stale first); its CO_OCCURS relationships are marked
 // for a new description when its name changed. An entity marked again since it was read
-// (`touches` moved: another ingest linked or unlinked it) is left dirty, to be read again.
+// (`touches` moved: another ingest linked or unlinked it) is left dirty, to be read again;
+// one another ingest updated since (no longer dirty, `touches` the same) is left as that
+// update wrote it: both were read at the same marks, and a read that overlapped that update
+// may have seen its source chunk half moved.
 // With `references`, the chunks mentioning it are marked to have their `references` edges
 // decided again (its chunks changed in a way that moves them), in the same transaction.
 // mode: write
@@ -18,6 +21,7 @@
 UNWIND $rows AS row
 MATCH (e:Entity {id: row.id})
 WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
+  AND e.dirty
 WITH e, row, coalesce(e.touches, 0) <> row.touches AS moved
 OPTIONAL CALL (e, row, moved) {
   WITH e, row WHERE NOT moved
