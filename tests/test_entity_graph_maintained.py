@@ -790,6 +790,33 @@ def test_the_capitalised_pattern_is_what_the_server_matches(store, text, found):
     assert kelvin[0]["hit"] is True
 
 
+@pytest.mark.parametrize(
+    "word, texts",
+    [
+        ("dirk", ["D\u0131rk ran", "D\u0130RK", "Dirk", "DIRK", "dirk", "xDirk", "Dark"]),
+        ("asha", ["A\u017fha", "ASHA", "Asha!", "asha", "Ashara"]),
+        ("skagos", ["S\u212aagos", "SKAGOS", "Skagos", "skagos"]),
+        ("king", ["\u212aing Robert", "KING", "King", "kINg", "the king"]),
+        ("h2o", ["H2O", "H2o", "h2o", "H2 O"]),
+    ],
+)
+def test_a_text_the_capitalised_pattern_matches_holds_one_of_its_beginnings(store, word, texts):
+    # the substring test in front of the regular expression may rule a text out only where
+    # the server's match would have failed
+    from kgrag_neo4j.store.entity_graph import capitalised_pattern, capitalised_starts
+
+    rows = store.runner.driver.execute_query(
+        "UNWIND $texts AS text RETURN text, text =~ $pattern AS hit, "
+        "any(s IN $starts WHERE text CONTAINS s) AND text =~ $pattern AS checked",
+        texts=texts,
+        pattern=capitalised_pattern([word]),
+        starts=capitalised_starts(word),
+        database_=store.runner.database,
+    ).records
+    assert [(r["text"], r["checked"]) for r in rows] == [(r["text"], r["hit"]) for r in rows]
+    assert any(r["hit"] for r in rows) and not all(r["hit"] for r in rows)
+
+
 def _has(name: str, store: Neo4jStore) -> bool:
     from kgrag_neo4j.errors import NotFoundError
 

@@ -6,7 +6,8 @@
 // a chunk writing one capitalised (the word's `pattern`, a regular expression) have their
 // chunks that write it (in any case) returned, and a common word's lower-case writers
 // elsewhere are left out. Each word is its own query, so a hit is matched against its one
-// word's pattern (one pattern of many words costs their number at every character). A query
+// word's pattern (one pattern of many words costs their number at every character), and only
+// a chunk containing one of the word's capitalised beginnings (`starts`) is matched. A query
 // whose hits came to $limit may have more: it is run again with a larger one (pages by skip
 // are not stable where scores tie). Rows are [document id, chunk id], and may repeat.
 // mode: read
@@ -14,7 +15,7 @@
 //   $namespace  STRING        tenant
 //   $query      STRING        Lucene query over chunk_names: the names' phrases (and the namespace); '' for none
 //   $keys       LIST<STRING>  normalised names whose entities' mentions count
-//   $words      LIST<MAP>     one-word names: [{query: a Lucene query over chunk_names, pattern: what a chunk writing it capitalised matches}]
+//   $words      LIST<MAP>     one-word names: [{query: a Lucene query over chunk_names, pattern: what a chunk writing it capitalised matches, starts: LIST<STRING> one of which such a chunk contains}]
 //   $limit      INTEGER       most full-text hits read, per query
 // returns: chunks LIST<LIST<STRING>>, hits INTEGER, word_hits INTEGER
 // browser: :params {namespace: 'demo', query: 'content:("ned stark")', keys: ['ned stark'], words: [], limit: 100000}
@@ -30,7 +31,7 @@ CALL () {
     CALL db.index.fulltext.queryNodes('chunk_names', w.query, {limit: toInteger($limit)}) YIELD node
     WITH CASE WHEN node.namespace = $namespace AND node.pair_a IS NOT NULL THEN node.document_id ELSE '' END AS document_id,
          collect(node) AS nodes
-    WITH document_id, nodes, document_id <> '' AND any(x IN nodes WHERE x.content =~ w.pattern) AS capitalised
+    WITH document_id, nodes, document_id <> '' AND any(x IN nodes WHERE any(s IN w.starts WHERE x.content CONTAINS s) AND x.content =~ w.pattern) AS capitalised
     UNWIND nodes AS x
     RETURN count(x) AS word_hits_of, collect(CASE WHEN capitalised THEN [document_id, x.id] END) AS found
   }

@@ -97,7 +97,11 @@ class EntityGraphMixin:
             part = phrases[start : start + 300]
             query = names_lucene_query(part, namespace)
             some = [
-                {"query": names_lucene_query([f'"{w}"'], namespace), "pattern": capitalised_pattern([w])}
+                {
+                    "query": names_lucene_query([f'"{w}"'], namespace),
+                    "pattern": capitalised_pattern([w]),
+                    "starts": capitalised_starts(w),
+                }
                 for w in plain[start : start + 300]
             ]
             mentioned = list(keys) if start == 0 else []
@@ -375,6 +379,21 @@ def capitalised_pattern(words: Sequence[str]) -> str:
         first = w[0].upper() + ("\u212a" if w[0] == "k" else "")
         alternatives.append(f"[{first}](?iu:{w[1:]})")
     return "(?s).*(?<![\\p{L}\\p{N}])(?:" + "|".join(alternatives) + ")(?![\\p{L}\\p{N}]).*"
+
+
+#: the characters other than its own two cases that Java's case-insensitive Unicode match
+#: takes for an ASCII letter (a superset does no harm: it only costs a regular expression)
+_CASE_FELLOWS = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
+
+
+def capitalised_starts(word: str) -> list[str]:
+    """The two-character beginnings one of which a text writing ``word`` (two or more
+    lower-case ASCII letters and digits) as :func:`capitalised_pattern` finds it must
+    contain: a substring test rules most texts out before the regular expression, whose
+    every character costs a step."""
+    first = word[0].upper() + ("\u212a" if word[0] == "k" else "")
+    second = {word[1], word[1].upper(), *_CASE_FELLOWS.get(word[1], "")}
+    return sorted(a + b for a in first for b in second)
 
 
 def name_phrases(name: str) -> list[str]:
