@@ -253,6 +253,7 @@ def test_maintained_graph_equals_a_full_build_after_random_changes(
 
     # every batch linked against the whole vocabulary held in memory, as in a large run
     monkeypatch.setattr(link_batches, "WHOLE_VOCABULARY_AFTER", 1 if whole_vocabulary else 10**9)
+    monkeypatch.setattr(link_batches, "NAMES_PER_CHUNK_LINKED", 10**9 if whole_vocabulary else 10)
     if names_held is not None:  # a vocabulary too large to hold: every batch looks its names up afresh
         monkeypatch.setattr(link_batches, "VOCABULARY_IN_MEMORY", names_held)
     if large_deletes:  # every delete goes the way of a large document's: one chunk a transaction
@@ -422,6 +423,7 @@ def test_chunks_linked_again_in_their_document_context_equal_a_full_build(
     import kgrag_neo4j.entities.link_batches as link_batches
 
     monkeypatch.setattr(link_batches, "WHOLE_VOCABULARY_AFTER", 1 if whole_vocabulary else 10**9)
+    monkeypatch.setattr(link_batches, "NAMES_PER_CHUNK_LINKED", 10**9 if whole_vocabulary else 10)
     rng = random.Random(seed)
     options = MaintainOptions(batch_chunks=4)
     live: dict[str, str] = {}

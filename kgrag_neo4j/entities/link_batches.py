@@ -53,6 +53,11 @@ DOCUMENT_PAGE = 2000
 #: batch looks up the names its text may contain. A read of the whole vocabulary grows with
 #: the corpus, so an ingest of a few documents into a large namespace must not pay it.
 WHOLE_VOCABULARY_AFTER = 5_000
+#: and once it has linked a chunk for every this many names of the vocabulary: reading a large
+#: vocabulary whole costs as much as looking up the names of many batches (a million chunks:
+#: 226k names read and made into one automaton in 17.7 s, where an ingest of 100 documents
+#: looked up the names of its 11,369 chunks in less)
+NAMES_PER_CHUNK_LINKED = 10
 #: the most vocabulary names a run holds at once (39,530 names held 23 MB, most in the automaton):
 #: the whole vocabulary when it has no more, else the names the batches looked up, forgotten
 #: when they come to more. Lower bounds cost large namespaces dearly: a batch then reads every
@@ -170,6 +175,7 @@ class Linker:
         self.by_key: dict[str, VocabularyName | None] = {}
         self.pool: VocabularyMatcher | None = None
         self.held = 0  # names in by_word and by_key
+        self.whole_after: int | None = None
 
     # -- the vocabulary a batch is linked against ------------------------------------------
     def matcher(self, generation: int | None, chunks: int, texts: Sequence[str], title_keys: Sequence[str]) -> VocabularyMatcher:
@@ -177,7 +183,7 @@ class Linker:
         else the names all of whose key's words the texts write, looked up by their first word
         (a word's names are remembered for the rest of the run, while the vocabulary stays at
         its generation: batches of one run share most words)."""
-        if self.result.chunks + chunks >= WHOLE_VOCABULARY_AFTER:
+        if self.result.chunks + chunks >= WHOLE_VOCABULARY_AFTER and self.result.chunks + chunks >= self._whole_after():
             if self.whole is None or self.whole[0] != generation:
                 self.whole = (generation, whole_vocabulary(self.store))
             if self.whole[1] is not None:
@@ -208,6 +214,12 @@ class Linker:
         if self.pool is None or any(k not in self.pool.vocabulary for k in names):
             self.pool = VocabularyMatcher(names)
         return self.pool
+
+    def _whole_after(self) -> int:
+        """The chunks a run links before it reads the whole vocabulary (counted once a run)."""
+        if self.whole_after is None:
+            self.whole_after = self.store.vocabulary_size() // NAMES_PER_CHUNK_LINKED
+        return self.whole_after
 
     def write(self, generation: int | None, links: Links) -> bool:
         """Write ``links`` about ``batch_chunks`` chunks a transaction; False when a part was

@@ -70,6 +70,10 @@ class EntityGraphMixin:
     def vocabulary_page(self, *, after: str = "", limit: int = 20_000) -> list[dict[str, Any]]:
         return self.runner.read("entity_graph/vocabulary_page", namespace=self.namespace, after=after, limit=limit)
 
+    def vocabulary_size(self) -> int:
+        """The names the namespace has recorded (an upper bound of its vocabulary)."""
+        return int(self.runner.read("entity_graph/vocabulary_size", namespace=self.namespace)[0]["names"])
+
     def chunk_texts(self, chunk_ids: Sequence[str]) -> dict[str, str]:
         """The text of the namespace's chunks among ``chunk_ids``, by id."""
         rows = self.runner.read("entity_graph/chunk_texts", namespace=self.namespace, chunk_ids=list(chunk_ids))
