@@ -763,6 +763,42 @@ def test_chunks_writing_finds_names_the_chunk_index_splits_otherwise(store, hash
         assert {d for d, _ in store.chunks_writing([name], [])} == {by_source[source]}, name
 
 
+def test_chunks_writing_keeps_of_a_name_the_index_keeps_in_part_the_chunks_writing_it(store, hashing_embedder):
+    # "C--" is the word "c" to the index: of its hits only the chunks writing "c--" in some
+    # case are candidates, and a chunk with a lone "c" is not
+    texts = {
+        "a.txt": "We compile C-- to assembly.",
+        "b.txt": "The C language came first. C was small.",
+        "c.txt": "Portable c-- code and its tools.",
+        "d.txt": "Written as \u212a-- by mistake, and c - - apart.",
+    }
+    _ingest(store, hashing_embedder, texts)
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    by_source = {d.source: d.id for d in store.list_documents()}
+    found = {d for d, _ in store.chunks_writing(["C--"], [])}
+    assert found == {by_source["a.txt"], by_source["c.txt"]}
+    assert {d for d, _ in store.chunks_writing(["K--"], [])} == {by_source["d.txt"]}
+    assert {d for d, _ in store.chunks_writing(["C"], [])} >= {by_source["a.txt"], by_source["b.txt"], by_source["c.txt"]}
+
+
+def test_a_name_the_index_keeps_in_part_reaches_the_older_chunks_writing_it(store, hashing_embedder):
+    # a title that enters the vocabulary links the older chunks writing it in any case
+    _ingest(
+        store,
+        hashing_embedder,
+        {"a.txt": "Servers run NODE.JS all day. Jon Snow wrote it.", "b.txt": "Some node.js tools are old. Node is not Node.js."},
+    )
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    _ingest(store, hashing_embedder, {"Node.js": "Node.js runs JavaScript on servers."})
+    maintain_entity_graph(store, hashing_embedder)
+    got = _dump(store)
+    writers = sorted(
+        ref.split("#")[0] for ref, (mentions, _) in got["chunks"].items() if any(k == "node.js" for k, _ in mentions)
+    )
+    assert writers == ["Node.js", "a.txt", "b.txt"]
+    _assert_equals_a_rebuild(store, hashing_embedder)
+
+
 @pytest.mark.parametrize(
     "text, found",
     [

@@ -90,16 +90,23 @@ class EntityGraphMixin:
         document where one chunk writes it capitalised, or that mention the entity of one of
         ``keys``. A full-text query that returns ``limit`` hits is run again with four times
         the limit, until it returns fewer: none is cut off."""
-        phrases = list(dict.fromkeys(p for n in names for p in name_phrases(n)))
-        plain = sorted({w for w in words if w.isascii() and w.isalnum() and w == w.lower() and len(w) > 1})
         namespace = namespace_phrase(self.namespace)
+        # a name the index keeps only the words of ("C--" is "c" there) is asked alone, and
+        # only its hits that write it as it is written are kept
+        literal = {n: literal_form(n) for n in names}
+        phrases = list(dict.fromkeys(p for n in names if not literal[n] for p in name_phrases(n)))
+        partial = sorted({f for f in literal.values() if f})
+        plain = sorted({w for w in words if w.isascii() and w.isalnum() and w == w.lower() and len(w) > 1})
         out: set[tuple[str, str]] = set()
-        if phrases or plain:
+        if phrases or plain or partial:
             self.runner.read("entity_graph/await_names_index")
         # Lucene refuses more than 1024 clauses; a phrase is one
-        for start in range(0, max(len(phrases), len(plain), 1), 300):
+        for start in range(0, max(len(phrases), len(plain), len(partial), 1), 300):
             part = phrases[start : start + 300]
             query = names_lucene_query(part, namespace)
+            literals = [
+                {"query": names_lucene_query(name_phrases(f), namespace), "literal": f} for f in partial[start : start + 300]
+            ]
             some = [
                 {
                     "query": names_lucene_query([f'"{w}"'], namespace),
@@ -110,19 +117,21 @@ class EntityGraphMixin:
             ]
             mentioned = list(keys) if start == 0 else []
             most = limit
-            while query or some or mentioned:
+            while query or some or literals or mentioned:
                 row = self.runner.read(
                     "entity_graph/chunks_writing",
                     namespace=self.namespace,
                     query=query,
                     keys=mentioned,
                     words=some,
+                    literals=literals,
                     limit=most,
                 )[0]
                 out.update((d, c) for d, c in row["chunks"])
                 # a query that filled its limit may have more hits: again with a larger one
                 query = query if row["hits"] >= most else ""
                 some = some if row["word_hits"] >= most else []
+                literals = literals if row["literal_hits"] >= most else []
                 mentioned, most = [], most * 4
         return sorted(out)
 
@@ -398,6 +407,19 @@ def capitalised_starts(word: str) -> list[str]:
     first = word[0].upper() + ("\u212a" if word[0] == "k" else "")
     second = {word[1], word[1].upper(), *_CASE_FELLOWS.get(word[1], "")}
     return sorted(a + b for a in first for b in second)
+
+
+def literal_form(name: str) -> str:
+    """The form the entity linker finds ``name`` as (NFKC, lower case), when the
+    ``chunk_names`` index keeps only part of it ("c--", "node.js": letters and digits with
+    other characters) and a chunk writing it must contain it in some case: ASCII without
+    whitespace, where lower-casing a text keeps every match (the one character outside ASCII
+    whose lower case is in it, the Kelvin sign, lower-cases to "k" on the server too); else
+    ""."""
+    form = unicodedata.normalize("NFKC", name).strip().lower()
+    if not form.isascii() or any(ch.isspace() for ch in form) or form.isalnum():
+        return ""
+    return form if any(ch.isalpha() for ch in form) else ""
 
 
 def name_phrases(name: str) -> list[str]:
