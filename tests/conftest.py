@@ -20,6 +20,11 @@ from kgrag_neo4j.settings import Neo4jSettings
 from kgrag_neo4j.store import Neo4jStore
 from kgrag_neo4j.store.runner import connect_driver
 
+# a user's own defaults for the commands (their embedder, model, namespace) would change what
+# the CLI tests run: each test names what it needs
+for _setting in ("KGRAG_EMBEDDER", "KGRAG_LLM", "KGRAG_NAMESPACE"):
+    os.environ.pop(_setting, None)
+
 #: every test database gets vectors of this length (the hashing and WordLlama embedders' size)
 TEST_DIMENSIONS = 256
 #: the Neo4j version of the servers a run starts (default: the LTS); `make test` runs the
