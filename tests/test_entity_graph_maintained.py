@@ -747,6 +747,13 @@ def test_chunks_writing_reads_every_page_of_full_text_hits(store, hashing_embedd
     assert store.chunks_writing(["Ned Stark"], ["ned stark"], limit=2) == whole
 
 
+def _built(store: Neo4jStore, embedder, texts: dict[str, str]) -> dict[str, str]:
+    """Ingest ``texts``, build the entity graph, and return the document ids by source."""
+    _ingest(store, embedder, texts)
+    maintain_entity_graph(store, embedder, create=True)
+    return {d.source: d.id for d in store.list_documents()}
+
+
 def test_chunks_writing_finds_names_the_chunk_index_splits_otherwise(store, hashing_embedder):
     """The gazetteer finds "Stark" in "Stark's", "Node" in "Node.js" and "Bar" in "foo_Bar";
     the standard analyzer of chunk_content keeps those one word each. chunk_names does not."""
@@ -756,9 +763,7 @@ def test_chunks_writing_finds_names_the_chunk_index_splits_otherwise(store, hash
         "c.txt": "Call foo_Bar before the loop.",
         "d.txt": "Nothing here names them.",
     }
-    _ingest(store, hashing_embedder, texts)
-    maintain_entity_graph(store, hashing_embedder, create=True)
-    by_source = {d.source: d.id for d in store.list_documents()}
+    by_source = _built(store, hashing_embedder, texts)
     for name, source in (("Stark", "a.txt"), ("Node", "b.txt"), ("Bar", "c.txt")):
         assert {d for d, _ in store.chunks_writing([name], [])} == {by_source[source]}, name
 
@@ -772,9 +777,7 @@ def test_chunks_writing_keeps_of_a_name_the_index_keeps_in_part_the_chunks_writi
         "c.txt": "Portable c-- code and its tools.",
         "d.txt": "Written as \u212a-- by mistake, and c - - apart.",
     }
-    _ingest(store, hashing_embedder, texts)
-    maintain_entity_graph(store, hashing_embedder, create=True)
-    by_source = {d.source: d.id for d in store.list_documents()}
+    by_source = _built(store, hashing_embedder, texts)
     found = {d for d, _ in store.chunks_writing(["C--"], [])}
     assert found == {by_source["a.txt"], by_source["c.txt"]}
     assert {d for d, _ in store.chunks_writing(["K--"], [])} == {by_source["d.txt"]}
