@@ -956,20 +956,35 @@ def test_concurrent_ingests_into_one_namespace_end_linked(store, hashing_embedde
         assert not diff, (part, diff)
 
 
+def _built_then_added(store: Neo4jStore, embedder, first: dict[str, str], then: dict[str, str]) -> None:
+    """Ingest ``first`` and build its entity graph, then ingest ``then`` without linking it."""
+    _ingest(store, embedder, first)
+    maintain_entity_graph(store, embedder, create=True)
+    _ingest(store, embedder, then)
+
+
+def _maintain_as_another_ingest(store: Neo4jStore, embedder) -> None:
+    """Maintain ``store``'s namespace through a store of its own, as a concurrent ingest would."""
+    other = Neo4jStore(store.runner.driver, namespace=store.namespace, database=store.runner.database)
+    maintain_entity_graph(other, embedder)
+
+
 def test_marked_chunks_another_ingest_links_first_are_counted_once(store, hashing_embedder, monkeypatch):
     # another ingest's maintainer links the same marked chunks between this one's read and its
     # write: applied as computed, this one's difference would count the new co-occurrences twice
-    _ingest(store, hashing_embedder, {"a.txt": "Arya Stark rode north with Jon Snow. Hodor. The giant held the door."})
-    maintain_entity_graph(store, hashing_embedder, create=True)
-    _ingest(store, hashing_embedder, {"b.txt": "They called him Hodor at Winterfell."})
+    _built_then_added(
+        store,
+        hashing_embedder,
+        {"a.txt": "Arya Stark rode north with Jon Snow. Hodor. The giant held the door."},
+        {"b.txt": "They called him Hodor at Winterfell."},
+    )
     write = Neo4jStore.write_entity_links
     raced: list[bool] = []
 
     def racing(self, generation, links):
         if links.get("bases") and not raced:
             raced.append(True)
-            other = Neo4jStore(self.runner.driver, namespace=self.namespace, database=self.runner.database)
-            maintain_entity_graph(other, hashing_embedder)
+            _maintain_as_another_ingest(self, hashing_embedder)
         return write(self, generation, links)
 
     monkeypatch.setattr(Neo4jStore, "write_entity_links", racing)
@@ -984,17 +999,19 @@ def test_an_update_read_before_another_ingest_settled_the_entities_is_not_writte
     # two ingests read the same dirty entities; one writes its update first. A read that
     # overlapped that update may have seen an entity's source chunk half moved (here made
     # visible as a wrong description): written after it, it would replace a right one
-    _ingest(store, hashing_embedder, {"a.txt": "Arya Stark rode north with Jon Snow."})
-    maintain_entity_graph(store, hashing_embedder, create=True)
-    _ingest(store, hashing_embedder, {"b.txt": "Jon Snow went to the Wall. Hodor held the door at the Wall."})
+    _built_then_added(
+        store,
+        hashing_embedder,
+        {"a.txt": "Arya Stark rode north with Jon Snow."},
+        {"b.txt": "Jon Snow went to the Wall. Hodor held the door at the Wall."},
+    )
     update = Neo4jStore.update_maintained_entities
     raced: list[int] = []
 
     def racing(self, rows):
         if not raced:
-            other = Neo4jStore(self.runner.driver, namespace=self.namespace, database=self.runner.database)
             monkeypatch.setattr(Neo4jStore, "update_maintained_entities", update)
-            maintain_entity_graph(other, hashing_embedder)
+            _maintain_as_another_ingest(self, hashing_embedder)
             monkeypatch.setattr(Neo4jStore, "update_maintained_entities", racing)
             raced.append(len(rows))
             rows = [{**row, "description": "torn", "source_chunk_id": None} for row in rows]

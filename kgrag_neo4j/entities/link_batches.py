@@ -183,7 +183,9 @@ class Linker:
         else the names all of whose key's words the texts write, looked up by their first word
         (a word's names are remembered for the rest of the run, while the vocabulary stays at
         its generation: batches of one run share most words)."""
-        if self.result.chunks + chunks >= WHOLE_VOCABULARY_AFTER and self.result.chunks + chunks >= self._whole_after():
+        linked = self.result.chunks + chunks
+        # the vocabulary is counted only once the run passes the fixed bound
+        if linked >= WHOLE_VOCABULARY_AFTER and linked >= self._whole_after():
             if self.whole is None or self.whole[0] != generation:
                 self.whole = (generation, whole_vocabulary(self.store))
             if self.whole[1] is not None:

@@ -387,10 +387,7 @@ def capitalised_pattern(words: Sequence[str]) -> str:
     letter."""
     if not words:
         return ""
-    alternatives = []
-    for w in words:
-        first = w[0].upper() + ("\u212a" if w[0] == "k" else "")
-        alternatives.append(f"[{first}](?iu:{w[1:]})")
+    alternatives = [f"[{_capitals(w[0])}](?iu:{w[1:]})" for w in words]
     return "(?s).*(?<![\\p{L}\\p{N}])(?:" + "|".join(alternatives) + ")(?![\\p{L}\\p{N}]).*"
 
 
@@ -404,9 +401,14 @@ def capitalised_starts(word: str) -> list[str]:
     lower-case ASCII letters and digits) as :func:`capitalised_pattern` finds it must
     contain: a substring test rules most texts out before the regular expression, whose
     every character costs a step."""
-    first = word[0].upper() + ("\u212a" if word[0] == "k" else "")
     second = {word[1], word[1].upper(), *_CASE_FELLOWS.get(word[1], "")}
-    return sorted(a + b for a in first for b in second)
+    return sorted(a + b for a in _capitals(word[0]) for b in second)
+
+
+def _capitals(letter: str) -> str:
+    """The characters a capitalised word may begin with for a lower-case ASCII ``letter``: its
+    upper case, and the Kelvin sign for k (the one other character whose lower case is ASCII)."""
+    return letter.upper() + ("\u212a" if letter == "k" else "")
 
 
 def literal_form(name: str) -> str:
