@@ -490,6 +490,69 @@ def test_a_kept_chunk_of_a_new_version_gives_way_to_an_earlier_mention(store, ha
     assert got["chunks"] == expect["chunks"]
 
 
+def _graph_left(store: Neo4jStore) -> dict:
+    """What of an entity graph the namespace still holds, counted by kind."""
+    rows = store.runner.driver.execute_query(
+        """
+        CALL () { MATCH (:Chunk {namespace: $ns})-[m:MENTIONS]->() WHERE m.extracted RETURN count(m) AS mentions }
+        CALL () { MATCH (:Chunk {namespace: $ns})-[r:RELATES_TO {relation: 'references'}]->()
+                  WHERE r.origin = 'entities' RETURN count(r) AS references }
+        CALL () { MATCH (e:Entity) WHERE coalesce(e.namespace, e.staged_namespace) = $ns RETURN count(e) AS entities }
+        CALL () { MATCH (n:EntityName {namespace: $ns}) RETURN count(n) AS names }
+        CALL () { MATCH (c:Chunk {namespace: $ns})
+                  WHERE c:NameScanned OR c.name_keys IS NOT NULL OR c.pair_a IS NOT NULL OR c.link_forms IS NOT NULL
+                     OR c.links_dirty IS NOT NULL OR c.relink IS NOT NULL
+                  RETURN count(c) AS chunks }
+        CALL () { MATCH (d:Document {namespace: $ns}) WHERE d.entities_hash IS NOT NULL OR d.link_forms IS NOT NULL
+                  RETURN count(d) AS documents }
+        RETURN mentions, references, entities, names, chunks, documents
+        """,
+        ns=store.namespace,
+        database_=store.runner.database,
+    ).records
+    return dict(rows[0])
+
+
+def test_clearing_a_graph_page_by_page_leaves_nothing_of_it_and_other_namespaces_whole(
+    store, hashing_embedder, driver, neo4j_settings, make_namespace
+):
+    other = Neo4jStore(driver, namespace=make_namespace(), database=neo4j_settings.database)
+    for s in (store, other):
+        _ingest(s, hashing_embedder, CORPUS)
+        maintain_entity_graph(s, hashing_embedder, create=True)
+    kept = _dump(other)
+    built = _graph_left(store)
+    assert all(built[k] for k in ("mentions", "references", "entities", "names", "chunks", "documents")), built
+    # pages of one chunk: each starts after the last one's id, the other namespace's chunks between
+    removed = store.clear_entity_graph(batch_size=5)
+    assert removed >= built["mentions"] + built["references"] + built["entities"] + built["names"]
+    assert _graph_left(store) == dict.fromkeys(built, 0)
+    assert _dump(other) == kept
+    assert store.entity_pending_documents(limit=100) and len(store.entity_pending_documents(limit=100)) == len(CORPUS)
+
+
+@pytest.mark.parametrize("page, reads", [(2, 4), (4, 2), (6, 2), (7, 1)])
+def test_pending_documents_are_read_a_page_at_a_time_until_a_short_page(store, hashing_embedder, monkeypatch, page, reads):
+    """Every pending document is linked over pages of any size, and a page shorter than the
+    page size is the last read (each read scans the namespace's documents)."""
+    import kgrag_neo4j.entities.link_batches as link_batches
+
+    _ingest(store, hashing_embedder, CORPUS)
+    monkeypatch.setattr(link_batches, "DOCUMENT_PAGE", page)
+    pages: list[int] = []
+    read = store.entity_pending_documents
+
+    def counted(**kwargs):
+        ids = read(**kwargs)
+        pages.append(len(ids))
+        return ids
+
+    monkeypatch.setattr(store, "entity_pending_documents", counted)
+    batches = list(link_batches.document_batches(store, 1000))
+    assert sorted(d["document_id"] for b in batches for d in b) == sorted(read(limit=100))
+    assert len(pages) == reads and pages[-1] < page
+
+
 def test_an_unchanged_namespace_does_nothing(store, hashing_embedder):
     _ingest(store, hashing_embedder, CORPUS)
     maintain_entity_graph(store, hashing_embedder, create=True)

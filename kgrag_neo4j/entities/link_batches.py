@@ -100,6 +100,10 @@ def document_batches(store: Any, batch_chunks: int, *, every: bool = False) -> I
                     batch, size = [], 0
         if batch:
             yield batch
+        # a short page is the last: at a million chunks each read of the pending documents
+        # scans every document of the namespace
+        if len(ids) < DOCUMENT_PAGE:
+            return
 
 
 def scan_batch(
