@@ -419,9 +419,9 @@ class Linker:
                 add_forms(now, _chunk_share(c), -1)
                 add_forms(now, share, 1)
             plans.append((d, matches, shares, now))
-        extra, matcher = self._context(plans, matcher, generation, texts, titles)
+        extra, contexts, matcher = self._context(plans, matcher, generation, texts, titles)
         for d, matches, shares, now in plans:
-            context = document_context(now)
+            context = contexts[d["document_id"]]
             title_key = normalise_name(title_name(d["title"]))
             work = [(c, found, share) for c, found, share in zip(d["chunks"], matches, shares)]
             work += extra.get(d["document_id"], [])
@@ -440,30 +440,43 @@ class Linker:
         generation: int | None,
         texts: list[str],
         titles: list[str],
-    ) -> tuple[dict[str, list[tuple[dict[str, Any], list[Any], dict[str, tuple[int, int]]]]], VocabularyMatcher]:
+    ) -> tuple[
+        dict[str, list[tuple[dict[str, Any], list[Any], dict[str, tuple[int, int]]]]], dict[str, LinkContext], VocabularyMatcher
+    ]:
         """The other chunks of the documents whose names count or resolve differently in the
         documents' new contexts, with their matches and forms now: each one's new share of the
         forms replaces its old one in its document's forms (``plans``' last item, updated in
         place), which may change the context again, until no other chunk is concerned. Returns
-        them by document, and a matcher of the vocabulary they all need."""
+        them by document, each document's new context, and a matcher of the vocabulary they
+        all need."""
         extra: dict[str, list[tuple[dict[str, Any], list[Any], dict[str, tuple[int, int]]]]] = {}
         seen: set[str] = set()
         more: list[str] = []
         forms_of = {d["document_id"]: now for d, _, _, now in plans}
+        kept = {d["document_id"]: _document_forms(d["link_forms"], d["link_counts"]) for d, _, _, _ in plans}
+        kept_context = {k: document_context(forms) for k, forms in kept.items()}
+        contexts: dict[str, LinkContext] = {}
+        # only a document whose forms moved in the last round can concern more of its chunks:
+        # the others asked for the same forms then, and got every chunk writing them
+        moved = set(forms_of)
         for _round in range(_CONTEXT_ROUNDS):
             wanted = []
             for d, _, _, now in plans:
-                kept = _document_forms(d["link_forms"], d["link_counts"])
-                changed = document_context(kept).changed_keys(document_context(now))
-                forms = sorted(f for f in set(kept) | set(now) if form_key(f) in changed)
+                document_id = d["document_id"]
+                if document_id not in moved:
+                    continue
+                contexts[document_id] = document_context(now)
+                changed = kept_context[document_id].changed_keys(contexts[document_id])
+                forms = sorted(f for f in set(kept[document_id]) | set(now) if form_key(f) in changed)
                 if forms:
-                    wanted.append({"id": d["document_id"], "forms": forms})
+                    wanted.append({"id": document_id, "forms": forms})
             rows = self.store.context_chunks(wanted) if wanted else []
             new = [(r["document_id"], c) for r in rows for c in r["chunks"] if c["id"] not in seen]
             if not new:
-                return extra, matcher
+                return extra, contexts, matcher
             more += [c["content"] or "" for _, c in new]
             matcher = self.matcher(generation, len(texts) + len(more), texts + more, titles)
+            moved = set()
             for document_id, c in new:
                 seen.add(c["id"])
                 found = matcher.gazetteer.find(c["content"] or "")
@@ -471,6 +484,7 @@ class Linker:
                 add_forms(forms_of[document_id], _chunk_share(c), -1)
                 add_forms(forms_of[document_id], share, 1)
                 extra.setdefault(document_id, []).append((c, found, share))
+                moved.add(document_id)
         raise ConfigurationError("a document's link context kept changing while linking; run the build again")
 
 
