@@ -33,11 +33,13 @@ CALL () {
   UNWIND $words AS w
   CALL (w) {
     CALL db.index.fulltext.queryNodes('chunk_names', w.query, {limit: toInteger($limit)}) YIELD node
-    WITH CASE WHEN node.namespace = $namespace AND node.pair_a IS NOT NULL THEN node.document_id ELSE '' END AS document_id,
-         collect(node) AS nodes
-    WITH document_id, nodes, document_id <> '' AND any(x IN nodes WHERE any(s IN w.starts WHERE x.content CONTAINS s) AND x.content =~ w.pattern) AS capitalised
+    // grouped by document alone: the namespace and the linked mark are read only on the hits
+    // of documents writing the word capitalised (a common word has tens of thousands of hits)
+    WITH node.document_id AS document_id, collect(node) AS nodes
+    WITH document_id, nodes, any(x IN nodes WHERE any(s IN w.starts WHERE x.content CONTAINS s) AND x.content =~ w.pattern) AS capitalised
     UNWIND nodes AS x
-    RETURN count(x) AS word_hits_of, collect(CASE WHEN capitalised THEN [document_id, x.id] END) AS found
+    RETURN count(x) AS word_hits_of,
+           collect(CASE WHEN capitalised AND x.namespace = $namespace AND x.pair_a IS NOT NULL THEN [document_id, x.id] END) AS found
   }
   UNWIND found + [null] AS pair
   RETURN coalesce(max(word_hits_of), 0) AS word_hits, collect(pair) AS word_chunks
