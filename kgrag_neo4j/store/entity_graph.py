@@ -355,6 +355,7 @@ class EntityGraphMixin:
         total = 0
         after = ""
         while True:
+            # one page: write_batches runs it again smaller if it outgrew the transaction memory
             rows = next(
                 self.runner.write_batches(
                     "entity_graph/clear_chunks", namespace=self.namespace, after=after, batch_size=max(1, batch_size // 5)
