@@ -490,6 +490,37 @@ def test_a_kept_chunk_of_a_new_version_gives_way_to_an_earlier_mention(store, ha
     assert got["chunks"] == expect["chunks"]
 
 
+def test_the_documents_of_one_run_are_described_in_id_order_however_long_it_takes(
+    store, hashing_embedder, tmp_path, monkeypatch
+):
+    """Every document of one ingest run carries the run's time, so an entity two of them
+    mention takes its description from the one with the smaller id, even when a second
+    passes between them (the clock ticks ten seconds a reading here)."""
+    import time as _time
+
+    from kgrag_neo4j import ids
+
+    texts = {
+        "one.txt": "Alice Cooper opens the heavy northern gate of the old castle.",
+        "two.txt": "Alice Cooper sings in the great hall every evening.",
+    }
+    paths = {}
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text)
+        paths[name] = str((tmp_path / name).resolve())
+    by_id = sorted(paths, key=lambda n: ids.document_id(store.namespace, paths[n]))
+    real, ticks = _time.time, iter(range(0, 10_000, 10))
+    monkeypatch.setattr(_time, "time", lambda: real() + next(ticks))
+    ing = Ingestor(store, hashing_embedder, entities=False)
+    # the larger id first: a clock read per document would put it first in time
+    results = ing.ingest_paths([paths[by_id[1]], paths[by_id[0]]])
+    assert [r.status for r in results] == ["new", "new"]
+    monkeypatch.setattr(_time, "time", real)
+    assert len({d.created_at for d in store.list_documents()}) == 1
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    assert _dump(store)["entities"]["alice cooper"][2] == texts[by_id[0]]
+
+
 def _graph_left(store: Neo4jStore) -> dict:
     """What of an entity graph the namespace still holds, counted by kind."""
     rows = store.runner.driver.execute_query(

@@ -17,7 +17,16 @@ from .chunkers import Chunker, ChunkPiece, MarkdownChunker, RecursiveChunker
 from .document import IngestDocument
 from .extractors.markdown import markdown_to_text
 
-__all__ = ["DocumentChunker"]
+__all__ = ["DocumentChunker", "run_time"]
+
+
+def run_time() -> int:
+    """The time every document of one ingest run is stamped with (``created_at``, whole
+    seconds). Why one for the run: an entity's description is its earliest mention's, in
+    the order of ``created_at`` and then document id; a clock read per document would let a
+    second boundary falling between two documents decide it, so the same files ingested
+    twice could be described differently."""
+    return int(time.time())
 
 
 class DocumentChunker:
@@ -28,9 +37,10 @@ class DocumentChunker:
         self.options = options
         self._default_chunkers: dict[str, Chunker] = {}
 
-    def chunk_document(self, d: IngestDocument, *, namespace: str, pending: bool) -> None:
+    def chunk_document(self, d: IngestDocument, *, namespace: str, pending: bool, created_at: int) -> None:
         """Set ``d.document`` and ``d.chunks``; ``pending``: the document is stored with a
-        pending content hash (see below). A document with no text to chunk is refused."""
+        pending content hash (see below); ``created_at``: the start of the run that ingests
+        it (``run_time``). A document with no text to chunk is refused."""
         plain = d.text
         if d.content_type == "text/markdown":
             plain = d.plain if d.plain is not None else markdown_to_text(d.text)
@@ -44,7 +54,7 @@ class DocumentChunker:
             # the document's transaction; until they are done the document carries a hash that
             # never equals the real one, and a re-run after a crash redoes them
             content_hash=d.digest + PENDING_HASH_SUFFIX if pending else d.digest,
-            created_at=int(time.time()),
+            created_at=created_at,
             metadata=d.metadata,
         )
         d.chunks = self._chunk(d.document, d.text, d.content_type)

@@ -33,6 +33,7 @@ from ..types import IngestResult
 from .batch import IngestObserver, IngestTally, ingest_run
 from .capabilities import StoreCapabilities
 from .chunk_edges import ChunkEdgeBuilder
+from .chunking import run_time
 from .document import IngestDocument, stop_if_cancelled
 from .extractors.markdown import markdown_to_text
 from .extractors.registry import ExtractorRegistry
@@ -265,7 +266,7 @@ class Ingestor:
             stop_if_cancelled(self.cancel_event, doc.source)
             writer.check_schema()
             if not writer.skip_unchanged([doc]):
-                writer.chunk(doc)
+                writer.chunk(doc, created_at=run_time())
                 ready = writer.prepare([doc])
                 if ready:
                     self._edges.link(ready, self._edges.linker(stored_outside=True))

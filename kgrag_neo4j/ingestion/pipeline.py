@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..errors import KgragError
+from .chunking import run_time
 from .document import IngestDocument, chunks_of, mark_cancelled, stop_if_cancelled
 from .outcomes import FileResult
 from .similarity import SimilarityLinker
@@ -117,9 +118,11 @@ class FolderPipeline:
         self.in_flight: deque[tuple[Future[list[IngestDocument]], list[IngestDocument]]] = deque()
         self.linker: SimilarityLinker | None = None
         self.writers = 1
+        self.created_at = 0
 
     def run(self, paths: Sequence[str], *, content_type: str | None = None) -> list[FileResult]:
         self.out = [FileResult(path=p) for p in paths]
+        self.created_at = run_time()
         self.writer.check_schema()
         self.linker = linker = self.edges.linker(stored_outside=None)
         # not with similarity edges: a chunk is linked to the chunks of its own and earlier
@@ -234,7 +237,7 @@ class FolderPipeline:
                 yield mark_cancelled([d])
                 continue
             try:
-                self.writer.chunk(d)
+                self.writer.chunk(d, created_at=self.created_at)
             except KgragError as exc:
                 d.error = exc
                 yield [d]

@@ -87,9 +87,10 @@ class DocumentWriter:
                 unchanged.append(d)
         return unchanged
 
-    def chunk(self, d: IngestDocument) -> None:
-        """The document's ``Document`` record and chunks (``InputError`` when it has no text)."""
-        self.chunker.chunk_document(d, namespace=self.caps.namespace, pending=self.edges.pending_hash)
+    def chunk(self, d: IngestDocument, *, created_at: int) -> None:
+        """The document's ``Document`` record and chunks (``InputError`` when it has no text);
+        ``created_at``: its run's time (``chunking.run_time``)."""
+        self.chunker.chunk_document(d, namespace=self.caps.namespace, pending=self.edges.pending_hash, created_at=created_at)
 
     def prepare(self, batch: Sequence[IngestDocument]) -> list[IngestDocument]:
         """Embed the batch's chunks (in ``batch_size`` calls across documents) and build each

@@ -97,6 +97,7 @@ class Document:
     content: str = ""
     namespace: str = ""  # empty: the store's namespace
     content_hash: str = ""
+    #: seconds; an ingest stamps every document of one run with the time the run started
     created_at: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
 
