@@ -584,6 +584,25 @@ def test_pending_documents_are_read_a_page_at_a_time_until_a_short_page(store, h
     assert len(pages) == reads and pages[-1] < page
 
 
+def test_a_run_reads_the_pending_documents_once_a_round_and_once_to_find_none_left(store, hashing_embedder, monkeypatch):
+    """The scan reads them, the link round reads and links them, and the next round finds
+    none left: three reads (each scans the namespace's documents)."""
+    _ingest(store, hashing_embedder, CORPUS)
+    pages: list[int] = []
+    read = store.entity_pending_documents
+
+    def counted(**kwargs):
+        ids = read(**kwargs)
+        pages.append(len(ids))
+        return ids
+
+    monkeypatch.setattr(store, "entity_pending_documents", counted)
+    result = maintain_entity_graph(store, hashing_embedder, create=True)
+    assert result.documents == len(CORPUS)
+    assert pages == [len(CORPUS), len(CORPUS), 0]
+    assert read(limit=100) == []
+
+
 def test_an_unchanged_namespace_does_nothing(store, hashing_embedder):
     _ingest(store, hashing_embedder, CORPUS)
     maintain_entity_graph(store, hashing_embedder, create=True)

@@ -237,29 +237,28 @@ class Linker:
     def link_pending(self) -> int:
         """Link the pending documents as a whole, a batch at a time: each batch's links are
         written in the background while the next is computed; a write refused (the
-        vocabulary or a document moved meanwhile: another ingest) is computed again."""
+        vocabulary or a document moved meanwhile: another ingest) is computed again. One
+        pass: documents stored meanwhile are found by the caller's next round, which reads
+        the pending documents again anyway (at a million chunks each read scans every
+        document of the namespace)."""
         linked = 0
-        while True:
-            progressed = 0
-            written: deque[tuple[Future[Any], list[dict[str, Any]], Links]] = deque()
-            for batch in document_batches(self.store, self.batch_chunks):
-                # a document another ingest stored after this run's scan: its names count before
-                # it is linked (linked, it would never be scanned)
-                scan_batch(self.store, batch, most=self.batch_chunks)
-                # read, not locked: the write in flight holds the graph's lock, and a stale
-                # generation only has the write refused and computed again
-                record = self.store.entity_graph_record()
-                generation = record["generation"] if record else None
-                links = Links(self.store.namespace)
-                self.link_whole(links, batch, generation)
-                written.append((self.writes.submit(self.write, generation, links), batch, links))
-                while len(written) > 1:
-                    progressed += self._settle(*written.popleft())
-            while written:
-                progressed += self._settle(*written.popleft())
-            linked += progressed
-            if not progressed:
-                return linked
+        written: deque[tuple[Future[Any], list[dict[str, Any]], Links]] = deque()
+        for batch in document_batches(self.store, self.batch_chunks):
+            # a document another ingest stored after this run's scan: its names count before
+            # it is linked (linked, it would never be scanned)
+            scan_batch(self.store, batch, most=self.batch_chunks)
+            # read, not locked: the write in flight holds the graph's lock, and a stale
+            # generation only has the write refused and computed again
+            record = self.store.entity_graph_record()
+            generation = record["generation"] if record else None
+            links = Links(self.store.namespace)
+            self.link_whole(links, batch, generation)
+            written.append((self.writes.submit(self.write, generation, links), batch, links))
+            while len(written) > 1:
+                linked += self._settle(*written.popleft())
+        while written:
+            linked += self._settle(*written.popleft())
+        return linked
 
     def _settle(self, future: Future[Any], batch: list[dict[str, Any]], links: Links) -> int:
         """Count a batch whose write was sent; one refused is linked again, in the foreground."""
