@@ -490,9 +490,7 @@ def test_a_kept_chunk_of_a_new_version_gives_way_to_an_earlier_mention(store, ha
     assert got["chunks"] == expect["chunks"]
 
 
-def test_the_documents_of_one_run_are_described_in_id_order_however_long_it_takes(
-    store, hashing_embedder, tmp_path, monkeypatch
-):
+def test_the_documents_of_one_run_are_described_in_id_order_however_long_it_takes(store, hashing_embedder, tmp_path, monkeypatch):
     """Every document of one ingest run carries the run's time, so an entity two of them
     mention takes its description from the one with the smaller id, even when a second
     passes between them (the clock ticks ten seconds a reading here)."""
