@@ -227,6 +227,27 @@ def _assert_link_forms_add_up(store: Neo4jStore) -> None:
         assert stored == summed, r["source"]
 
 
+def _assert_co_occurrences_describe_their_ends(store: Neo4jStore) -> int:
+    """Every co-occurrence carries the weight of its strength and a description with its
+    entities' names as they are now (written with the sums, and again when a name changes)."""
+    rows = store.runner.driver.execute_query(
+        """
+        MATCH (a:Entity {namespace: $ns})-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]->(b:Entity)
+        RETURN a.name AS a, b.name AS b, r.strength AS strength, r.windows AS windows, r.weight AS weight,
+               r.description AS description, r.metadata AS metadata, r.changed AS changed
+        """,
+        ns=store.namespace,
+        database_=store.runner.database,
+    ).records
+    for r in rows:
+        s = r["strength"] / 1_000_000
+        plural = "" if r["windows"] == 1 else "s"
+        assert r["description"] == f"{r['a']} and {r['b']} appear together in {r['windows']} sentence{plural}", dict(r)
+        assert r["weight"] == pytest.approx(s / (s + 1)), dict(r)
+        assert r["metadata"] == f'{{"count": {r["windows"]}, "window": "sentence"}}' and r["changed"] is None
+    return len(rows)
+
+
 def _ingest(store, embedder, files: dict[str, str]) -> None:
     ing = Ingestor(store, embedder, chunker=RecursiveChunker(max_tokens=16, overlap_tokens=0), entities=False)
     for source, text in files.items():
@@ -267,6 +288,7 @@ def test_maintained_graph_equals_a_full_build_after_random_changes(
     _ingest(store, hashing_embedder, {s: CORPUS[s] for s in first})
     live.update({s: CORPUS[s] for s in first})
     assert maintain_entity_graph(store, hashing_embedder, create=True, options=options) is not None
+    described = _assert_co_occurrences_describe_their_ends(store)
     for _step in range(8):
         op = rng.choice(["add", "replace", "delete"])
         if op == "add" and len(live) < len(sources):
@@ -286,7 +308,8 @@ def test_maintained_graph_equals_a_full_build_after_random_changes(
         state = store.entity_graph_state()
         assert state["documents"] == state["documents_linked"] == len(live)
         _assert_link_forms_add_up(store)
-
+        described += _assert_co_occurrences_describe_their_ends(store)
+    assert described
     # the same chunks built from scratch: in place, since ids (which break ties) embed the namespace
     got = _dump(store)
     maintain_entity_graph(store, hashing_embedder, rebuild=True)
@@ -455,6 +478,7 @@ def test_chunks_linked_again_in_their_document_context_equal_a_full_build(
         state = store.entity_graph_state()
         assert state["documents"] == state["documents_linked"] == len(live)
         _assert_link_forms_add_up(store)
+        _assert_co_occurrences_describe_their_ends(store)
         got = _dump(store)
         maintain_entity_graph(store, hashing_embedder, rebuild=True, options=options)
         assert got == _dump(store), f"step {_step}: {op}"
@@ -599,6 +623,31 @@ def test_a_run_reads_the_pending_documents_once_a_round_and_once_to_find_none_le
     assert result.documents == len(CORPUS)
     assert pages == [len(CORPUS), len(CORPUS), 0]
     assert read(limit=100) == []
+
+
+def test_a_renamed_entity_describes_its_co_occurrences_with_its_new_name(store, hashing_embedder):
+    """A name whose most written form changes is renamed, and the co-occurrences of chunks
+    not linked again say the new name (as a build of the same documents does)."""
+    _ingest(store, hashing_embedder, {"a.txt": "The engineers of Nasa worked with Boeing on the rocket."})
+    maintain_entity_graph(store, hashing_embedder, create=True)
+    assert _assert_co_occurrences_describe_their_ends(store)
+    before = _dump(store)["relations"]
+    assert any("Nasa" in d for _, _, d in before.values())
+    # three chunks write it in capitals: the most written form
+    later = (
+        "They called NASA about the launch window and the weather over the coast.\n\n"
+        "The NASA team met the pilots early in the morning before the storm came in.\n\n"
+        "A NASA launch came late in the year after many delays and reviews."
+    )
+    _ingest(store, hashing_embedder, {"b.txt": later})
+    maintain_entity_graph(store, hashing_embedder)
+    [nasa] = store.get_entity_by_name("NASA", limit=1)
+    assert nasa.entity.name == "NASA"
+    assert _assert_co_occurrences_describe_their_ends(store)
+    got = _dump(store)
+    assert any("NASA and Boeing" in d or "Boeing and NASA" in d for _, _, d in got["relations"].values())
+    maintain_entity_graph(store, hashing_embedder, rebuild=True)
+    assert got == _dump(store)
 
 
 def test_an_unchanged_namespace_does_nothing(store, hashing_embedder):

@@ -1,6 +1,7 @@
-// Give a batch of CO_OCCURS relationships whose strength changed their weight s / (s + 1)
-// (s: the summed closeness of the sentences the two entities share, kept in millionths) and
-// their description; the maintainer repeats it until none is left.
+// Give a batch of CO_OCCURS relationships marked `changed` their weight s / (s + 1) (s: the
+// summed closeness of the sentences the two entities share, kept in millionths) and their
+// description; the maintainer repeats it until none is left. The writes that change a
+// strength or a name set these themselves; the marks are those an older version left.
 // mode: write
 // params:
 //   $namespace  STRING   tenant

@@ -1,6 +1,7 @@
 // Take back what chunks contributed to the entity graph, exactly: their co-occurrence
-// strengths are subtracted from the relationships they added to (a relationship no chunk
-// supports any more goes, unless a triple wrote it), their mentions go, and the entities they
+// strengths are subtracted from the relationships they added to, whose weight and
+// description follow (a relationship no chunk supports any more goes, unless a triple wrote
+// it), their mentions go, and the entities they
 // mentioned are marked for the maintainer (`dirty`: type, description, chunk links and
 // community to bring up to date; an entity no chunk mentions goes then; `rechunked`: a chunk
 // no longer mentions it, so the `references` edges of its other chunks are decided again
@@ -38,7 +39,13 @@ CALL (c) {
   UNWIND range(0, size(coalesce(c.pair_a, [])) - 1) AS i
   MATCH (a:Entity {id: c.pair_a[i]})-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]->(b:Entity {id: c.pair_b[i]})
   WHERE r.namespace = $namespace AND r.strength IS NOT NULL
-  SET r.strength = r.strength - c.pair_strength[i], r.windows = r.windows - c.pair_windows[i], r.changed = true
+  SET r.strength = r.strength - c.pair_strength[i], r.windows = r.windows - c.pair_windows[i]
+  WITH a, r, b, toFloat(r.strength) / 1000000.0 AS s
+  // weight and description from what is left, as entity_graph/settle_relations words them
+  SET r.weight = s / (s + 1.0),
+      r.description = a.name + ' and ' + b.name + ' appear together in ' + toString(r.windows) + ' sentence'
+                      + CASE WHEN r.windows = 1 THEN '' ELSE 's' END,
+      r.metadata = '{"count": ' + toString(r.windows) + ', "window": "sentence"}'
   WITH r WHERE r.windows <= 0
   DELETE r
 }

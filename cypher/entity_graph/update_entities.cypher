@@ -3,8 +3,8 @@
 // type, description with its embedding (null: keep the embedding), source chunk and mention
 // count; the communities of an entity that changed are marked stale (their report no longer
 // says what the members are). An entity no chunk mentions and no triple uses goes, with its
-// relationships (its communities marked stale first); its CO_OCCURS relationships are marked
-// for a new description when its name changed. An entity marked again since it was read
+// relationships (its communities marked stale first); its CO_OCCURS relationships are
+// described again when its name changed. An entity marked again since it was read
 // (`touches` moved: another ingest linked or unlinked it) is left dirty, to be read again;
 // one another ingest updated since (no longer dirty, `touches` the same) is left as that
 // update wrote it: both were read at the same marks, and a read that overlapped that update
@@ -50,7 +50,10 @@ OPTIONAL CALL (e, row, moved) {
       WITH e, row WHERE row.renamed
       MATCH (e)-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]-(:Entity)
       WHERE r.strength IS NOT NULL
-      SET r.changed = true
+      WITH r, startNode(r) AS a, endNode(r) AS b
+      // as entity_graph/settle_relations words it, with the new name
+      SET r.description = a.name + ' and ' + b.name + ' appear together in ' + toString(r.windows) + ' sentence'
+                          + CASE WHEN r.windows = 1 THEN '' ELSE 's' END
     }
     WITH e, row WHERE row.embedding IS NOT NULL
     CALL db.create.setNodeVectorProperty(e, $vector_property, row.embedding)

@@ -3,8 +3,11 @@
 // type, name, description and embedding: entity_graph/update_entities publishes it;
 // `touches` counts the marks), the mentions (each with the entity's `touches` when written,
 // `at`: newer than its last update), the co-occurrence strengths added to the entities'
-// CO_OCCURS relationships (summed over the batch: strength in millionths, sentences counted;
-// weight = s / (s + 1) is set later; a relationship left with no sentence goes), and on each
+// CO_OCCURS relationships (summed over the batch: strength in millionths, sentences counted),
+// with the weight s / (s + 1) and the description they make with the entities' names now (a
+// new entity is created with its display name; one renamed later has its relationships
+// described again: entity_graph/update_entities); a relationship left with no sentence goes;
+// and on each
 // chunk what it added, to be subtracted again, its share of its document's link context
 // (`link_forms`, `link_counts`: each form it writes, capitalised and lower-case occurrences)
 // and where it stood in the order of mentions (`linked_at`: time, index), counting the writes
@@ -19,7 +22,7 @@
 // mode: write
 // params:
 //   $namespace  STRING     tenant
-//   $entities   LIST<MAP>  [{id, key, source, place}] every entity mentioned, once, with its earliest chunk of these and that chunk's place in the order of mentions
+//   $entities   LIST<MAP>  [{id, key, name, source, place}] every entity mentioned, once, with its display name, its earliest chunk of these and that chunk's place in the order of mentions
 //   $mentions   LIST<MAP>  [{chunk_id, entity_id, count, first}] new or changed
 //   $dropped    LIST<MAP>  [{chunk_id, entity_id}] mentions chunks no longer have
 //   $pairs      LIST<MAP>  [{a, b, strength, windows}] summed over the chunks, once per pair (negative: taken away)
@@ -40,7 +43,7 @@ CALL () {
 CALL () {
   UNWIND $entities AS row
   MERGE (e:Entity {id: row.id})
-    ON CREATE SET e.staged_namespace = $namespace, e.name_key = row.key, e.name = row.key, e.type = 'OTHER',
+    ON CREATE SET e.staged_namespace = $namespace, e.name_key = row.key, e.name = row.name, e.type = 'OTHER',
                   e.description = '', e.maintained = true
   WITH e, row WHERE coalesce(e.namespace, e.staged_namespace) = $namespace
   SET e.dirty = true, e.touches = coalesce(e.touches, 0) + 1,
@@ -68,8 +71,13 @@ CALL () {
   WHERE coalesce(b.namespace, b.staged_namespace) = $namespace
   MERGE (a)-[r:RELATED_TO {relation_key: 'CO_OCCURS'}]->(b)
     ON CREATE SET r.type = 'CO_OCCURS', r.namespace = $namespace, r.origin = 'extraction', r.strength = 0, r.windows = 0
-  SET r.strength = coalesce(r.strength, 0) + p.strength, r.windows = coalesce(r.windows, 0) + p.windows,
-      r.changed = true
+  SET r.strength = coalesce(r.strength, 0) + p.strength, r.windows = coalesce(r.windows, 0) + p.windows
+  WITH a, r, b, toFloat(r.strength) / 1000000.0 AS s
+  // as entity_graph/settle_relations words it
+  SET r.weight = s / (s + 1.0),
+      r.description = a.name + ' and ' + b.name + ' appear together in ' + toString(r.windows) + ' sentence'
+                      + CASE WHEN r.windows = 1 THEN '' ELSE 's' END,
+      r.metadata = '{"count": ' + toString(r.windows) + ', "window": "sentence"}'
   WITH r WHERE r.windows <= 0
   DELETE r
 }

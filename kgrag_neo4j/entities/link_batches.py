@@ -6,7 +6,7 @@ context kept up to date chunk by chunk."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any, Protocol
 
@@ -320,7 +320,7 @@ class Linker:
             options=self.options,
             forms=share,
         )
-        links.add(link, chunk, document_id)
+        links.add(link, chunk, document_id, names=matcher.vocabulary)
 
     # -- marked chunks, alone -----------------------------------------------------------------
     def relink_marked(self) -> int:
@@ -512,7 +512,7 @@ class Links:
 
     def __init__(self, namespace: str):
         self.namespace = namespace
-        self.entities: dict[str, str] = {}
+        self.entities: dict[str, tuple[str, str]] = {}  # entity -> (key, display name)
         self.earliest: dict[str, tuple[str, str]] = {}  # entity -> (place, chunk) of its earliest mention here
         self.mentions: list[dict[str, Any]] = []
         # what each chunk adds to the co-occurrence sums: all its pairs when its old links are
@@ -530,7 +530,17 @@ class Links:
     def rewritten(self) -> int:
         return len(self.chunks)
 
-    def add(self, link: ChunkLinks, stored: dict[str, Any] | None, document_id: str) -> None:
+    def add(
+        self,
+        link: ChunkLinks,
+        stored: dict[str, Any] | None,
+        document_id: str,
+        *,
+        names: Mapping[str, VocabularyName] | None = None,
+    ) -> None:
+        """Add a chunk's links; ``names``: the vocabulary it was linked against, whose display
+        names a new entity is created with (the name its update gives it, unless its forms
+        move meanwhile: its co-occurrences are described with it as they are written)."""
         chunk_mentions = [
             (maintained_entity_id(self.namespace, key), key, count, first)
             for key, (count, first) in sorted(link.mentions.items())
@@ -565,7 +575,8 @@ class Links:
                 self.held.append(link.chunk_id)
             self.pair_rows[link.chunk_id] = [(a, b, v[0], v[1]) for (a, b), v in ordered]
         for eid, key, count, first in chunk_mentions:
-            self.entities[eid] = key
+            known = names.get(key) if names is not None else None
+            self.entities[eid] = (key, known.display if known is not None and known.display else key)
             if eid not in self.earliest or place < self.earliest[eid][0]:
                 self.earliest[eid] = (place, link.chunk_id)
             self.mentions.append({"chunk_id": link.chunk_id, "entity_id": eid, "count": count, "first": first})
@@ -629,7 +640,13 @@ class Links:
     def params(self) -> dict[str, Any]:
         return {
             "entities": [
-                {"id": e, "key": self.entities[e], "place": self.earliest[e][0], "source": self.earliest[e][1]}
+                {
+                    "id": e,
+                    "key": self.entities[e][0],
+                    "name": self.entities[e][1],
+                    "place": self.earliest[e][0],
+                    "source": self.earliest[e][1],
+                }
                 for e in sorted(self.entities)
             ],
             "mentions": self.mentions,
