@@ -584,14 +584,8 @@ def test_clearing_a_graph_page_by_page_leaves_nothing_of_it_and_other_namespaces
     assert store.entity_pending_documents(limit=100) and len(store.entity_pending_documents(limit=100)) == len(CORPUS)
 
 
-@pytest.mark.parametrize("page, reads", [(2, 4), (4, 2), (6, 2), (7, 1)])
-def test_pending_documents_are_read_a_page_at_a_time_until_a_short_page(store, hashing_embedder, monkeypatch, page, reads):
-    """Every pending document is linked over pages of any size, and a page shorter than the
-    page size is the last read (each read scans the namespace's documents)."""
-    import kgrag_neo4j.entities.link_batches as link_batches
-
-    _ingest(store, hashing_embedder, CORPUS)
-    monkeypatch.setattr(link_batches, "DOCUMENT_PAGE", page)
+def _count_pending_reads(store: Neo4jStore, monkeypatch) -> list[int]:
+    """The size of each page of pending documents the store is asked for, from now on."""
     pages: list[int] = []
     read = store.entity_pending_documents
 
@@ -601,6 +595,19 @@ def test_pending_documents_are_read_a_page_at_a_time_until_a_short_page(store, h
         return ids
 
     monkeypatch.setattr(store, "entity_pending_documents", counted)
+    return pages
+
+
+@pytest.mark.parametrize("page, reads", [(2, 4), (4, 2), (6, 2), (7, 1)])
+def test_pending_documents_are_read_a_page_at_a_time_until_a_short_page(store, hashing_embedder, monkeypatch, page, reads):
+    """Every pending document is linked over pages of any size, and a page shorter than the
+    page size is the last read (each read scans the namespace's documents)."""
+    import kgrag_neo4j.entities.link_batches as link_batches
+
+    _ingest(store, hashing_embedder, CORPUS)
+    monkeypatch.setattr(link_batches, "DOCUMENT_PAGE", page)
+    read = store.entity_pending_documents
+    pages = _count_pending_reads(store, monkeypatch)
     batches = list(link_batches.document_batches(store, 1000))
     assert sorted(d["document_id"] for b in batches for d in b) == sorted(read(limit=100))
     assert len(pages) == reads and pages[-1] < page
@@ -610,15 +617,8 @@ def test_a_run_reads_the_pending_documents_once_a_round_and_once_to_find_none_le
     """The scan reads them, the link round reads and links them, and the next round finds
     none left: three reads (each scans the namespace's documents)."""
     _ingest(store, hashing_embedder, CORPUS)
-    pages: list[int] = []
     read = store.entity_pending_documents
-
-    def counted(**kwargs):
-        ids = read(**kwargs)
-        pages.append(len(ids))
-        return ids
-
-    monkeypatch.setattr(store, "entity_pending_documents", counted)
+    pages = _count_pending_reads(store, monkeypatch)
     result = maintain_entity_graph(store, hashing_embedder, create=True)
     assert result.documents == len(CORPUS)
     assert pages == [len(CORPUS), len(CORPUS), 0]
