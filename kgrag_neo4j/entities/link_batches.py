@@ -536,7 +536,7 @@ class Links:
         stored: dict[str, Any] | None,
         document_id: str,
         *,
-        names: Mapping[str, VocabularyName] | None = None,
+        names: Mapping[str, VocabularyName],
     ) -> None:
         """Add a chunk's links; ``names``: the vocabulary it was linked against, whose display
         names a new entity is created with (the name its update gives it, unless its forms
@@ -575,8 +575,8 @@ class Links:
                 self.held.append(link.chunk_id)
             self.pair_rows[link.chunk_id] = [(a, b, v[0], v[1]) for (a, b), v in ordered]
         for eid, key, count, first in chunk_mentions:
-            known = names.get(key) if names is not None else None
-            self.entities[eid] = (key, known.display if known is not None and known.display else key)
+            known = names.get(key)
+            self.entities[eid] = (key, known.display if known else key)
             if eid not in self.earliest or place < self.earliest[eid][0]:
                 self.earliest[eid] = (place, link.chunk_id)
             self.mentions.append({"chunk_id": link.chunk_id, "entity_id": eid, "count": count, "first": first})

@@ -171,6 +171,7 @@ def maintain_entity_graph(
         _settle_entities(store, embedder, options, result, report, writes)
     finally:
         writes.close()
+    # the writes describe co-occurrences themselves; this settles only marks an older version left
     store.settle_relations()
     lap("entities")
 
